@@ -1,0 +1,1 @@
+"""Keyless, deterministic demo agents that stand in for a model (see `agent`)."""

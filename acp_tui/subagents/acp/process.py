@@ -1,0 +1,220 @@
+"""The child process: spawned in its own process group, its pipes drained, killed as a group.
+
+Why a group: agents are often launched through wrappers (`sh -c`, `npx`, `uv run`); killing only the
+wrapper leaves the real agent holding our pipes. `start_new_session=True` makes the child the leader
+of a fresh group, and every signal here goes to the whole group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+READ_SIZE = 1 << 18
+
+
+class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Notices the leader's exit as it happens. Python 3.11's `Process.wait()` also waits for the
+    pipes to close, which never happens while a wrapper's grandchild still holds them."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+@dataclass(frozen=True)
+class Child:
+    """A spawned agent: its pipes, and the group it leads (pgid == pid)."""
+
+    process: asyncio.subprocess.Process
+    exited: asyncio.Future[None]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    async def wait_exit(self, timeout: float | None = None) -> int | None:
+        """The leader's return code once it has exited, or None if `timeout` passed first."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.exited), timeout)
+        return self.process.returncode
+
+
+async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Child:
+    """Start the child with piped stdio as the leader of a new session (and process group)."""
+    loop = asyncio.get_running_loop()
+    protocol = _ChildProtocol(limit=1 << 16, loop=loop)
+    transport, _ = await loop.subprocess_exec(
+        lambda: protocol,
+        command,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    return Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited)
+
+
+def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:
+    if isinstance(exc, FileNotFoundError) and exc.filename == cwd:
+        return f"working directory not found: {cwd}"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {command}"
+    if isinstance(exc, PermissionError):
+        return f"command not executable: {command}"
+    return f"could not start {command}: {exc.strerror or exc}"
+
+
+def _looks_like_object(line: bytes) -> bool:
+    stripped = line.strip()
+    return stripped.startswith(b"{") and stripped.endswith(b"}")
+
+
+async def pump_json_lines(
+    source: asyncio.StreamReader,
+    sink: asyncio.StreamReader,
+    *,
+    max_line_bytes: int,
+    on_dropped: Callable[[str], None],
+) -> None:
+    """Copy the child's stdout into `sink`, keeping only lines shaped like JSON objects.
+
+    The SDK skips lines that are not JSON, but a JSON line that is not an object (`42`) kills its
+    receive loop, so those never reach it. A line longer than `max_line_bytes` is dropped as it
+    arrives instead of growing a buffer without bound.
+    """
+    partial = bytearray()
+    discarding = False
+
+    def keep(line: bytes, kept: list[bytes]) -> None:
+        if _looks_like_object(line):
+            kept.append(line)
+        elif line.strip():
+            on_dropped(f"not a JSON-RPC message ({len(line)} bytes): {line[:60]!r}")
+
+    try:
+        while chunk := await source.read(READ_SIZE):
+            kept: list[bytes] = []
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                piece, start = chunk[start:end], end + 1
+                if discarding:
+                    discarding = False
+                elif partial:
+                    partial += piece
+                    keep(bytes(partial), kept)
+                    partial.clear()
+                else:
+                    keep(piece, kept)
+            if not discarding:
+                partial += chunk[start:]
+                if len(partial) > max_line_bytes:
+                    on_dropped(f"a line longer than {max_line_bytes} bytes was dropped")
+                    partial.clear()
+                    discarding = True
+            if kept:
+                kept.append(b"")
+                sink.feed_data(b"\n".join(kept))
+    finally:
+        if partial:
+            keep(bytes(partial), kept := [])
+            if kept:
+                sink.feed_data(kept[0] + b"\n")
+        sink.feed_eof()
+
+
+async def drain_lines(
+    source: asyncio.StreamReader, on_line: Callable[[str], None], *, max_line_chars: int = 2000
+) -> None:
+    """Read the child's stderr to its end, so a chatty child never blocks on a full pipe."""
+    partial = b""
+    while chunk := await source.read(READ_SIZE):
+        lines = (partial + chunk).split(b"\n")
+        partial = lines.pop()[: max_line_chars * 4]
+        for line in lines:
+            on_line(line[: max_line_chars * 4].decode("utf-8", "replace").rstrip("\r")[:max_line_chars])
+    if partial:
+        on_line(partial.decode("utf-8", "replace").rstrip("\r")[:max_line_chars])
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies do not count: they are dead)."""
+    if sys.platform.startswith("linux"):
+        return any(pgid == pg for pg in _live_process_groups())
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _live_process_groups() -> list[int]:
+    groups = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if fields and fields[0] not in (b"Z", b"X"):
+            groups.append(int(fields[2]))
+    return groups
+
+
+async def wait_group_gone(pgid: int, timeout: float) -> bool:
+    """Poll until nothing of the group runs. Only stray group members make this loop at all."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    delay = 0.002
+    while group_alive(pgid):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return True
+
+
+async def terminate_group(child: Child, *, term_grace: float, exit_grace: float = 0.0) -> None:
+    """End the child's whole group: let it exit by itself for `exit_grace` (it has seen stdin EOF),
+    then SIGTERM the group, then SIGKILL what is left after `term_grace`. Returns once all is gone."""
+    pgid = child.pid
+    if exit_grace > 0:
+        await child.wait_exit(exit_grace)
+    if child.returncode is not None and not group_alive(pgid):
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + term_grace
+    signal_group(pgid, signal.SIGTERM)
+    if await child.wait_exit(term_grace) is not None and await wait_group_gone(
+        pgid, deadline - loop.time()
+    ):
+        return
+    signal_group(pgid, signal.SIGKILL)
+    await child.wait_exit()
+    await wait_group_gone(pgid, 5.0)

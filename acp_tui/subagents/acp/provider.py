@@ -1,0 +1,51 @@
+"""The ACP provider: every `start` spawns a fresh child agent and drives it as an ACP client."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import ProviderCapabilities, SubagentRequest
+from .permissions import PermissionPolicy, resolve_policy
+from .run import AcpSubagentRun
+
+
+@dataclass(frozen=True)
+class AcpProviderConfig:
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)  # the child's own credentials, explicit
+    cwd: str | None = None
+    permission_policy: str | PermissionPolicy = "reject"
+    handshake_timeout: float = 60.0  # spawn -> initialize -> session/new; slow agents need seconds
+    cancel_grace: float = 1.0  # session/cancel -> SIGTERM to the group
+    term_grace: float = 0.5  # SIGTERM -> SIGKILL
+    max_output_chars: int = 16_000_000  # the answer kept beyond this is cut, and says so
+    max_line_bytes: int = 64 << 20  # one JSON-RPC message from the child, at most
+
+
+class AcpSubagentProvider:
+    # An out-of-process child cannot honour the parent's depth, tool filter or output schema.
+    capabilities = ProviderCapabilities(max_depth=False, tool_filter=False, output_schema=False)
+
+    def __init__(self, config: AcpProviderConfig) -> None:
+        self.config = config
+        self._policy = resolve_policy(config.permission_policy)
+        self._live: set[AcpSubagentRun] = set()
+
+    async def start(self, request: SubagentRequest, *, abort: Any = None) -> AcpSubagentRun:
+        run = AcpSubagentRun(self.config, request, self._policy, abort=abort)
+        self._live.add(run)
+        await run.start()
+        if run.done():
+            self._live.discard(run)
+        else:
+            asyncio.ensure_future(run.result()).add_done_callback(lambda _: self._live.discard(run))
+        return run
+
+    async def aclose(self) -> None:
+        """Dispose every live run (they end `aborted`)."""
+        runs, self._live = list(self._live), set()
+        await asyncio.gather(*(run.dispose() for run in runs))

@@ -1,0 +1,439 @@
+"""One run: one child process, one ACP session, one prompt, one result.
+
+The lifecycle is a single task (`_lifecycle`): spawn, handshake, prompt, then end the child's process
+group and resolve the result. `dispose()` and the abort event only *ask* it to stop (`_interrupt`) and
+wait for it, so every way a run can end goes through the same cleanup, exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections import Counter, deque
+from typing import TYPE_CHECKING, Any
+
+from ..events import EventStream
+from ..model import (
+    Finished,
+    HiddenUpdate,
+    OutputDelta,
+    PermissionDecided,
+    PermissionRecord,
+    RunEvent,
+    RunStatus,
+    StatusChanged,
+    StderrLine,
+    SubagentRequest,
+    SubagentResult,
+    SubagentStopReason,
+)
+from .environment import child_environment
+from .permissions import PermissionAsk, PermissionPolicy
+from .process import Child, drain_lines, pump_json_lines, spawn, spawn_error_message, terminate_group
+from .stop_reasons import map_stop_reason
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable
+
+    from acp.client.connection import ClientSideConnection
+
+    from .provider import AcpProviderConfig
+
+STDERR_TAIL_LINES = 200
+MAX_EARLY_UPDATES = 10_000  # updates that arrive before `session/new` answers, kept for replay
+PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
+
+Outcome = tuple[SubagentStopReason, str | None]
+
+
+class _Interrupted(Exception):
+    """The run was asked to stop (dispose, abort) or its child is gone."""
+
+
+class AcpSubagentRun:
+    def __init__(
+        self,
+        config: AcpProviderConfig,
+        request: SubagentRequest,
+        policy: PermissionPolicy,
+        *,
+        abort: Any = None,
+    ) -> None:
+        self.config = config
+        self.request = request
+        self.cwd = request.cwd or config.cwd or os.getcwd()
+        self.status: RunStatus = "spawning"
+        self._policy = policy
+        self._abort = abort
+        self._events = EventStream()
+        self._started = time.monotonic()
+        self._output: list[str] = []
+        self._output_chars = 0
+        self._truncated = False
+        self._hidden: Counter[str] = Counter()
+        self._permissions: list[PermissionRecord] = []
+        self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._child: Child | None = None
+        self._conn: ClientSideConnection | None = None
+        self._session_id: str | None = None
+        self._early_updates: list[tuple[str, Any]] = []
+        self._cancel_requested = False
+        self._cancel_reason: str | None = None
+        self._child_gone = False
+        self._interrupt = asyncio.Event()
+        self._spawned = asyncio.Event()
+        self._helpers: list[asyncio.Task[Any]] = []
+        self._pipes: list[asyncio.Task[None]] = []  # stdout pump, stderr drain
+        self._main: asyncio.Task[None] | None = None
+        self._result: asyncio.Future[SubagentResult] = asyncio.get_running_loop().create_future()
+
+    # The public face -------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """The child's pid, which is also its process group id."""
+        return self._child.pid if self._child else None
+
+    def events(self) -> AsyncIterator[RunEvent]:
+        return aiter(self._events)
+
+    async def result(self) -> SubagentResult:
+        return await asyncio.shield(self._result)
+
+    def done(self) -> bool:
+        return self._result.done()
+
+    async def dispose(self, reason: str | None = None) -> None:
+        """Stop the run however far it got, and return once its process group is gone."""
+        if not self._result.done() and not self._cancel_requested:
+            self._cancel_requested = True
+            self._cancel_reason = reason
+            self._interrupt.set()
+        if self._main is None:
+            self._finish((SubagentStopReason.ABORTED, reason))
+        else:
+            await asyncio.shield(self._main)
+
+    async def start(self) -> None:
+        """Spawn the child; return once it runs or has failed to start."""
+        if self._abort is not None and self._abort.is_set():
+            self._cancel_requested = True  # pre-abort: nothing is spawned, no prompt is sent
+        self._main = asyncio.create_task(self._lifecycle(), name="acp-tui run")
+        await self._spawned.wait()
+
+    # The lifecycle -----------------------------------------------------------------------------
+
+    async def _lifecycle(self) -> None:
+        outcome: Outcome = (SubagentStopReason.ABORTED, self._cancel_reason)
+        try:
+            if not self._cancel_requested:
+                outcome = await self._spawn_and_converse()
+        except Exception as exc:  # a bug of ours still ends the run cleanly, and says so
+            outcome = (SubagentStopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            self._spawned.set()
+            await self._cleanup()
+            self._finish(outcome)
+
+    async def _spawn_and_converse(self) -> Outcome:
+        self._set_status("spawning")
+        try:
+            self._child = await spawn(
+                self.config.command,
+                self.config.args,
+                cwd=self.cwd,
+                env=child_environment(self.config.env),
+            )
+        except OSError as exc:
+            return SubagentStopReason.ERROR, spawn_error_message(exc, self.config.command, self.cwd)
+        finally:
+            self._spawned.set()
+        if self._abort is not None:
+            self._helper(self._watch_abort())
+        return await self._converse(self._child)
+
+    async def _converse(self, child: Child) -> Outcome:
+        proc = child.process
+        assert proc.stdin and proc.stdout and proc.stderr
+        agent_output = asyncio.StreamReader(limit=1 << 24)
+        pump = pump_json_lines(
+            proc.stdout, agent_output, max_line_bytes=self.config.max_line_bytes, on_dropped=self._note
+        )
+        self._pipes = [self._helper(pump), self._helper(drain_lines(proc.stderr, self._on_stderr_line))]
+        self._helper(self._watch_exit(child, self._pipes[0]))
+
+        # Imported only now, so the child boots while we pay for the SDK.
+        import acp
+        from acp.schema import ClientCapabilities, Implementation
+        from pydantic import ValidationError
+
+        from .client import RunClient
+
+        self._conn = conn = acp.connect_to_agent(RunClient(self), proc.stdin, agent_output)
+        step = "initialize"
+        try:
+            self._set_status("initializing")
+            try:
+                async with asyncio.timeout(self.config.handshake_timeout):
+                    await self._unless_interrupted(
+                        conn.initialize(
+                            protocol_version=acp.PROTOCOL_VERSION,
+                            client_capabilities=ClientCapabilities(),
+                            client_info=Implementation(name="acp-tui", version="0.1.0"),
+                        )
+                    )
+                    step = "session/new"
+                    session = await self._unless_interrupted(
+                        conn.new_session(cwd=self.cwd, mcp_servers=[])
+                    )
+            except TimeoutError:
+                return self._failed(
+                    f"handshake timed out after {self.config.handshake_timeout:g} s "
+                    f"(no answer to {step})"
+                )
+            self._session_id = session.session_id
+            for session_id, update in self._early_updates:
+                self.on_update(session_id, update)
+            self._early_updates.clear()
+            step = "session/prompt"
+            self._set_status("prompting")
+            stop_reason = await self._prompt(conn, session.session_id)
+        except _Interrupted:
+            if self._cancel_requested:
+                return SubagentStopReason.ABORTED, self._cancel_reason
+            return self._failed(await self._exit_message(child))
+        except acp.RequestError as exc:
+            return self._failed(f"{step} failed: {_rpc_error_text(exc)}")
+        except ValidationError as exc:
+            return self._failed(_invalid_response_text(step, exc))
+        except (ConnectionError, OSError, EOFError):
+            return self._failed(await self._exit_message(child))
+        if self._cancel_requested:  # some agents answer end_turn to a cancel: still aborted
+            return SubagentStopReason.ABORTED, self._cancel_reason
+        mapped = map_stop_reason(stop_reason)
+        if mapped is SubagentStopReason.ERROR:
+            return mapped, f"agent stopped with {stop_reason!r}"
+        return mapped, None
+
+    async def _prompt(self, conn: ClientSideConnection, session_id: str) -> str:
+        import acp
+
+        if self._interrupt.is_set():  # the pre-session race: never send a prompt once told to stop
+            raise _Interrupted
+        prompt = asyncio.create_task(
+            conn.prompt(session_id=session_id, prompt=[acp.text_block(self.request.prompt)])
+        )
+        interrupt = asyncio.create_task(self._interrupt.wait())
+        await asyncio.wait({prompt, interrupt}, return_when=asyncio.FIRST_COMPLETED)
+        interrupt.cancel()
+        if not prompt.done() and self._cancel_requested:
+            # Ask the agent to end its turn and give it cancel_grace to do so. After a broken pipe
+            # even this notification can hang, so it shares the same bound.
+            grace = self.config.cancel_grace
+            deadline = asyncio.get_running_loop().time() + grace
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.cancel(session_id=session_id), grace)
+            remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+            await asyncio.wait({prompt}, timeout=remaining)
+        if not prompt.done():
+            prompt.cancel()
+            with contextlib.suppress(BaseException):
+                await prompt
+            raise _Interrupted
+        return (await prompt).stop_reason
+
+    async def _unless_interrupted(self, awaitable: Awaitable[Any]) -> Any:
+        work = asyncio.ensure_future(awaitable)
+        interrupt = asyncio.create_task(self._interrupt.wait())
+        try:
+            await asyncio.wait({work, interrupt}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            interrupt.cancel()
+            if not work.done():
+                work.cancel()
+        if not work.done() or work.cancelled():
+            raise _Interrupted
+        return work.result()
+
+    async def _cleanup(self) -> None:
+        """End the process group, let the pipes run dry, close the connection, stop the helpers."""
+        child = self._child
+        if child is not None:
+            if child.process.stdin is not None:
+                child.process.stdin.close()
+            graceful = not self._cancel_requested and not self._child_gone
+            await terminate_group(
+                child,
+                term_grace=self.config.term_grace,
+                exit_grace=self.config.term_grace if graceful else 0.0,
+            )
+            if self._pipes:
+                await asyncio.wait(self._pipes, timeout=PIPE_CLOSE_GRACE)
+        if self._conn is not None:
+            # After a broken pipe, close() can hang or re-raise: bound it, ignore what it says.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._conn.close(), 1.0)
+        for task in self._helpers:
+            task.cancel()
+        for task in self._helpers:
+            with contextlib.suppress(BaseException):
+                await task
+
+    def _finish(self, outcome: Outcome) -> None:
+        if self._result.done():
+            return
+        stop_reason, error = outcome
+        result = SubagentResult(
+            stop_reason=stop_reason,
+            output="".join(self._output),
+            error=error,
+            exit_code=self._child.returncode if self._child else None,
+            hidden=dict(self._hidden),
+            permissions=list(self._permissions),
+            duration_s=time.monotonic() - self._started,
+            stderr_tail=list(self._stderr),
+            truncated=self._truncated,
+        )
+        self._set_status("finished")
+        self._events.push(Finished(result))
+        self._result.set_result(result)
+
+    def _failed(self, message: str) -> Outcome:
+        """A failure; once cancellation was asked for, whatever went wrong is an abort."""
+        if self._cancel_requested:
+            return SubagentStopReason.ABORTED, self._cancel_reason
+        return SubagentStopReason.ERROR, message
+
+    # Helpers around the child ------------------------------------------------------------------
+
+    def _helper(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._helpers.append(task)
+        return task
+
+    async def _watch_abort(self) -> None:
+        await self._abort.wait()
+        self._cancel_requested = self._cancel_requested or not self._result.done()
+        self._interrupt.set()
+
+    async def _watch_exit(self, child: Child, pump: asyncio.Task[Any]) -> None:
+        """A dead child whose pipes stay open (a wrapper's grandchild holds them) ends the run."""
+        await child.wait_exit()
+        await asyncio.wait({pump}, timeout=PIPE_CLOSE_GRACE)
+        if not pump.done():
+            self._child_gone = True
+            self._interrupt.set()
+
+    async def _exit_message(self, child: Child) -> str:
+        """Why the conversation broke, in one line: the exit code and the last stderr line."""
+        code = await child.wait_exit(PIPE_CLOSE_GRACE)
+        if code is None:
+            return "the agent closed the connection"
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._pipes[1]), 0.2)
+        last = next((line for line in reversed(self._stderr) if line.strip()), "")
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                how = f"was killed by {signal.Signals(-code).name}"
+        else:
+            how = f"exited with code {code}"
+        return f"agent {how}" + (f": {last.strip()}" if last else "")
+
+    # Called by the client (see client.RunSink) ---------------------------------------------------
+
+    def on_update(self, session_id: str, update: Any) -> None:
+        if self._result.done():
+            return
+        if self._session_id is None:
+            # Some agents stream before their `session/new` answer arrives: keep, replay later.
+            if len(self._early_updates) < MAX_EARLY_UPDATES:
+                self._early_updates.append((session_id, update))
+            return
+        if session_id != self._session_id:
+            return
+        kind = str(getattr(update, "session_update", "unknown"))
+        if kind == "agent_message_chunk":
+            content_type = getattr(update.content, "type", "unknown")
+            if content_type == "text":
+                self._append_output(update.content.text)
+                return
+            kind = f"agent_message_chunk:{content_type}"  # counted, never shown
+        self._hidden[kind] += 1
+        self._events.push(HiddenUpdate(kind))
+
+    async def on_permission(self, ask: PermissionAsk) -> str | None:
+        option_id: str | None = None
+        rule = "cancelled"
+        if not self._interrupt.is_set():
+            decision = asyncio.create_task(self._policy.decide(ask))
+            interrupt = asyncio.create_task(self._interrupt.wait())
+            await asyncio.wait({decision, interrupt}, return_when=asyncio.FIRST_COMPLETED)
+            interrupt.cancel()
+            if decision.done() and not decision.cancelled() and decision.exception() is None:
+                choice = decision.result()
+                option_id, rule = choice.option_id, choice.rule
+            elif decision.done():
+                rule = f"{self._policy.name} failed"
+            else:  # the run is stopping: the pending question is answered `cancelled`
+                decision.cancel()
+        kinds = {o.option_id: o.kind for o in ask.options}
+        if option_id not in kinds:
+            option_id = None
+        record = PermissionRecord(
+            title=ask.title,
+            kind=ask.kind,
+            options=ask.options,
+            decision=kinds[option_id] if option_id is not None else "cancelled",
+            option_id=option_id,
+            rule=rule,
+            at=time.monotonic() - self._started,
+            content=ask.content,
+        )
+        if not self._result.done():
+            self._permissions.append(record)
+            self._events.push(PermissionDecided(record))
+        return option_id
+
+    # State and events ------------------------------------------------------------------------------
+
+    def _append_output(self, text: str) -> None:
+        room = self.config.max_output_chars - self._output_chars
+        if room <= 0:
+            self._truncated = True
+            return
+        if len(text) > room:
+            text, self._truncated = text[:room], True
+        self._output.append(text)
+        self._output_chars += len(text)
+        self._events.push(OutputDelta(text))
+
+    def _set_status(self, status: RunStatus) -> None:
+        if status != self.status or status == "spawning":
+            self.status = status
+            self._events.push(StatusChanged(status))
+
+    def _on_stderr_line(self, line: str) -> None:
+        self._stderr.append(line)
+        self._events.push(StderrLine(line))
+
+    def _note(self, message: str) -> None:
+        """Our own diagnostics about the child, shown with its stderr."""
+        self._on_stderr_line(f"[acp-tui] {message}")
+
+
+def _rpc_error_text(exc: Exception) -> str:
+    code = getattr(exc, "code", None)
+    data = getattr(exc, "data", None)
+    details = data.get("details") or data.get("message") if isinstance(data, dict) else data
+    text = f"{exc} ({code})" + (f": {details}" if details else "")
+    return " ".join(text.split())[:300]
+
+
+def _invalid_response_text(step: str, exc: Any) -> str:
+    for error in exc.errors():
+        if "stopReason" in error.get("loc", ()) or "stop_reason" in error.get("loc", ()):
+            return f"agent sent an unknown stop reason: {error.get('input')!r}"
+    return f"invalid {step} response from the agent: {exc.error_count()} validation error(s)"

@@ -1,0 +1,56 @@
+"""Test helpers: scripted and demo agents as provider configs, and finding processes we left."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from acp_tui import AcpProviderConfig
+
+HERE = Path(__file__).parent
+SCRIPTED_AGENT = str(HERE / "scripted_agent.py")
+
+# Every process this test session starts inherits this mark, grandchildren included: after each
+# test, any live process carrying it (other than pytest itself) is a leak.
+LEAK_MARK = f"ACP_TUI_TEST_SESSION={os.getpid()}"
+os.environ["ACP_TUI_TEST_SESSION"] = str(os.getpid())
+
+
+def scripted(*, policy: str = "reject", **options: object) -> AcpProviderConfig:
+    args = [SCRIPTED_AGENT, *(f"{key}={value}" for key, value in options.items())]
+    return AcpProviderConfig(
+        command=sys.executable, args=args, permission_policy=policy, term_grace=0.3, cancel_grace=0.5
+    )
+
+
+def demo(persona: str, *extra: str, policy: str = "reject") -> AcpProviderConfig:
+    return AcpProviderConfig(
+        command=sys.executable,
+        args=["-m", "acp_tui.demo.agent", "--persona", persona, *extra],
+        permission_policy=policy,
+        term_grace=0.3,
+        cancel_grace=0.5,
+    )
+
+
+def our_live_processes() -> list[tuple[int, str]]:
+    """Live (not zombie) processes started by this test session."""
+    found = []
+    mark = LEAK_MARK.encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2 :].split()[0]
+        if mark in environ and state not in (b"Z", b"X"):
+            found.append((int(entry.name), cmdline))
+    return found
