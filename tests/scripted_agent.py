@@ -172,8 +172,12 @@ def stream_answer(prompt_text: str) -> None:
             notify({"sessionUpdate": "plan", "entries": []})
             notify({"sessionUpdate": "tool_call", "toolCallId": f"c{i}", "title": "Read", "kind": "read"})
             notify({"sessionUpdate": "tool_call_update", "toolCallId": f"c{i}", "status": "completed"})
-            notify({"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": "AA==",
-                                                                         "mimeType": "image/png"}})
+            notify(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                }
+            )
         if opt("foreign"):
             notify_chunk("FOREIGN", session="sess-other")
         notify_chunk(piece)

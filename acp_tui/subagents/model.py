@@ -77,9 +77,7 @@ class PermissionRecord:
         return {
             "title": self.title,
             "kind": self.kind,
-            "options": [
-                {"option_id": o.option_id, "name": o.name, "kind": o.kind} for o in self.options
-            ],
+            "options": [{"option_id": o.option_id, "name": o.name, "kind": o.kind} for o in self.options],
             "decision": self.decision,
             "option_id": self.option_id,
             "rule": self.rule,
@@ -133,9 +131,7 @@ class Finished:
     result: SubagentResult
 
 
-RunEvent: TypeAlias = (
-    StatusChanged | OutputDelta | HiddenUpdate | PermissionDecided | StderrLine | Finished
-)
+RunEvent: TypeAlias = StatusChanged | OutputDelta | HiddenUpdate | PermissionDecided | StderrLine | Finished
 
 
 class SubagentRun(Protocol):

@@ -34,9 +34,7 @@ class Subagents:
         old = self._providers.pop(name)
         await old.aclose()
 
-    async def start(
-        self, name: str, request: SubagentRequest, *, abort: Any = None
-    ) -> SubagentRun:
+    async def start(self, name: str, request: SubagentRequest, *, abort: Any = None) -> SubagentRun:
         provider = self._providers[name]
         # A provider that cannot honour an ask must refuse before anything is spawned.
         for capability in fields(provider.capabilities):

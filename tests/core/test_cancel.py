@@ -57,9 +57,7 @@ async def test_pre_abort_with_an_anyio_event() -> None:
 
 async def test_dispose_during_the_handshake_never_sends_a_prompt(tmp_path: Path) -> None:
     record = tmp_path / "frames.jsonl"
-    run = await AcpSubagentProvider(scripted(hang="session/new", record=record)).start(
-        SubagentRequest("hi")
-    )
+    run = await AcpSubagentProvider(scripted(hang="session/new", record=record)).start(SubagentRequest("hi"))
     await wait_for_status(run, "initializing")
     await run.dispose()
     result = await run.result()
@@ -114,9 +112,7 @@ async def test_the_abort_event_mid_prompt_is_the_same_as_dispose() -> None:
 
 
 async def test_an_agent_answering_end_turn_to_a_cancel_is_still_aborted() -> None:
-    run = await AcpSubagentProvider(scripted(forever=1, on_cancel="end_turn")).start(
-        SubagentRequest("hi")
-    )
+    run = await AcpSubagentProvider(scripted(forever=1, on_cancel="end_turn")).start(SubagentRequest("hi"))
     await wait_for_output(run)
     await run.dispose()
     assert (await run.result()).stop_reason is SubagentStopReason.ABORTED
@@ -180,9 +176,7 @@ async def test_a_broken_pipe_ends_in_error_and_dispose_does_not_hang() -> None:
 
 
 async def test_dispose_after_a_broken_pipe_is_aborted_and_bounded() -> None:
-    run = await AcpSubagentProvider(scripted(close_stdin=1, ignore_term=1)).start(
-        SubagentRequest("hi")
-    )
+    run = await AcpSubagentProvider(scripted(close_stdin=1, ignore_term=1)).start(SubagentRequest("hi"))
     await wait_for_status(run, "prompting")
     await run.dispose()
     result = await run.result()
@@ -201,9 +195,7 @@ async def test_a_wrapper_launcher_and_its_grandchild_die_together() -> None:
 
 
 async def test_a_leader_that_exits_leaving_a_grandchild_on_the_pipes_ends_the_run() -> None:
-    run = await AcpSubagentProvider(scripted(orphan=1, hang="initialize")).start(
-        SubagentRequest("hi")
-    )
+    run = await AcpSubagentProvider(scripted(orphan=1, hang="initialize")).start(SubagentRequest("hi"))
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.ERROR
     assert result.error == "agent exited with code 0"

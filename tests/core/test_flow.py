@@ -54,9 +54,7 @@ async def test_the_prompt_text_reaches_the_agent() -> None:
         ("max_turn_requests", SubagentStopReason.ERROR),
     ],
 )
-async def test_every_stop_reason_maps_as_the_rfc_says(
-    acp_reason: str, expected: SubagentStopReason
-) -> None:
+async def test_every_stop_reason_maps_as_the_rfc_says(acp_reason: str, expected: SubagentStopReason) -> None:
     result = await run_once(scripted(stop=acp_reason, text="partial"))
     assert result.stop_reason is expected
     assert result.output == "partial"
@@ -70,9 +68,7 @@ async def test_an_unknown_stop_reason_is_an_error_that_names_it() -> None:
 
 
 async def test_non_message_updates_are_counted_and_never_shown() -> None:
-    run = await AcpSubagentProvider(scripted(text="answer", chunks=3, hidden=1)).start(
-        SubagentRequest("go")
-    )
+    run = await AcpSubagentProvider(scripted(text="answer", chunks=3, hidden=1)).start(SubagentRequest("go"))
     events = [event async for event in run.events()]
     result = await run.result()
     assert result.output == "answer"

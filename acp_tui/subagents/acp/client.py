@@ -53,9 +53,7 @@ class RunClient:
         option_id = await self._sink.on_permission(permission_ask(tool_call, options))
         if option_id is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=option_id)
-        )
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
 
     # We declared no fs or terminal capability: the child handles its own files, and a request to
     # ours is refused. The SDK answers a missing terminal method with null, so refuse explicitly.

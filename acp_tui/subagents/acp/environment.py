@@ -14,9 +14,7 @@ def is_credential_name(name: str) -> bool:
     return CREDENTIAL_NAME.search(name) is not None
 
 
-def child_environment(
-    overlay: Mapping[str, str], parent: Mapping[str, str] | None = None
-) -> dict[str, str]:
+def child_environment(overlay: Mapping[str, str], parent: Mapping[str, str] | None = None) -> dict[str, str]:
     """The parent's environment scrubbed of credentials, then `overlay` (the child's own) on top."""
     source = os.environ if parent is None else parent
     env = {name: value for name, value in source.items() if not is_credential_name(name)}

@@ -35,7 +35,8 @@ class PermissionChoice:
 
 
 class PermissionPolicy(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def decide(self, ask: PermissionAsk) -> PermissionChoice: ...
 

@@ -211,9 +211,7 @@ async def terminate_group(child: Child, *, term_grace: float, exit_grace: float 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + term_grace
     signal_group(pgid, signal.SIGTERM)
-    if await child.wait_exit(term_grace) is not None and await wait_group_gone(
-        pgid, deadline - loop.time()
-    ):
+    if await child.wait_exit(term_grace) is not None and await wait_group_gone(pgid, deadline - loop.time()):
         return
     signal_group(pgid, signal.SIGKILL)
     await child.wait_exit()

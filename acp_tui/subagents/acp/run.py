@@ -13,7 +13,7 @@ import os
 import signal
 import time
 from collections import Counter, deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..events import EventStream
 from ..model import (
@@ -34,6 +34,7 @@ from .environment import child_environment
 from .permissions import PermissionAsk, PermissionPolicy
 from .process import Child, drain_lines, pump_json_lines, spawn, spawn_error_message, terminate_group
 from .stop_reasons import map_stop_reason
+from .trace import TraceWriter
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable
@@ -78,6 +79,7 @@ class AcpSubagentRun:
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._child: Child | None = None
         self._conn: ClientSideConnection | None = None
+        self._trace: TraceWriter | None = None
         self._session_id: str | None = None
         self._early_updates: list[tuple[str, Any]] = []
         self._cancel_requested = False
@@ -91,6 +93,10 @@ class AcpSubagentRun:
         self._result: asyncio.Future[SubagentResult] = asyncio.get_running_loop().create_future()
 
     # The public face -------------------------------------------------------------------------
+
+    @property
+    def trace_path(self) -> str | None:
+        return str(self._trace.path) if self._trace else None
 
     @property
     def pid(self) -> int | None:
@@ -153,6 +159,7 @@ class AcpSubagentRun:
             self._spawned.set()
         if self._abort is not None:
             self._helper(self._watch_abort())
+        await asyncio.sleep(0)  # let runs started alongside spawn too, before the SDK import below
         return await self._converse(self._child)
 
     async def _converse(self, child: Child) -> Outcome:
@@ -172,7 +179,16 @@ class AcpSubagentRun:
 
         from .client import RunClient
 
-        self._conn = conn = acp.connect_to_agent(RunClient(self), proc.stdin, agent_output)
+        observers = []
+        if self.config.trace_dir:
+            label = self.config.name or os.path.basename(self.config.command)
+            self._trace = TraceWriter.for_run(
+                self.config.trace_dir, label, child.pid, self.config.env.values()
+            )
+            observers.append(self._trace.observe)
+        self._conn = conn = acp.connect_to_agent(
+            cast(Any, RunClient(self)), proc.stdin, agent_output, observers=observers
+        )
         step = "initialize"
         try:
             self._set_status("initializing")
@@ -186,13 +202,10 @@ class AcpSubagentRun:
                         )
                     )
                     step = "session/new"
-                    session = await self._unless_interrupted(
-                        conn.new_session(cwd=self.cwd, mcp_servers=[])
-                    )
+                    session = await self._unless_interrupted(conn.new_session(cwd=self.cwd, mcp_servers=[]))
             except TimeoutError:
                 return self._failed(
-                    f"handshake timed out after {self.config.handshake_timeout:g} s "
-                    f"(no answer to {step})"
+                    f"handshake timed out after {self.config.handshake_timeout:g} s (no answer to {step})"
                 )
             self._session_id = session.session_id
             for session_id, update in self._early_updates:
@@ -281,6 +294,8 @@ class AcpSubagentRun:
         for task in self._helpers:
             with contextlib.suppress(BaseException):
                 await task
+        if self._trace is not None:
+            self._trace.close()
 
     def _finish(self, outcome: Outcome) -> None:
         if self._result.done():
