@@ -40,5 +40,6 @@ __all__ = [
     "SubagentRun",
     "SubagentStopReason",
     "Subagents",
+    "UnsupportedCapabilityError",
     "__version__",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Iterator
@@ -16,8 +17,6 @@ def no_process_left_behind() -> Iterator[None]:
     yield
     leaked = our_live_processes()
     for pid, _ in leaked:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     assert not leaked, f"processes left running: {leaked}"

@@ -12,15 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 
-class SubagentStopReason(str, enum.Enum):
+class SubagentStopReason(enum.StrEnum):
     COMPLETED = "completed"
     MAX_TOKENS = "max-tokens"
     REFUSAL = "refusal"
     ABORTED = "aborted"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 RunStatus: TypeAlias = Literal["spawning", "initializing", "prompting", "finished"]
