@@ -1,0 +1,231 @@
+"""The supervisor: a prompt bar, and one pane per run, side by side.
+
+The app registers one core provider per agent preset, turns a submitted prompt into panes (a round),
+and disposes every live run before it exits, however it is asked to exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Header, Static
+
+from ..subagents import AcpSubagentProvider, SubagentRequest, SubagentRun, Subagents
+from ..subagents.acp.permissions import PermissionAsk
+from .screens.permission_screen import PermissionScreen
+from .screens.policy_screen import PolicyScreen
+from .widgets.prompt_bar import PromptBar
+from .widgets.run_pane import RunPane, RunStarter
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+MIN_PANE_WIDTH = 40
+MIN_PANE_HEIGHT = 12
+MAX_COLUMNS = 3
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # kill, or the terminal went away
+
+
+class SupervisorApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "acp-tui"
+    BINDINGS = [
+        Binding("ctrl+c", "quit", "Quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("ctrl+k", "cancel_all", "Cancel all", priority=True),
+        Binding("f2", "policies", "Policies", priority=True),
+        Binding("ctrl+t", "toggle_tracing", "Trace", priority=True),
+        Binding("slash", "focus_prompt", "Prompt"),
+        Binding("escape", "focus_runs", "Panes", show=False),
+    ]
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self.settings = settings
+        self.subagents = Subagents()
+        self.rounds = 0
+        self.policies = {preset.name: preset.policy for preset in settings.presets}
+        self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
+        self._quitting = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield PromptBar(self.policies, self.settings.prompt)
+        with VerticalScroll(id="runs"):
+            yield Static(self._welcome(), id="welcome")
+        yield Footer()
+
+    def _welcome(self) -> str:
+        names = ", ".join(p.name for p in self.settings.presets)
+        return (
+            f"Press [b]Enter[/] to send the prompt to {len(self.settings.presets)} agents "
+            f"side by side: {names}.\n\nEach pane streams its agent's answer and ends with its "
+            "stop reason. [b]c[/] cancels the focused run, [b]ctrl+k[/] cancels them all, "
+            "[b]ctrl+c[/] quits and stops every agent."
+        )
+
+    async def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in TERMINATING_SIGNALS:
+            loop.add_signal_handler(sig, self._on_terminate_signal)
+        self.query_one(PromptBar).focus_prompt()
+        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+
+    def _on_terminate_signal(self) -> None:
+        self.run_worker(self.action_quit(), group="quit")
+
+    # Rounds and panes ------------------------------------------------------------------------
+
+    @on(PromptBar.Submitted)
+    async def fan_out(self, event: PromptBar.Submitted) -> None:
+        self.rounds += 1
+        runs = self.query_one("#runs", VerticalScroll)
+        await runs.query("#welcome").remove()
+        panes = [
+            RunPane(
+                agent,
+                event.prompt,
+                self._starter(agent, event.prompt),
+                round_no=self.rounds,
+                policy=self.policies[agent],
+            )
+            for agent in event.agents
+        ]
+        await runs.mount_all(panes)
+        self._relayout()
+        runs.scroll_to_widget(panes[0], animate=False)
+        self._update_subtitle()
+
+    def _starter(self, agent: str, prompt: str) -> RunStarter:
+        async def start() -> SubagentRun:
+            provider = await self._provider_for(agent)
+            return await self.subagents.start(provider, SubagentRequest(prompt=prompt))
+
+        return start
+
+    async def _provider_for(self, agent: str) -> str:
+        """The seam's name for this preset as it is set now (policy, tracing).
+
+        Settings that change get a provider of their own, so runs already going keep theirs.
+        """
+        policy = self.policies[agent]
+        name = f"{agent} [{policy}{' traced' if self.trace_dir else ''}]"
+        if name not in self.subagents:
+            config = self.settings.provider_config(
+                self.settings.preset(agent),
+                policy_override=policy,
+                ask_handler=lambda ask: self.ask_permission(agent, ask),
+                trace_dir=self.trace_dir,
+            )
+            await self.subagents.register(name, AcpSubagentProvider(config))
+        return name
+
+    async def ask_permission(self, agent: str, ask: PermissionAsk) -> str | None:
+        """The `ask` policy: a modal; if the run stops first, the modal goes away unanswered."""
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        screen = PermissionScreen(agent, ask)
+
+        def answered(option_id: str | None) -> None:
+            if not answer.done():
+                answer.set_result(option_id)
+
+        await self.push_screen(screen, answered)
+        try:
+            return await answer
+        finally:
+            if screen.is_attached and not answer.done():
+                screen.dismiss(None)
+
+    @on(RunPane.RunFinished)
+    def _on_run_finished(self) -> None:
+        self._update_subtitle()
+
+    def on_resize(self) -> None:
+        self._relayout()
+
+    def _relayout(self) -> None:
+        """Two or three panes across as the width allows; rows fill the height, else scroll."""
+        runs = self.query_one("#runs", VerticalScroll)
+        count = len(runs.query(RunPane))
+        if not count:
+            return
+        width, height = runs.size
+        columns = max(1, min(MAX_COLUMNS, count, (width or self.size.width) // MIN_PANE_WIDTH))
+        rows = math.ceil(count / columns)
+        runs.styles.grid_size_columns = columns
+        runs.styles.grid_rows = str(max(MIN_PANE_HEIGHT, (height or self.size.height) // rows))
+
+    def _update_subtitle(self) -> None:
+        panes = list(self.query(RunPane))
+        live = sum(pane.live for pane in panes)
+        self.sub_title = f"{live} live · {len(panes) - live} finished"
+
+    # Actions ---------------------------------------------------------------------------------
+
+    async def action_cancel_all(self) -> None:
+        await asyncio.gather(*(pane.action_cancel() for pane in self.query(RunPane)))
+
+    def action_focus_prompt(self) -> None:
+        self.query_one(PromptBar).focus_prompt()
+
+    def action_focus_runs(self) -> None:
+        panes = self.query(RunPane)
+        if panes:
+            panes.first().focus()
+
+    def action_policies(self) -> None:
+        def apply(chosen: dict[str, str] | None) -> None:
+            if chosen:
+                self.policies.update(chosen)
+                self.query_one(PromptBar).show_policies(self.policies)
+
+        self.push_screen(PolicyScreen(self.policies, self.settings.policy_names), apply)
+
+    def action_toggle_tracing(self) -> None:
+        if self.trace_dir:
+            self.trace_dir = None
+            self.notify("Protocol traces off for new runs.")
+        else:
+            self.trace_dir = str(trace_directory())
+            self.notify(f"New runs write protocol traces to {self.trace_dir} (t on a pane shows it).")
+
+    async def action_quit(self) -> None:
+        """Every live run is disposed (its process group gone) before the app exits."""
+        if self._quitting:
+            return
+        self._quitting = True
+        live = sum(pane.live for pane in self.query(RunPane))
+        if live:
+            self.notify(f"Stopping {live} agent{'s' if live > 1 else ''}…", timeout=10)
+        await self.subagents.aclose()
+        self.exit()
+
+    async def on_unmount(self) -> None:
+        # Reached on any exit, including an error in the app: no child may outlive us.
+        loop = asyncio.get_running_loop()
+        for sig in TERMINATING_SIGNALS:
+            loop.remove_signal_handler(sig)
+        await self.subagents.aclose()
+
+
+def trace_directory() -> Path:
+    import platformdirs
+
+    return platformdirs.user_state_path("acp-tui", appauthor=False) / "traces"
+
+
+def _preload_protocol_sdk() -> None:
+    """Import the ACP SDK off the UI thread, so the first run does not freeze the screen."""
+    import acp_tui.subagents.acp.client  # noqa: F401
+
+
+def make_app(settings: Settings) -> SupervisorApp:
+    return SupervisorApp(settings)

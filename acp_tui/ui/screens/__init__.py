@@ -1,0 +1,1 @@
+"""Modal screens, each with its stylesheet beside it."""

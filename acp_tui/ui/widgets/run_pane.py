@@ -1,0 +1,238 @@
+"""One run on screen: name, live badge, elapsed time, the streaming answer, what was hidden, stderr.
+
+The pane holds its run (attributes down) and tells the app about its end (messages up). A single
+worker consumes `run.events()`; the answer streams through `Markdown.get_stream`, which coalesces
+fragments that arrive faster than they can be rendered.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Button, Label, Log, Markdown, Static
+
+from ...subagents import (
+    Finished,
+    HiddenUpdate,
+    OutputDelta,
+    PermissionDecided,
+    PermissionRecord,
+    StatusChanged,
+    StderrLine,
+    SubagentResult,
+    SubagentRun,
+    SubagentStopReason,
+)
+from ..screens.permission_log_screen import PermissionLogScreen
+from ..screens.trace_screen import TraceScreen
+from .status_badge import StatusBadge
+
+RunStarter = Callable[[], Awaitable[SubagentRun]]
+
+HIDDEN_LABELS = {
+    "agent_thought_chunk": "thoughts",
+    "tool_call": "tool calls",
+    "tool_call_update": "tool updates",
+    "plan": "plans",
+}
+STDERR_LINES = 500
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def hidden_summary(hidden: Counter[str] | dict[str, int]) -> str:
+    if not hidden:
+        return "nothing hidden"
+    parts = [f"{HIDDEN_LABELS.get(kind, kind)} {count}" for kind, count in sorted(hidden.items())]
+    return "hidden: " + " · ".join(parts)
+
+
+def permissions_summary(records: list[PermissionRecord]) -> str:
+    if not records:
+        return ""
+    allowed = sum(r.decision.startswith("allow") for r in records)
+    last = records[-1]
+    return (
+        f"permissions: {allowed} allowed, {len(records) - allowed} not"
+        f" · last: {last.title} → {last.decision} ({last.rule})"
+    )
+
+
+class RunPane(Vertical, can_focus=True):
+    """A pane for one run of one agent preset."""
+
+    BINDINGS = [
+        Binding("c", "cancel", "Cancel run"),
+        Binding("r", "rerun", "Re-run"),
+        Binding("x", "close", "Close pane"),
+        Binding("e", "toggle_stderr", "Stderr"),
+        Binding("l", "permissions", "Permissions"),
+        Binding("t", "trace", "Trace"),
+    ]
+
+    @dataclass
+    class RunFinished(Message):
+        pane: RunPane
+        result: SubagentResult
+
+    def __init__(
+        self, agent: str, prompt: str, start: RunStarter, *, round_no: int = 1, policy: str = ""
+    ) -> None:
+        super().__init__(classes="run-pane")
+        self.agent = agent
+        self.prompt = prompt
+        self.round_no = round_no
+        self.run: SubagentRun | None = None
+        self.result: SubagentResult | None = None
+        self.permissions: list[PermissionRecord] = []
+        self._start = start
+        self._hidden: Counter[str] = Counter()
+        self._started_at = time.monotonic()
+        self._stats_dirty = False
+        self.border_title = agent
+        self.border_subtitle = f"round {round_no}" + (f" · {policy}" if policy else "")
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="pane-header"):
+            yield Label(self.agent, classes="agent-name")
+            yield StatusBadge(id="badge")
+            yield Static("", id="elapsed")
+            yield Button("Cancel", id="cancel", variant="error", compact=True)
+        with VerticalScroll(id="answer"):
+            yield Markdown(id="markdown")
+        yield Static("", id="error")
+        yield Static("nothing hidden", id="stats")
+        yield Log(id="stderr", max_lines=STDERR_LINES, auto_scroll=True)
+
+    def on_mount(self) -> None:
+        self.set_interval(0.2, self._tick)
+        self.start_run()
+
+    @property
+    def live(self) -> bool:
+        return self.query_one(StatusBadge).live
+
+    # The run ---------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="run")
+    async def start_run(self) -> None:
+        badge = self.query_one(StatusBadge)
+        markdown = self.query_one(Markdown)
+        await markdown.update("")
+        self._reset()
+        badge.status = "spawning"
+        try:
+            self.run = run = await self._start()
+        except Exception as exc:  # refused before anything was spawned (e.g. a capability)
+            self._show_failure_to_start(str(exc))
+            return
+        stream = Markdown.get_stream(markdown)
+        try:
+            async for event in run.events():
+                if isinstance(event, OutputDelta):
+                    await stream.write(event.text)
+                elif isinstance(event, StatusChanged) and event.status != "finished":
+                    badge.status = event.status
+                elif isinstance(event, HiddenUpdate):
+                    self._hidden[event.kind] += 1
+                    self._stats_dirty = True
+                elif isinstance(event, PermissionDecided):
+                    self.permissions.append(event.record)
+                    self._stats_dirty = True
+                elif isinstance(event, StderrLine):
+                    self.query_one(Log).write_line(event.text)
+                elif isinstance(event, Finished):
+                    self._show_result(event.result)
+        finally:
+            await stream.stop()
+
+    def _reset(self) -> None:
+        self.result = None
+        self.permissions = []
+        self._hidden.clear()
+        self._started_at = time.monotonic()
+        self.query_one(Log).clear()
+        self.query_one("#answer", VerticalScroll).anchor(False)
+        self._show_error(None)
+        self.remove_class("-finished", *(f"-{reason}" for reason in SubagentStopReason))
+        self.query_one("#cancel", Button).disabled = False
+        self._stats_dirty = True
+        self._tick()
+
+    def _show_result(self, result: SubagentResult) -> None:
+        self.result = result
+        self.add_class("-finished", f"-{result.stop_reason}")
+        self.query_one(StatusBadge).status = str(result.stop_reason)
+        self.query_one("#elapsed", Static).update(format_seconds(result.duration_s))
+        self._show_error(result.error)
+        if result.truncated:
+            self.notify(f"{self.agent}: the answer was cut at the output cap", severity="warning")
+        self._stats_dirty = True
+        self._tick()
+        self.post_message(self.RunFinished(self, result))
+
+    def _show_failure_to_start(self, message: str) -> None:
+        self.query_one(StatusBadge).status = "error"
+        self.add_class("-finished", "-error")
+        self._show_error(message)
+
+    def _show_error(self, message: str | None) -> None:
+        error = self.query_one("#error", Static)
+        error.update(message or "")
+        error.display = bool(message)
+
+    def _tick(self) -> None:
+        """Refresh the clock and the counters a few times a second, not once per event."""
+        answer = self.query_one("#answer", VerticalScroll)
+        if not answer.is_anchored and answer.max_scroll_y > 0:
+            # Pinned to the bottom only once the answer overflows: Textual's anchor bottom-aligns
+            # short content, and a short answer reads better from the top.
+            answer.anchor()
+        if self.result is None:
+            elapsed = time.monotonic() - self._started_at
+            self.query_one("#elapsed", Static).update(format_seconds(elapsed))
+        if self._stats_dirty:
+            self._stats_dirty = False
+            lines = [hidden_summary(self._hidden), permissions_summary(self.permissions)]
+            self.query_one("#stats", Static).update("\n".join(line for line in lines if line))
+
+    # Actions ---------------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#cancel")
+    async def action_cancel(self) -> None:
+        if self.run is not None and self.result is None:
+            self.query_one("#cancel", Button).disabled = True
+            await self.run.dispose("cancelled by the user")
+
+    async def action_rerun(self) -> None:
+        if self.run is not None and self.result is None:
+            await self.run.dispose("re-run by the user")
+        self.start_run()
+
+    async def action_close(self) -> None:
+        if self.run is not None:
+            await self.run.dispose("closed by the user")
+        await self.remove()
+
+    def action_toggle_stderr(self) -> None:
+        self.query_one(Log).toggle_class("-shown")
+
+    def action_permissions(self) -> None:
+        self.app.push_screen(PermissionLogScreen(self.agent, self.permissions))
+
+    def action_trace(self) -> None:
+        path = getattr(self.run, "trace_path", None)
+        if path is None:
+            self.notify("This run has no trace: ctrl+t turns tracing on for the next runs.")
+        else:
+            self.app.push_screen(TraceScreen(self.agent, path))

@@ -1,0 +1,45 @@
+"""Driving the app in tests: settings from scripted/demo agents, and waiting on conditions."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
+from acp_tui.config import AgentPreset, Settings
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.widgets.run_pane import RunPane
+from tests.helpers import SCRIPTED_AGENT
+
+
+def scripted_preset(name: str, policy: str = "reject", **options: object) -> AgentPreset:
+    args = (SCRIPTED_AGENT, *(f"{key}={value}" for key, value in options.items()))
+    return AgentPreset(name, sys.executable, args, policy=policy)
+
+
+def demo_preset(name: str, persona: str, *extra: str, policy: str = "reject") -> AgentPreset:
+    args = ("-m", "acp_tui.demo.agent", "--persona", persona, *extra)
+    return AgentPreset(name, sys.executable, args, policy=policy)
+
+
+def settings(*presets: AgentPreset, prompt: str = "hello") -> Settings:
+    return Settings(presets=presets, prompt=prompt)
+
+
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 20) -> None:
+    """Let the app run until `condition` holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+def panes(app: SupervisorApp) -> dict[str, RunPane]:
+    return {pane.agent: pane for pane in app.query(RunPane)}
+
+
+def all_finished(app: SupervisorApp) -> Callable[[], bool]:
+    return lambda: bool(app.query(RunPane)) and all(p.result is not None for p in app.query(RunPane))

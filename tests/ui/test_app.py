@@ -1,0 +1,189 @@
+"""The supervisor, driven by Pilot against real child agents over real stdio."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from textual.widgets import Button, Checkbox, Input, Log, Markdown, Static
+
+from acp_tui.subagents import SubagentStopReason
+from acp_tui.subagents.acp.process import group_alive
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.widgets.status_badge import StatusBadge
+from tests.helpers import our_live_processes
+from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
+
+SIZE = (150, 40)
+
+
+def answer_of(app: SupervisorApp, agent: str) -> str:
+    return panes(app)[agent].query_one(Markdown).source
+
+
+async def test_enter_fans_the_prompt_out_to_every_agent_side_by_side() -> None:
+    app = SupervisorApp(
+        settings(
+            scripted_preset("alpha", text="alpha says {prompt}"),
+            scripted_preset("beta", stop="refusal", text="no"),
+            scripted_preset("gamma", stop="max_tokens", text="trunc"),
+            prompt="hi there",
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        found = panes(app)
+        assert list(found) == ["alpha", "beta", "gamma"]
+        assert {name: pane.query_one(StatusBadge).status for name, pane in found.items()} == {
+            "alpha": "completed",
+            "beta": "refusal",
+            "gamma": "max-tokens",
+        }
+        assert answer_of(app, "alpha") == "alpha says hi there"
+        # Side by side: one row, three columns.
+        assert len({pane.region.y for pane in found.values()}) == 1
+        assert len({pane.region.x for pane in found.values()}) == 3
+
+
+async def test_thoughts_and_tool_cards_never_reach_a_pane() -> None:
+    app = SupervisorApp(settings(scripted_preset("agent", text="the answer", chunks=4, hidden=1)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        pane = panes(app)["agent"]
+        assert pane.query_one(Markdown).source == "the answer"
+        shown = " ".join(str(static.render()) for static in pane.query(Static))
+        assert "thinking" not in shown
+        assert "hidden: " in str(pane.query_one("#stats", Static).render())
+        assert "thoughts 4" in str(pane.query_one("#stats", Static).render())
+
+
+async def test_cancel_on_one_slow_run_aborts_only_that_one() -> None:
+    app = SupervisorApp(
+        settings(
+            scripted_preset("slow", text="partial", forever=1),
+            demo_preset("steady", "slow", "--delay", "0.05"),
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        slow, steady = panes(app)["slow"], panes(app)["steady"]
+        await wait_until(pilot, lambda: slow.query_one(Markdown).source.startswith("partial"))
+        await pilot.click(slow.query_one("#cancel", Button))
+        await wait_until(pilot, lambda: slow.result is not None)
+        assert slow.result is not None
+        assert slow.result.stop_reason is SubagentStopReason.ABORTED
+        assert slow.query_one(StatusBadge).status == "aborted"
+        assert slow.query_one(Markdown).source.startswith("partial")
+        assert not group_alive(getattr(slow.run, "pid", 0) or 0)
+        assert steady.result is None and steady.live
+        await pilot.press("ctrl+k")  # cancel all
+        await wait_until(pilot, all_finished(app))
+        assert steady.result is not None
+        assert steady.result.stop_reason is SubagentStopReason.ABORTED
+
+
+async def test_keys_cancel_the_focused_run_and_toggle_its_stderr() -> None:
+    app = SupervisorApp(settings(scripted_preset("slow", forever=1, stderr="diagnostic line")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        pane = panes(app)["slow"]
+        await wait_until(pilot, lambda: pane.query_one(Markdown).source != "")
+        await pilot.press("escape")  # from the prompt to the panes
+        assert pane.has_focus
+        log = pane.query_one(Log)
+        assert not log.display or not log.has_class("-shown")
+        await pilot.press("e")
+        assert log.has_class("-shown")
+        assert "diagnostic line" in "\n".join(log.lines)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: pane.result is not None)
+        assert pane.query_one(StatusBadge).status == "aborted"
+
+
+async def test_a_missing_command_shows_its_error_while_the_others_complete() -> None:
+    from acp_tui.config import AgentPreset
+
+    app = SupervisorApp(
+        settings(
+            AgentPreset("ghost", "no-such-acp-agent-command"),
+            scripted_preset("fine", text="ok"),
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        ghost, fine = panes(app)["ghost"], panes(app)["fine"]
+        assert ghost.query_one(StatusBadge).status == "error"
+        assert "command not found: no-such-acp-agent-command" in str(
+            ghost.query_one("#error", Static).render()
+        )
+        assert fine.query_one(StatusBadge).status == "completed"
+
+
+async def test_a_crashing_child_shows_exit_code_and_last_stderr_line() -> None:
+    app = SupervisorApp(settings(scripted_preset("crash", exit=3, exit_at="initialize")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        error = str(panes(app)["crash"].query_one("#error", Static).render())
+        assert "exited with code 3" in error
+        assert "exiting with 3 at initialize" in error
+
+
+async def test_only_the_selected_agents_receive_the_prompt() -> None:
+    app = SupervisorApp(settings(scripted_preset("one"), scripted_preset("two")))
+    async with app.run_test(size=SIZE) as pilot:
+        boxes = {box.name: box for box in app.query(Checkbox)}
+        boxes["two"].value = False
+        app.query_one("#prompt", Input).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        assert list(panes(app)) == ["one"]
+
+
+async def test_rounds_accumulate_and_panes_rerun_and_close() -> None:
+    app = SupervisorApp(settings(scripted_preset("echo", text="said {prompt}")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        prompt = app.query_one("#prompt", Input)
+        prompt.value = "second"
+        prompt.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.query("RunPane")) == 2 and all_finished(app)())
+        first, second = list(app.query("RunPane"))
+        assert second.query_one(Markdown).source == "said second"
+        first.focus()
+        await pilot.press("r")
+        await wait_until(pilot, lambda: first.result is not None and first.query_one(Markdown).source != "")
+        assert first.query_one(Markdown).source == "said hello"
+        await pilot.press("x")
+        await wait_until(pilot, lambda: len(app.query("RunPane")) == 1)
+
+
+async def test_quit_with_live_runs_leaves_no_process() -> None:
+    app = SupervisorApp(
+        settings(
+            scripted_preset("stubborn", forever=1, on_cancel="ignore", ignore_term=1),
+            demo_preset("tortoise", "slow"),
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: all(p.live and p.run for p in panes(app).values()))
+        await wait_until(pilot, lambda: all(p.query_one(Markdown).source for p in panes(app).values()))
+        await pilot.press("ctrl+c")
+    assert our_live_processes() == []
+
+
+async def test_sigterm_disposes_every_run_before_exit() -> None:
+    app = SupervisorApp(settings(scripted_preset("slow", forever=1)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        pane = panes(app)["slow"]
+        await wait_until(pilot, lambda: pane.query_one(Markdown).source != "")
+        os.kill(os.getpid(), signal.SIGTERM)
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert our_live_processes() == []
