@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import math
+import shlex
 import signal
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import on
+from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -43,6 +47,7 @@ class SupervisorApp(App[None]):
         Binding("ctrl+k", "cancel_all", "Cancel all", priority=True),
         Binding("f2", "policies", "Policies", priority=True),
         Binding("ctrl+t", "toggle_tracing", "Trace", priority=True),
+        Binding("ctrl+s", "export", "Export", priority=True),
         Binding("slash", "focus_prompt", "Prompt"),
         Binding("escape", "focus_runs", "Panes", show=False),
     ]
@@ -54,6 +59,7 @@ class SupervisorApp(App[None]):
         self.rounds = 0
         self.policies = {preset.name: preset.policy for preset in settings.presets}
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
+        self.export_dir = Path.cwd()
         self._quitting = False
 
     def compose(self) -> ComposeResult:
@@ -64,12 +70,29 @@ class SupervisorApp(App[None]):
         yield Footer()
 
     def _welcome(self) -> str:
-        names = ", ".join(p.name for p in self.settings.presets)
-        return (
-            f"Press [b]Enter[/] to send the prompt to {len(self.settings.presets)} agents "
-            f"side by side: {names}.\n\nEach pane streams its agent's answer and ends with its "
-            "stop reason. [b]c[/] cancels the focused run, [b]ctrl+k[/] cancels them all, "
-            "[b]ctrl+c[/] quits and stops every agent."
+        """What a newcomer sees first: who will answer, how, and the keys that matter."""
+        presets = self.settings.presets
+        commands = [display_command(p.argv) for p in presets]
+        name_width = max((len(p.name) for p in presets), default=0)
+        command_width = max((len(c) for c in commands), default=0)
+        rows = [
+            f"  [b]{escape(p.name.ljust(name_width))}[/]   {escape(command.ljust(command_width))}"
+            f"   [dim]policy {escape(p.policy)}[/]"
+            for p, command in zip(presets, commands, strict=True)
+        ]
+        source = f" from {self.settings.source}" if self.settings.source else ""
+        return "\n".join(
+            [
+                "[b]acp-tui[/] runs ACP agents side by side and shows each one's final answer.",
+                f"[dim]Agents{escape(source)}:[/]",
+                "",
+                *rows,
+                "",
+                "[b]Enter[/] sends the prompt to the checked agents.  "
+                "[b]c[/] cancels the focused run, [b]ctrl+k[/] all of them.",
+                "[b]f2[/] picks permission policies, [b]ctrl+t[/] records protocol traces, "
+                "[b]ctrl+s[/] exports the session, [b]ctrl+c[/] quits and stops every agent.",
+            ]
         )
 
     async def on_mount(self) -> None:
@@ -141,7 +164,7 @@ class SupervisorApp(App[None]):
         try:
             return await answer
         finally:
-            if screen.is_attached and not answer.done():
+            if screen.is_current:  # the run stopped while the question was open
                 screen.dismiss(None)
 
     @on(RunPane.RunFinished)
@@ -197,6 +220,35 @@ class SupervisorApp(App[None]):
             self.trace_dir = str(trace_directory())
             self.notify(f"New runs write protocol traces to {self.trace_dir} (t on a pane shows it).")
 
+    def action_export(self) -> None:
+        """Every finished run of the session, as Markdown for people and JSON lines for programs."""
+        from .. import report
+
+        records = [
+            report.run_record(
+                self.settings.preset(pane.agent),
+                pane.result,
+                prompt=pane.prompt,
+                policy=pane.policy,
+                trace=getattr(pane.run, "trace_path", None),
+            )
+            for pane in self.query(RunPane)
+            if pane.result is not None
+        ]
+        if not records:
+            self.notify("Nothing to export yet: no run has finished.", severity="warning")
+            return
+        stem = self.export_dir / time.strftime("acp-tui-%Y%m%d-%H%M%S")
+        try:
+            stem.with_suffix(".md").write_text(report.markdown(records), encoding="utf-8")
+            stem.with_suffix(".jsonl").write_text(
+                "".join(report.json_line(record) + "\n" for record in records), encoding="utf-8"
+            )
+        except OSError as exc:
+            self.notify(f"Export failed: {exc}", severity="error")
+            return
+        self.notify(f"Exported {len(records)} runs to {stem}.md and .jsonl")
+
     async def action_quit(self) -> None:
         """Every live run is disposed (its process group gone) before the app exits."""
         if self._quitting:
@@ -214,6 +266,11 @@ class SupervisorApp(App[None]):
         for sig in TERMINATING_SIGNALS:
             loop.remove_signal_handler(sig)
         await self.subagents.aclose()
+
+
+def display_command(argv: list[str]) -> str:
+    """The command as a person would type it: our own interpreter's long path reads `python`."""
+    return shlex.join(["python" if arg == sys.executable else arg for arg in argv])
 
 
 def trace_directory() -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
@@ -31,12 +31,11 @@ class PermissionScreen(ModalScreen[str | None]):
             if self.ask.content:
                 with VerticalScroll(id="content"):
                     yield Static(self.ask.content, markup=False)
-            with Horizontal(id="options"):
+            with Vertical(id="options"):
                 for number, option in enumerate(self.ask.options, start=1):
-                    variant = "success" if option.kind.startswith("allow") else "error"
                     yield Button(
                         f"{number}. {option.name} ({option.kind})",
-                        variant=variant,
+                        variant="success" if option.kind.startswith("allow") else "error",
                         name=option.option_id,
                         compact=True,
                     )

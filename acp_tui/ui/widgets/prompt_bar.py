@@ -71,7 +71,7 @@ class PromptBar(Vertical):
 
     def show_policies(self, policies: Mapping[str, str]) -> None:
         for box in self.query(Checkbox):
-            if box.name in policies:
+            if box.name is not None and box.name in policies:
                 box.label = f"{box.name} · {policies[box.name]}"
 
     def focus_prompt(self) -> None:

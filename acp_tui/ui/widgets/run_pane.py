@@ -50,11 +50,16 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
+def hidden_label(kind: str) -> str:
+    if kind.startswith("agent_message_chunk:"):
+        return f"{kind.partition(':')[2]} chunks"  # non-text answer content, counted not shown
+    return HIDDEN_LABELS.get(kind, kind.replace("_", " "))
+
+
 def hidden_summary(hidden: Counter[str] | dict[str, int]) -> str:
     if not hidden:
         return "nothing hidden"
-    parts = [f"{HIDDEN_LABELS.get(kind, kind)} {count}" for kind, count in sorted(hidden.items())]
-    return "hidden: " + " · ".join(parts)
+    return "hidden: " + " · ".join(f"{hidden_label(k)} {n}" for k, n in sorted(hidden.items()))
 
 
 def permissions_summary(records: list[PermissionRecord]) -> str:
@@ -63,8 +68,8 @@ def permissions_summary(records: list[PermissionRecord]) -> str:
     allowed = sum(r.decision.startswith("allow") for r in records)
     last = records[-1]
     return (
-        f"permissions: {allowed} allowed, {len(records) - allowed} not"
-        f" · last: {last.title} → {last.decision} ({last.rule})"
+        f"permissions: {len(records)} asked, {allowed} allowed"
+        f" · last: {last.title} → {last.decision} by {last.rule}"
     )
 
 
@@ -92,6 +97,7 @@ class RunPane(Vertical, can_focus=True):
         self.agent = agent
         self.prompt = prompt
         self.round_no = round_no
+        self.policy = policy
         self.run: SubagentRun | None = None
         self.result: SubagentResult | None = None
         self.permissions: list[PermissionRecord] = []
@@ -115,7 +121,7 @@ class RunPane(Vertical, can_focus=True):
         yield Log(id="stderr", max_lines=STDERR_LINES, auto_scroll=True)
 
     def on_mount(self) -> None:
-        self.set_interval(0.2, self._tick)
+        self.ticker = self.set_interval(0.2, self._tick)
         self.start_run()
 
     @property
