@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .watchdog import watchdog
+
 READ_SIZE = 1 << 18
 
 
@@ -69,7 +71,9 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
         env=dict(env),
         start_new_session=True,
     )
-    return Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited)
+    child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited)
+    watchdog.watch(child.pid)
+    return child
 
 
 def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:
@@ -203,6 +207,13 @@ async def wait_group_gone(pgid: int, timeout: float) -> bool:
 async def terminate_group(child: Child, *, term_grace: float, exit_grace: float = 0.0) -> None:
     """End the child's whole group: let it exit by itself for `exit_grace` (it has seen stdin EOF),
     then SIGTERM the group, then SIGKILL what is left after `term_grace`. Returns once all is gone."""
+    try:
+        await _terminate_group(child, term_grace=term_grace, exit_grace=exit_grace)
+    finally:
+        watchdog.forget(child.pid)
+
+
+async def _terminate_group(child: Child, *, term_grace: float, exit_grace: float) -> None:
     pgid = child.pid
     if exit_grace > 0:
         await child.wait_exit(exit_grace)
