@@ -1,0 +1,6 @@
+"""`python -m acp_tui`: the same command line as `acp-tui`."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()

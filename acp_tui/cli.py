@@ -1,0 +1,222 @@
+"""The command line: `acp-tui` opens the supervisor, `acp-tui run` fans a prompt out without a screen.
+
+Start-up cost matters (`run` is benchmarked against a bare ACP client), so nothing heavy is imported
+here: the UI is imported inside the app command, the headless runner inside `run`, and both only
+after the command line and the presets were found valid. Every usage or config error is one line on
+stderr and exit status 2, before anything is spawned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .config import ConfigError, Settings, load_settings
+
+EXIT_INTERRUPTED = 130
+
+AGENT_HELP = "An agent: a preset NAME, or 'NAME=COMMAND ARGS' for a new one. Repeatable."
+
+
+class _OneLineErrors(click.Group):
+    """Click's usual error display is a usage block plus a hint; ours is one line, no traceback."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            where = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "acp-tui"
+            message = " ".join(exc.format_message().split())
+            click.echo(f"{where}: error: {message}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:  # Ctrl-C before any child existed: nothing to clean up
+            click.echo("acp-tui: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        status = code if isinstance(code, int) else 0
+        if args is None and _headless_done:
+            _exit_now(status)
+        sys.exit(status)
+
+
+# Set once `run` has disposed every run: all that is left is the interpreter's teardown.
+_headless_done = False
+
+
+def _exit_now(status: int) -> None:
+    """Leave without tearing the interpreter down.
+
+    With the protocol SDK (pydantic) loaded, the teardown costs 0.1-0.2 s, and `run` is measured by
+    its wall time. By now every child is gone and only our output is left to flush. Only for a real
+    process (`args is None`): a test runner calling `main([...])` carries on.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
+def _settings(ctx: click.Context, config: Path | None, agents: Sequence[str]) -> Settings:
+    try:
+        return load_settings(config, agents)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc), ctx) from None
+
+
+@click.group(name="acp-tui", cls=_OneLineErrors, invoke_without_command=True)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Agent presets (TOML). Default: agents.toml in the user config dir, else the demo agents.",
+)
+@click.option("--agent", "agents", multiple=True, metavar="SPEC", help=AGENT_HELP)
+@click.version_option(__version__, prog_name="acp-tui")
+@click.pass_context
+def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> int | None:
+    """Supervise ACP agents side by side: one prompt, several agents, one Cancel each.
+
+    With no command, opens the supervisor on the configured presets (the bundled demo agents when
+    there is no config).
+    """
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"config": config, "agents": agents}  # `acp-tui --config X run ...` means it too
+        return None
+    settings = _settings(ctx, config, agents)
+    from .ui.app import make_app
+
+    app = make_app(settings)
+    app.run()
+    return app.return_code or 0
+
+
+@main.command("run")
+@click.option("--prompt", required=True, metavar="TEXT", help="The prompt; '-' reads it from stdin.")
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    metavar="SPEC",
+    help=AGENT_HELP + " Only the agents named run; default: every preset.",
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Agent presets (TOML). Default: agents.toml in the user config dir, else the demo agents.",
+)
+@click.option(
+    "--policy",
+    metavar="NAME",
+    help="Permission policy for every agent: reject, allow or a named policy of the config.",
+)
+@click.option(
+    "--cwd",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Working directory of every agent (default: each preset's, else the current one).",
+)
+@click.option("--env", "env", multiple=True, metavar="KEY=VALUE", help="Extra environment for every agent.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Dispose a run that outlives this; it ends aborted.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--trace",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Write every JSON-RPC frame of each run to DIR/<name>-<stamp>-<pid>.jsonl.",
+)
+@click.pass_context
+def run_command(
+    ctx: click.Context,
+    prompt: str,
+    agents: tuple[str, ...],
+    config: Path | None,
+    policy: str | None,
+    cwd: Path | None,
+    env: tuple[str, ...],
+    timeout: float | None,
+    fmt: str,
+    trace: Path | None,
+) -> int:
+    """Run a prompt on several agents at once, without a screen.
+
+    Prints each run as it finishes (--format json: one JSON object per line, nothing else on
+    stdout) and forwards each agent's stderr, prefixed with its name. Exit status: 0 when every run
+    completed, 1 when any did not, 2 for a usage or config error, 130 when interrupted.
+    """
+    parent: dict[str, Any] = ctx.obj or {}
+    if prompt == "-":
+        prompt = sys.stdin.read().rstrip("\n")
+    if not prompt.strip():
+        raise click.UsageError("the prompt is empty", ctx)
+    overlay = _parse_env(ctx, env)
+    settings = _settings(ctx, config or parent.get("config"), (*parent.get("agents", ()), *agents))
+    if policy == "ask":
+        raise click.UsageError(
+            "--policy ask needs someone to answer each request: use it in the app (acp-tui)", ctx
+        )
+    if policy is not None and policy not in settings.policy_names:
+        known = [name for name in settings.policy_names if name != "ask"]
+        raise click.UsageError(
+            f'--policy "{policy}": unknown policy (expected one of: {", ".join(known)})', ctx
+        )
+    trace_dir = None
+    if trace is not None:
+        try:
+            trace.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise click.UsageError(f"--trace {trace}: {exc.strerror or exc}", ctx) from None
+        trace_dir = os.path.abspath(trace)
+
+    from .headless import Job
+
+    jobs = []
+    for preset in settings.selected_presets():
+        if overlay:
+            preset = replace(preset, env={**preset.env, **overlay})
+        try:
+            provider_config = settings.provider_config(preset, policy_override=policy, trace_dir=trace_dir)
+        except ConfigError as exc:
+            raise click.UsageError(f"{exc}; choose another with --policy", ctx) from None
+        jobs.append(Job(preset, provider_config, policy or preset.policy))
+
+    from .headless import run_jobs
+
+    status = run_jobs(
+        jobs,
+        prompt,
+        cwd=os.path.abspath(cwd) if cwd is not None else None,
+        timeout=timeout,
+        fmt="json" if fmt == "json" else "text",
+    )
+    global _headless_done
+    _headless_done = True
+    return status
+
+
+def _parse_env(ctx: click.Context, pairs: Sequence[str]) -> dict[str, str]:
+    overlay = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or any(c.isspace() for c in key):
+            raise click.UsageError(f'--env "{pair}": expected KEY=VALUE', ctx)
+        overlay[key] = value
+    return overlay

@@ -1,0 +1,362 @@
+"""Presets from TOML: what a valid file becomes, and the one line each mistake gets."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from acp_tui.config import (
+    DEFAULT_PROMPT,
+    AgentPreset,
+    ConfigError,
+    Settings,
+    demo_presets,
+    load_settings,
+    parse_agent_spec,
+)
+from acp_tui.subagents.acp.permissions import AskPolicy, PermissionAsk, Rule, RulePolicy
+from acp_tui.subagents.model import PermissionOptionInfo
+
+SAMPLE = Path(__file__).parent.parent / "assets" / "agents.sample.toml"
+
+VALID = """
+prompt = "Say hi."
+
+[[agent]]
+name = "gemini"
+command = "gemini"
+args = ["--acp", "--model", "x"]
+cwd = "~/src/project"
+env = { GEMINI_API_KEY = "k-123" }
+policy = "careful"
+handshake_timeout = 90
+
+[[agent]]
+name = "local"
+command = "python3"
+cwd = "work"
+
+[policy.careful]
+default = "allow"
+
+[[policy.careful.rule]]
+name = "reads are fine"
+kind = ["read", "search"]
+action = "allow"
+
+[[policy.careful.rule]]
+title = "*.env*"
+action = "reject"
+
+[[policy.careful.rule]]
+kind = "execute"
+title = "Run *"
+action = "reject"
+"""
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never read the real user's config, never write into the real user's cache."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def write(tmp_path: Path, text: str, name: str = "agents.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_text(tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """Load `text` as ./agents.toml, so messages name the file as the user typed it."""
+    write(tmp_path, text)
+    monkeypatch.chdir(tmp_path)
+    return load_settings("agents.toml")
+
+
+def test_a_valid_file_becomes_presets_and_named_policies(tmp_path: Path) -> None:
+    path = write(tmp_path, VALID)
+    settings = load_settings(path)
+
+    assert settings.source == path
+    assert settings.prompt == "Say hi."
+    assert settings.selected == ()
+    gemini, local = settings.presets
+    assert gemini == AgentPreset(
+        name="gemini",
+        command="gemini",
+        args=("--acp", "--model", "x"),
+        cwd=str(tmp_path / "home" / "src" / "project"),  # ~ expanded
+        env={"GEMINI_API_KEY": "k-123"},
+        policy="careful",
+        handshake_timeout=90.0,
+    )
+    assert local.args == () and local.env == {} and local.policy == "reject"
+    assert local.cwd == str(tmp_path / "work")  # relative to the file's directory
+    assert local.handshake_timeout == 60.0
+    assert settings.policies == {
+        "careful": RulePolicy(
+            name="careful",
+            default="allow",
+            rules=(
+                Rule(name="reads are fine", action="allow", kinds=("read", "search")),
+                Rule(name="rule 2", action="reject", title="*.env*"),
+                Rule(name="rule 3", action="reject", kinds=("execute",), title="Run *"),
+            ),
+        )
+    }
+    assert settings.policy_names == ("reject", "allow", "ask", "careful")
+
+
+def test_the_named_policy_reaches_the_provider_config_and_decides_in_rule_order(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path, VALID))
+    config = settings.provider_config(settings.preset("gemini"), trace_dir="/tmp/traces")
+
+    assert config.name == "gemini"
+    assert config.command == "gemini" and list(config.args) == ["--acp", "--model", "x"]
+    assert dict(config.env) == {"GEMINI_API_KEY": "k-123"}
+    assert config.handshake_timeout == 90.0
+    assert config.trace_dir == "/tmp/traces"
+    policy = config.permission_policy
+    assert isinstance(policy, RulePolicy) and policy.name == "careful"
+
+    options = (
+        PermissionOptionInfo("a", "Allow", "allow_once"),
+        PermissionOptionInfo("r", "Reject", "reject_once"),
+    )
+
+    async def decide(title: str, kind: str | None) -> tuple[str | None, str]:
+        choice = await policy.decide(PermissionAsk(title=title, kind=kind, options=options))
+        return choice.option_id, choice.rule
+
+    import asyncio
+
+    # "Read .env" is a read: the first rule matches before the title rule could reject it.
+    assert asyncio.run(decide("Read .env", "read")) == ("a", "reads are fine")
+    assert asyncio.run(decide("Edit .env.local", "edit")) == ("r", "rule 2")
+    assert asyncio.run(decide("run tests", "execute")) == ("r", "rule 3")
+    assert asyncio.run(decide("Edit README.md", "edit")) == ("a", "default")
+
+
+def test_policy_override_and_the_builtin_policies(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path, VALID))
+    gemini = settings.preset("gemini")
+
+    assert settings.provider_config(gemini, policy_override="allow").permission_policy == "allow"
+    assert settings.provider_config(settings.preset("local")).permission_policy == "reject"
+
+    async def pick(ask: PermissionAsk) -> str | None:
+        return None
+
+    asked = settings.provider_config(gemini, policy_override="ask", ask_handler=pick).permission_policy
+    assert isinstance(asked, AskPolicy) and asked.handler is pick
+
+    with pytest.raises(ConfigError) as no_handler:
+        settings.provider_config(gemini, policy_override="ask")
+    assert (
+        str(no_handler.value) == 'agent "gemini": policy "ask" needs someone to ask: it works in the app only'
+    )
+
+    with pytest.raises(ConfigError) as unknown:
+        settings.provider_config(gemini, policy_override="lenient")
+    assert (
+        str(unknown.value)
+        == 'agent "gemini": unknown policy "lenient" (expected reject, allow, ask or careful)'
+    )
+
+
+def test_a_preset_alone_takes_builtin_policies_or_policy_objects() -> None:
+    preset = AgentPreset("a", "cmd", policy="careful")
+    with pytest.raises(ConfigError, match=r"Settings\.provider_config"):
+        preset.provider_config()
+    rules = RulePolicy("careful", rules=())
+    assert preset.provider_config(policy=rules).permission_policy is rules
+    assert preset.provider_config(policy="allow").permission_policy == "allow"
+
+
+def test_the_sample_file_is_valid() -> None:
+    settings = load_settings(SAMPLE)
+    assert [p.name for p in settings.presets] == ["gemini", "claude", "codex", "goose", "pong"]
+    assert settings.preset("gemini").policy == "careful"
+    assert [r.name for r in settings.policies["careful"].rules] == [
+        "never touch secrets",
+        "reads are fine",
+        "edit docs",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[agent]]\nname = "gemini"\ncommand = "gemini"\nargs = "--acp"\n',
+            'agents.toml: agent "gemini": "args" must be a list of strings',
+        ),
+        (
+            '[[agent]]\nname = "gemini"\ncomand = "gemini"\n',
+            'agents.toml: agent "gemini": unknown key "comand" (did you mean "command"?)',
+        ),
+        ('[[agent]]\nname = "gemini"\n', 'agents.toml: agent "gemini": "command" is required'),
+        ('[[agent]]\nname = ""\ncommand = "x"\n', 'agents.toml: agent #1: "name" must be a non-empty string'),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\n[[agent]]\ncommand = "y"\n',
+            'agents.toml: agent #2: "name" is required',
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\n[[agent]]\nname = "a"\ncommand = "y"\n',
+            'agents.toml: agent "a": duplicate name',
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\npolicy = "lenient"\n',
+            'agents.toml: agent "a": unknown policy "lenient" (expected reject, allow or ask)',
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\nenv = { TOKEN = 1 }\n',
+            'agents.toml: agent "a": "env.TOKEN" must be a string',
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\nhandshake_timeout = true\n',
+            'agents.toml: agent "a": "handshake_timeout" must be a positive number of seconds',
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\n[policy.allow]\n',
+            'agents.toml: policy "allow": the name is reserved (reject, allow, ask are built in)',
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nkind = ["wrte"]\naction = "allow"\n',
+            'agents.toml: policy "p": rule 1: unknown kind "wrte" (expected read, edit, delete, move, '
+            "search, execute, think, fetch or other)",
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nname = "ok"\naction = "maybe"\n',
+            'agents.toml: policy "p": rule "ok": "action" must be "allow" or "reject"',
+        ),
+        (
+            '[[agent]]\nname = "a"\ncommand = "x"\n[policy.p]\ndefault = "ask"\n',
+            'agents.toml: policy "p": "default" must be "allow" or "reject"',
+        ),
+        ("agents = []\n", 'agents.toml: unknown key "agents" (did you mean "agent"?)'),
+        ('prompt = "x"\n', "agents.toml: no agents: add at least one [[agent]] table"),
+        ("[[agent]]\nname = \n", "agents.toml: invalid TOML: Invalid value (at line 2, column 8)"),
+    ],
+)
+def test_each_mistake_is_one_line_naming_file_agent_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_text(tmp_path, text, monkeypatch)
+    assert str(caught.value) == message
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_or_unreadable_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as missing:
+        load_settings(tmp_path / "nope.toml")
+    assert str(missing.value) == f"{tmp_path / 'nope.toml'}: no such file"
+
+    (tmp_path / "bad.toml").write_bytes(b'prompt = "\xff"\n')
+    with pytest.raises(ConfigError, match=r"bad\.toml: not UTF-8 text$"):
+        load_settings(tmp_path / "bad.toml")
+
+
+def test_without_a_config_the_demo_set_runs(tmp_path: Path) -> None:
+    settings = load_settings()
+    assert settings.source is None
+    assert settings.prompt == DEFAULT_PROMPT
+    assert [p.name for p in settings.presets] == ["scribe", "pong", "tortoise"]
+    personas = [p.args for p in settings.presets]
+    assert personas == [
+        ("-m", "acp_tui.demo.agent", "--persona", "essay"),
+        ("-m", "acp_tui.demo.agent", "--persona", "pong"),
+        ("-m", "acp_tui.demo.agent", "--persona", "slow"),
+    ]
+    assert all(p.command == sys.executable for p in settings.presets)
+    assert settings.presets == demo_presets()
+
+
+def test_the_demo_pong_writes_in_a_scratch_dir_made_only_when_a_run_is_configured(tmp_path: Path) -> None:
+    pong = load_settings().preset("pong")
+    scratch = tmp_path / "cache-home" / "acp-tui" / "pong"
+    assert pong.policy == "allow" and pong.cwd == str(scratch)
+    assert not scratch.exists()  # loading settings touches nothing
+    config = load_settings().provider_config(pong)
+    assert config.cwd == str(scratch) and scratch.is_dir()
+
+
+def test_the_user_config_file_replaces_the_demo_set(tmp_path: Path) -> None:
+    user_file = tmp_path / "config-home" / "acp-tui" / "agents.toml"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text('[[agent]]\nname = "mine"\ncommand = "my-agent"\n', encoding="utf-8")
+
+    settings = load_settings()
+    assert settings.source == user_file
+    assert [p.name for p in settings.presets] == ["mine"]
+
+    user_file.write_text('[[agent]]\nname = "mine"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert str(caught.value) == f'{user_file}: agent "mine": "command" is required'
+
+
+def test_an_explicit_config_wins_over_the_user_config_file(tmp_path: Path) -> None:
+    user_file = tmp_path / "config-home" / "acp-tui" / "agents.toml"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text("this is not toml", encoding="utf-8")
+    settings = load_settings(write(tmp_path, VALID))
+    assert [p.name for p in settings.presets] == ["gemini", "local"]
+
+
+def test_agent_specs_parse_with_shell_quoting() -> None:
+    preset = parse_agent_spec("mine=python3 agent.py --flag 'two words' key=value")
+    assert preset == AgentPreset("mine", "python3", ("agent.py", "--flag", "two words", "key=value"))
+    assert preset.policy == "reject" and preset.cwd is None
+    assert parse_agent_spec("  pong ") == "pong"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("x=", '--agent "x=": the command is empty'),
+        ("=cmd", '--agent "=cmd": expected NAME=COMMAND ARGS (a name, then "=", then the command)'),
+        (
+            "python agent.py key=value",
+            '--agent "python agent.py key=value": expected NAME=COMMAND ARGS'
+            ' (a name, then "=", then the command)',
+        ),
+        ("x=cmd 'open", '--agent "x=cmd \'open": cannot split the command: No closing quotation'),
+        ("", "--agent: empty; expected NAME or NAME=COMMAND ARGS"),
+    ],
+)
+def test_bad_agent_specs(spec: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_agent_spec(spec)
+    assert str(caught.value) == message
+
+
+def test_agent_specs_add_presets_and_select_existing_ones() -> None:
+    settings = load_settings(None, ["extra=my-agent --acp", "pong"])
+    assert [p.name for p in settings.presets] == ["scribe", "pong", "tortoise", "extra"]
+    assert settings.selected == ("extra", "pong")
+    assert [p.name for p in settings.selected_presets()] == ["extra", "pong"]
+    assert settings.preset("extra").argv == ["my-agent", "--acp"]
+
+
+@pytest.mark.parametrize(
+    ("specs", "message"),
+    [
+        (
+            ["nobody"],
+            '--agent "nobody": unknown agent (known: scribe, pong, tortoise; to add one: NAME=COMMAND ARGS)',
+        ),
+        (["pong=cmd"], '--agent "pong=cmd": an agent named "pong" already exists'),
+        (["pong", "pong"], '--agent "pong": given twice'),
+    ],
+)
+def test_agent_spec_conflicts(specs: list[str], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(None, specs)
+    assert str(caught.value) == message

@@ -1,0 +1,466 @@
+"""`acp-tui run`: the headless fan-out against real agents over real stdio.
+
+Most tests drive the real command in-process with click's runner (the scripted agent boots in a
+blink); signals need a real process, so those tests spawn `python -m acp_tui`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from acp_tui.cli import main
+from acp_tui.subagents.acp import client as _sdk_loaded  # noqa: F401 - see below
+from acp_tui.subagents.acp.trace import read_trace
+from acp_tui.subagents.model import SubagentStopReason
+from tests.helpers import SCRIPTED_AGENT
+
+# The in-process runs below import the protocol SDK on first use; it is loaded up front (through the
+# core's client module) so that no run pays for it inside a `--timeout`.
+
+STOP_REASONS = {reason.value for reason in SubagentStopReason}
+PERMISSION_KEYS = {"title", "kind", "options", "decision", "option_id", "rule", "at"}
+DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo set, never the real user's config; the demo's scratch dir under tmp_path."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+
+
+def spec(name: str, **options: object) -> str:
+    """An `--agent` spec running the scripted agent with `options`."""
+    argv = [sys.executable, SCRIPTED_AGENT, *(f"{key}={value}" for key, value in options.items())]
+    return f"{name}={shlex.join(argv)}"
+
+
+def run(*args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(main, ["run", *args], input=stdin, catch_exceptions=False)
+
+
+def records(result: Result) -> dict[str, dict[str, Any]]:
+    """The JSON lines of stdout, by run name; every line must be one whole, valid record."""
+    found = {}
+    for line in result.stdout.splitlines():
+        record = json.loads(line)
+        check_schema(record)
+        found[record["name"]] = record
+    assert len(found) == len(result.stdout.splitlines()), "one line per run, and names are unique"
+    return found
+
+
+def check_schema(record: dict[str, Any]) -> None:
+    assert isinstance(record["name"], str) and record["name"]
+    assert isinstance(record["command"], list) and all(isinstance(a, str) for a in record["command"])
+    assert record["stop_reason"] in STOP_REASONS
+    assert isinstance(record["output"], str)
+    assert record["error"] is None or isinstance(record["error"], str)
+    assert isinstance(record["hidden"], dict)
+    assert all(isinstance(k, str) and isinstance(v, int) for k, v in record["hidden"].items())
+    assert isinstance(record["permissions"], list)
+    for permission in record["permissions"]:
+        assert set(permission) == PERMISSION_KEYS
+        assert all(set(option) == {"option_id", "name", "kind"} for option in permission["options"])
+        assert isinstance(permission["decision"], str) and isinstance(permission["rule"], str)
+    assert record["exit_code"] is None or isinstance(record["exit_code"], int)
+    assert isinstance(record["duration_s"], float | int) and record["duration_s"] >= 0
+    assert isinstance(record["prompt"], str) and isinstance(record["policy"], str)
+
+
+def test_json_lines_carry_every_field_and_any_non_completed_run_exits_1() -> None:
+    result = run(
+        "--prompt",
+        "go",
+        "--format",
+        "json",
+        "--agent",
+        spec("chatty", text="hello there", chunks=3, hidden=1),
+        "--agent",
+        spec("asker", text="asked", permission="normal"),
+        "--agent",
+        spec("refuser", text="no.", stop="refusal"),
+    )
+    assert result.exit_code == 1
+    found = records(result)
+    assert set(found) == {"chatty", "asker", "refuser"}
+
+    chatty = found["chatty"]
+    assert chatty["command"] == [sys.executable, SCRIPTED_AGENT, "text=hello there", "chunks=3", "hidden=1"]
+    assert chatty["prompt"] == "go" and chatty["policy"] == "reject"
+    assert chatty["stop_reason"] == "completed" and chatty["error"] is None
+    assert chatty["output"] == "hello there"
+    assert chatty["hidden"]["agent_thought_chunk"] == 3 and chatty["hidden"]["tool_call"] == 3
+    assert chatty["exit_code"] == 0 and chatty["trace"] is None
+
+    (permission,) = found["asker"]["permissions"]
+    assert permission["title"] == "Write proof.txt" and permission["kind"] == "edit"
+    assert permission["options"] == [
+        {"option_id": "a1", "name": "Allow", "kind": "allow_once"},
+        {"option_id": "r1", "name": "Reject", "kind": "reject_once"},
+    ]
+    assert (permission["decision"], permission["option_id"], permission["rule"]) == (
+        "reject_once",
+        "r1",
+        "reject",
+    )
+
+    assert found["refuser"]["stop_reason"] == "refusal" and found["refuser"]["output"] == "no."
+
+
+def test_every_run_completed_exits_0_and_text_shows_each_answer_under_its_name() -> None:
+    result = run(
+        "--prompt",
+        "hi",
+        "--agent",
+        spec("one", text="first answer"),
+        "--agent",
+        spec("two", text="second answer\n"),
+    )
+    assert result.exit_code == 0
+    blocks = sorted(block for block in result.stdout.split("\n\n") if block)
+    assert len(blocks) == 2
+    for block, (name, answer) in zip(
+        blocks, [("one", "first answer"), ("two", "second answer")], strict=True
+    ):
+        lines = block.splitlines()
+        assert lines[0] == f"=== {name} ==="
+        assert lines[1] == answer
+        assert lines[2].startswith(f"--- {name}: completed (") and lines[2].endswith(" s)")
+
+
+@pytest.mark.parametrize(
+    ("acp_stop", "stop_reason", "error"),
+    [
+        ("max_tokens", "max-tokens", None),
+        ("max_turn_requests", "error", "agent stopped with 'max_turn_requests'"),
+    ],
+)
+def test_the_exit_status_follows_the_stop_reasons(acp_stop: str, stop_reason: str, error: str | None) -> None:
+    result = run(
+        "--prompt", "x", "--format", "json", "--agent", spec("a", stop=acp_stop), "--agent", spec("b")
+    )
+    assert result.exit_code == 1
+    found = records(result)
+    assert (found["a"]["stop_reason"], found["a"]["error"]) == (stop_reason, error)
+    assert found["b"]["stop_reason"] == "completed"
+
+
+def test_text_format_says_the_stop_reason_and_error() -> None:
+    result = run("--prompt", "x", "--agent", spec("a", stop="max_turn_requests", text="partial"))
+    assert result.exit_code == 1
+    lines = result.stdout.rstrip("\n").splitlines()
+    assert len(lines) == 3
+    assert lines[:2] == ["=== a ===", "partial"]
+    assert lines[2].startswith("--- a: error: agent stopped with 'max_turn_requests' (")
+
+
+def test_the_demo_set_runs_by_default_and_pong_writes_its_proof_in_a_scratch_dir(tmp_path: Path) -> None:
+    result = run("--prompt", "ping", "--format", "json", "--agent", "pong")
+    assert result.exit_code == 0, result.stderr
+    pong = records(result)["pong"]
+    assert pong["command"] == [*DEMO, "pong"]
+    assert pong["output"] == "PONG" and pong["policy"] == "allow"
+    (permission,) = pong["permissions"]
+    assert (permission["decision"], permission["rule"]) == ("allow_once", "allow")
+    assert (tmp_path / "cache-home" / "acp-tui" / "pong" / "proof.txt").read_text() == "PONG\n"
+    assert "[pong] demo agent: persona=pong" in result.stderr.splitlines()
+
+
+def test_child_stderr_is_forwarded_line_by_line_with_the_run_name() -> None:
+    result = run(
+        "--prompt",
+        "x",
+        "--format",
+        "json",
+        "--agent",
+        spec("warm", stderr="warming up", text="ok"),
+        "--agent",
+        spec("cold", text="ok"),
+    )
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == ["[warm] warming up"]
+    assert set(records(result)) == {"warm", "cold"}  # and stdout holds nothing else
+
+
+def test_a_timeout_disposes_the_run_that_outlives_it() -> None:
+    result = run(
+        "--prompt",
+        "x",
+        "--format",
+        "json",
+        "--timeout",
+        "1.5",
+        "--agent",
+        spec("endless", text="start", forever=1, delay=0.02),
+        "--agent",
+        spec("quick", text="done"),
+    )
+    assert result.exit_code == 1
+    found = records(result)
+    assert found["endless"]["stop_reason"] == "aborted"
+    assert found["endless"]["error"] == "timed out after 1.5 s"
+    assert found["endless"]["output"].startswith("start.")  # the partial answer is kept
+    assert found["endless"]["duration_s"] >= 1.5
+    assert found["quick"]["stop_reason"] == "completed"
+    assert list(found) == ["quick", "endless"]  # in the order they finished
+
+
+def test_the_prompt_can_come_from_stdin() -> None:
+    result = run(
+        "--prompt",
+        "-",
+        "--format",
+        "json",
+        "--agent",
+        spec("echo", text="you said: {prompt}"),
+        stdin="two\nlines\n",
+    )
+    assert result.exit_code == 0
+    echo = records(result)["echo"]
+    assert echo["output"] == "you said: two\nlines" and echo["prompt"] == "two\nlines"
+
+
+def test_env_reaches_every_agent_after_the_credential_scrub(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACP_TUI_TEST_API_KEY", "from-the-parent")
+    scrubbed = run("--prompt", "x", "--format", "json", "--agent", spec("a", echo_env="ACP_TUI_TEST_API_KEY"))
+    assert records(scrubbed)["a"]["output"] == "<unset>"
+
+    result = run(
+        "--prompt",
+        "x",
+        "--format",
+        "json",
+        "--env",
+        "ACP_TUI_TEST_API_KEY=explicit=value",
+        "--agent",
+        spec("a", echo_env="ACP_TUI_TEST_API_KEY"),
+        "--agent",
+        spec("b", echo_env="ACP_TUI_TEST_API_KEY"),
+    )
+    assert {name: r["output"] for name, r in records(result).items()} == {
+        "a": "explicit=value",
+        "b": "explicit=value",
+    }
+
+
+def test_cwd_sets_every_agent_working_directory(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    record = tmp_path / "received.jsonl"
+    result = run("--prompt", "x", "--cwd", str(work), "--agent", spec("a", record=record))
+    assert result.exit_code == 0
+    received = [json.loads(line) for line in record.read_text().splitlines()]
+    (new_session,) = [m for m in received if m.get("method") == "session/new"]
+    assert new_session["params"]["cwd"] == str(work)
+
+
+def test_a_named_policy_from_the_config_decides_and_says_which_rule(tmp_path: Path) -> None:
+    config = tmp_path / "agents.toml"
+    config.write_text(
+        f"""
+[[agent]]
+name = "editor"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(SCRIPTED_AGENT)}, "permission=normal", "text=ok"]
+policy = "lab"
+
+[policy.lab]
+[[policy.lab.rule]]
+name = "edits are fine"
+kind = ["edit"]
+action = "allow"
+""",
+        encoding="utf-8",
+    )
+    result = run("--prompt", "x", "--format", "json", "--config", str(config))
+    editor = records(result)["editor"]
+    assert editor["policy"] == "lab"
+    (permission,) = editor["permissions"]
+    assert (permission["decision"], permission["option_id"], permission["rule"]) == (
+        "allow_once",
+        "a1",
+        "edits are fine",
+    )
+
+    overridden = run("--prompt", "x", "--format", "json", "--config", str(config), "--policy", "reject")
+    editor = records(overridden)["editor"]
+    assert editor["policy"] == "reject"
+    assert [(p["decision"], p["rule"]) for p in editor["permissions"]] == [("reject_once", "reject")]
+
+
+def test_a_missing_command_fails_alone() -> None:
+    result = run(
+        "--prompt",
+        "x",
+        "--format",
+        "json",
+        "--agent",
+        "ghost=/nonexistent/acp-agent --acp",
+        "--agent",
+        spec("ok"),
+    )
+    assert result.exit_code == 1
+    found = records(result)
+    assert found["ghost"]["stop_reason"] == "error"
+    assert found["ghost"]["error"] == "command not found: /nonexistent/acp-agent"
+    assert found["ghost"]["exit_code"] is None
+    assert found["ok"]["stop_reason"] == "completed"
+
+
+def test_trace_writes_every_frame_of_each_run_as_json_lines(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    result = run(
+        "--prompt", "x", "--format", "json", "--trace", str(traces), "--agent", spec("traced", text="t")
+    )
+    assert result.exit_code == 0
+    (path,) = traces.iterdir()
+    assert path.name.startswith("traced-") and path.suffix == ".jsonl"
+    assert records(result)["traced"]["trace"] == str(path)
+    frames = read_trace(path)
+    assert all(set(f) == {"t", "dir", "frame"} and f["dir"] in ("in", "out") for f in frames)
+    sent = [f["frame"]["method"] for f in frames if f["dir"] == "out" and "method" in f["frame"]]
+    assert sent[:3] == ["initialize", "session/new", "session/prompt"]
+    received = [f["frame"] for f in frames if f["dir"] == "in"]
+    assert any(frame.get("method") == "session/update" for frame in received)
+    assert received[-1]["result"] == {"stopReason": "end_turn"}
+
+
+# Signals: a real process ---------------------------------------------------------------------------
+
+
+def start_cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "acp_tui", "run", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_stderr(proc: subprocess.Popen[str], needle: str) -> list[str]:
+    """Read the process's stderr until a line contains `needle` (the test timeout bounds this)."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if needle in line:
+            return seen
+    raise AssertionError(f"stderr ended without {needle!r}: {seen}")
+
+
+def test_sigint_during_a_slow_run_disposes_it_prints_it_and_exits_130() -> None:
+    proc = start_cli("--prompt", "take your time", "--format", "json", "--agent", "tortoise")
+    try:
+        wait_for_stderr(proc, "[tortoise] demo agent: prompt")  # the prompt is running
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    (line,) = stdout.splitlines()
+    tortoise = json.loads(line)
+    check_schema(tortoise)
+    assert tortoise["stop_reason"] == "aborted"
+    assert tortoise["error"] == "interrupted by SIGINT"
+    assert tortoise["output"].startswith("You asked: take your time")
+    # And nothing of ours is left running: the autouse fixture checks every process we started.
+
+
+def test_sigterm_while_agents_are_still_starting_aborts_them_all() -> None:
+    proc = start_cli(
+        "--prompt",
+        "x",
+        "--format",
+        "json",
+        "--agent",
+        spec("stuck", hang="initialize", stderr="stuck-ready"),
+        "--agent",
+        spec("also-stuck", hang="session/new"),
+    )
+    try:
+        wait_for_stderr(proc, "[stuck] stuck-ready")
+        proc.send_signal(signal.SIGTERM)
+        stdout, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    found = {r["name"]: r for r in map(json.loads, stdout.splitlines())}
+    assert set(found) == {"stuck", "also-stuck"}
+    for record in found.values():
+        check_schema(record)
+        assert (record["stop_reason"], record["error"]) == ("aborted", "interrupted by SIGTERM")
+
+
+def test_the_real_process_prints_only_json_on_stdout_and_exits_promptly() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_tui", "run", "--prompt", "x", "--format", "json", "--agent", spec("a")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    (line,) = done.stdout.splitlines()
+    assert json.loads(line)["output"] == "Hello from the scripted agent."
+
+
+# The record, shared with the app's export ---------------------------------------------------------
+
+
+def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
+    from acp_tui.config import AgentPreset
+    from acp_tui.report import RECORD_KEYS, json_line, markdown, run_record
+    from acp_tui.subagents.model import PermissionOptionInfo, PermissionRecord, SubagentResult
+
+    permission = PermissionRecord(
+        title="Write proof.txt",
+        kind="edit",
+        options=(
+            PermissionOptionInfo("a1", "Allow", "allow_once"),
+            PermissionOptionInfo("r1", "Reject", "reject_once"),
+        ),
+        decision="allow_once",
+        option_id="a1",
+        rule="edits are fine",
+        at=0.1234,
+    )
+    result = SubagentResult(
+        stop_reason=SubagentStopReason.ABORTED,
+        output="# Partial\n\nanswer",
+        error="timed out after 5 s",
+        exit_code=-15,
+        hidden={"tool_call": 2},
+        permissions=[permission],
+        duration_s=5.01234,
+    )
+    preset = AgentPreset("pong", "python3", ("-m", "demo"))
+    record = run_record(preset, result, prompt="ping\npong", policy="lab")
+
+    assert tuple(record) == RECORD_KEYS
+    line = json_line(record)
+    assert "\n" not in line and json.loads(line) == record
+    check_schema(json.loads(line))
+    assert record["duration_s"] == 5.012 and record["permissions"][0]["at"] == 0.123
+
+    document = markdown([record])
+    assert "## pong: aborted" in document
+    assert "- command: `python3 -m demo`" in document
+    assert "- error: timed out after 5 s" in document
+    assert '"Write proof.txt" [edit]: allow_once by edits are fine' in document
+    assert "> ping\n> pong" in document
+    assert document.rstrip().endswith("# Partial\n\nanswer")
