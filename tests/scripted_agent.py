@@ -10,6 +10,8 @@ Options (all optional):
   early=1             stream the answer before answering session/new (then answer prompt at once)
   foreign=1           also send chunks for another session id (must be ignored)
   permission=SET      ask permission before answering: normal | allow_always_first | no_allow | none
+                      | reject_always_first | allow_only (see permission_options() for the lists);
+                      the agent then streams `[permission: <the outcome it got, as JSON>]`
   fs=1                call fs/read_text_file, fs/write_text_file and terminal/create; answer with
                       the error codes we got back
   stderr_bytes=N      write N bytes to stderr before answering initialize
@@ -27,7 +29,17 @@ Options (all optional):
                       wait for it: the `sh -c` / npx case
   orphan=1            like wrapper, but the parent exits at once, leaving the grandchild on our pipes
   garbage=1           write non-JSON lines, non-object JSON, and invalid UTF-8 before each frame
+  garbage=2           as garbage=1, plus object-shaped lines that are not valid messages: broken
+                      JSON in braces, invalid UTF-8 in braces, an object that is no JSON-RPC message,
+                      a response to an id never sent, an unknown notification
   record=PATH         append every message received to PATH, one JSON per line
+  kill=SIGNAL         kill itself with SIGNAL (a name such as SIGTERM, or a number) at `exit_at`
+                      (same steps as exit=, plus `permission`: while a permission request is pending)
+  fail=METHOD:CODE:MESSAGE
+                      answer METHOD (initialize | session/new | session/prompt) with the JSON-RPC
+                      error CODE and MESSAGE instead of a result
+  echo_env=NAME       the answer is the value of the environment variable NAME, or `<unset>`
+  big=N               the answer is one single chunk of N characters: big_text(N) below
 """
 
 from __future__ import annotations
@@ -56,11 +68,28 @@ def opt(name: str, default: str = "") -> str:
     return OPTS.get(name, default)
 
 
+def big_text(n: int) -> str:
+    """N characters with no period shorter than the whole: 8-character numbered tokens."""
+    return "".join(f"{i:07d}|" for i in range(n // 8 + 1))[:n]
+
+
+GARBAGE = b"not json at all\n42\n[1,2]\n\xff\xfe{bad utf8}\n\n"
+GARBAGE_OBJECTS = (
+    b"{this is not json}\n"
+    b'{"text": "\xff\xfe"}\n'
+    b'{"hello": "an object, not a JSON-RPC message"}\n'
+    b'{"jsonrpc": "2.0", "id": 987654, "result": {}}\n'
+    b'{"jsonrpc": "2.0", "method": "acp-tui/unknown", "params": {}}\n'
+)
+
+
 def send(message: dict[str, Any]) -> None:
     data = json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n"
     with _write_lock:
         if opt("garbage"):
-            sys.stdout.buffer.write(b"not json at all\n42\n[1,2]\n\xff\xfe{bad utf8}\n\n")
+            sys.stdout.buffer.write(GARBAGE)
+        if opt("garbage") == "2":
+            sys.stdout.buffer.write(GARBAGE_OBJECTS)
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
 
@@ -114,6 +143,25 @@ def maybe_exit(step: str) -> None:
         sys.stderr.write(f"scripted agent: exiting with {opt('exit')} at {step}\n")
         sys.stderr.flush()
         os._exit(int(opt("exit")))
+    if opt("kill") and opt("exit_at", "prompt") == step:
+        name = opt("kill")
+        sig = signal.Signals(int(name)) if name.isdigit() else signal.Signals[name]
+        sys.stderr.write(f"scripted agent: killing itself with {sig.name} at {step}\n")
+        sys.stderr.flush()
+        if threading.current_thread() is threading.main_thread() and sig != signal.SIGKILL:
+            signal.signal(sig, signal.SIG_DFL)  # only the main thread may, and not for SIGKILL
+        os.kill(os.getpid(), sig)
+        time.sleep(3600)  # a signal that does not end the process by default: hang, visibly
+
+
+def failure(method: str) -> dict[str, Any] | None:
+    """The JSON-RPC error `fail=` asks for at METHOD, if any."""
+    if not opt("fail"):
+        return None
+    failing, code, message = opt("fail").split(":", 2)
+    if failing != method:
+        return None
+    return {"code": int(code), "message": message}
 
 
 def permission_options() -> list[dict[str, str]]:
@@ -127,6 +175,12 @@ def permission_options() -> list[dict[str, str]]:
         ],
         "no_allow": [("r1", "Reject", "reject_once"), ("ra", "Always reject", "reject_always")],
         "none": [],
+        "reject_always_first": [
+            ("a1", "Allow once", "allow_once"),
+            ("ra", "Always reject", "reject_always"),
+            ("r1", "Reject", "reject_once"),
+        ],
+        "allow_only": [("aa", "Always allow", "allow_always"), ("a1", "Allow once", "allow_once")],
     }
     return [{"optionId": i, "name": n, "kind": k} for i, n, k in sets[opt("permission")]]
 
@@ -135,6 +189,10 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
     maybe_exit("prompt-start")
     if opt("permission"):
         call = {"toolCallId": "t1", "title": "Write proof.txt", "kind": "edit", "status": "pending"}
+        if opt("exit_at") == "permission":
+            params = {"sessionId": SESSION, "toolCall": call, "options": permission_options()}
+            send({"id": 1, "method": "session/request_permission", "params": params})
+            maybe_exit("permission")
         reply = request(
             "session/request_permission",
             {"sessionId": SESSION, "toolCall": call, "options": permission_options()},
@@ -147,7 +205,11 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
             request("terminal/create", {"sessionId": SESSION, "command": "touch", "args": ["y.txt"]}),
         ]
         notify_chunk(" ".join(str(r.get("error", {}).get("code")) for r in codes))
-    if not opt("early"):
+    if opt("echo_env"):
+        notify_chunk(os.environ.get(opt("echo_env"), "<unset>"))
+    elif opt("big"):
+        notify_chunk(big_text(int(opt("big"))))
+    elif not opt("early"):
         stream_answer(prompt_text)
     if opt("forever"):
         while not cancelled.is_set() or opt("on_cancel") == "ignore":
@@ -200,19 +262,27 @@ def serve() -> None:
         if method == "initialize":
             maybe_exit("initialize")
             if opt("stderr_bytes"):
-                sys.stderr.write("e" * 99 + "\n" for _ in range(int(opt("stderr_bytes")) // 100))
+                sys.stderr.write(("e" * 99 + "\n") * (int(opt("stderr_bytes")) // 100))
             if opt("stderr"):
                 sys.stderr.write(opt("stderr") + "\n")
             sys.stderr.flush()
             if opt("hang") == "initialize":
                 continue
+            if error := failure(method):
+                send({"id": rid, "error": error})
+                continue
             send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
         elif method == "session/new":
             if opt("hang") == "session/new":
                 continue
+            if error := failure(method):
+                send({"id": rid, "error": error})
+                continue
             if opt("early"):
                 stream_answer("")
             send({"id": rid, "result": {"sessionId": SESSION}})
+        elif method == "session/prompt" and (error := failure(method)):
+            send({"id": rid, "error": error})
         elif method == "session/prompt":
             text = "".join(b.get("text", "") for b in params.get("prompt", []))
             threading.Thread(target=answer_prompt, args=(rid, text), daemon=True).start()

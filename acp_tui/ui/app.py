@@ -46,7 +46,7 @@ class SupervisorApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
         Binding("ctrl+k", "cancel_all", "Cancel all", priority=True),
         Binding("f2", "policies", "Policies", priority=True),
-        Binding("ctrl+t", "toggle_tracing", "Trace", priority=True),
+        Binding("ctrl+t", "toggle_tracing", "Tracing", priority=True),
         Binding("ctrl+s", "export", "Export", priority=True),
         Binding("slash", "focus_prompt", "Prompt"),
         Binding("escape", "focus_runs", "Panes", show=False),
@@ -67,7 +67,7 @@ class SupervisorApp(App[None]):
         yield PromptBar(self.policies, self.settings.prompt)
         with VerticalScroll(id="runs"):
             yield Static(self._welcome(), id="welcome")
-        yield Footer()
+        yield Footer(compact=True)
 
     def _welcome(self) -> str:
         """What a newcomer sees first: who will answer, how, and the keys that matter."""

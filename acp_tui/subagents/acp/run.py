@@ -273,6 +273,7 @@ class AcpSubagentRun:
 
     async def _cleanup(self) -> None:
         """End the process group, let the pipes run dry, close the connection, stop the helpers."""
+        self._interrupt.set()  # questions still open (a policy asking a human) are answered now
         child = self._child
         if child is not None:
             if child.process.stdin is not None:
@@ -381,36 +382,47 @@ class AcpSubagentRun:
 
     async def on_permission(self, ask: PermissionAsk) -> str | None:
         option_id: str | None = None
-        rule = "cancelled"
-        if not self._interrupt.is_set():
-            decision = asyncio.create_task(self._policy.decide(ask))
-            interrupt = asyncio.create_task(self._interrupt.wait())
-            await asyncio.wait({decision, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-            interrupt.cancel()
-            if decision.done() and not decision.cancelled() and decision.exception() is None:
-                choice = decision.result()
-                option_id, rule = choice.option_id, choice.rule
-            elif decision.done():
-                rule = f"{self._policy.name} failed"
-            else:  # the run is stopping: the pending question is answered `cancelled`
-                decision.cancel()
-        kinds = {o.option_id: o.kind for o in ask.options}
-        if option_id not in kinds:
-            option_id = None
-        record = PermissionRecord(
-            title=ask.title,
-            kind=ask.kind,
-            options=ask.options,
-            decision=kinds[option_id] if option_id is not None else "cancelled",
-            option_id=option_id,
-            rule=rule,
-            at=time.monotonic() - self._started,
-            content=ask.content,
-        )
-        if not self._result.done():
-            self._permissions.append(record)
-            self._events.push(PermissionDecided(record))
+        rule = "cancelled"  # what decided, unless the policy gets to
+        try:
+            if not self._interrupt.is_set():
+                option_id, rule = await self._decide(ask)
+        finally:
+            # Recorded even when the question dies with the run: the log shows it was answered
+            # `cancelled`, and a modal showing it has been closed by the cancellation.
+            kinds = {o.option_id: o.kind for o in ask.options}
+            if option_id not in kinds:
+                option_id = None
+            record = PermissionRecord(
+                title=ask.title,
+                kind=ask.kind,
+                options=ask.options,
+                decision=kinds[option_id] if option_id is not None else "cancelled",
+                option_id=option_id,
+                rule=rule,
+                at=time.monotonic() - self._started,
+                content=ask.content,
+            )
+            if not self._result.done():
+                self._permissions.append(record)
+                self._events.push(PermissionDecided(record))
         return option_id
+
+    async def _decide(self, ask: PermissionAsk) -> tuple[str | None, str]:
+        """The policy's choice, unless the run stops first (then the question is cancelled)."""
+        decision = asyncio.create_task(self._policy.decide(ask))
+        interrupt = asyncio.create_task(self._interrupt.wait())
+        try:
+            await asyncio.wait({decision, interrupt}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            interrupt.cancel()
+            if not decision.done():
+                decision.cancel()
+        if not decision.done() or decision.cancelled():
+            return None, "cancelled"
+        if decision.exception() is not None:
+            return None, f"{self._policy.name} failed"
+        choice = decision.result()
+        return choice.option_id, choice.rule
 
     # State and events ------------------------------------------------------------------------------
 

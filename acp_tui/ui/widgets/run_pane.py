@@ -77,9 +77,9 @@ class RunPane(Vertical, can_focus=True):
     """A pane for one run of one agent preset."""
 
     BINDINGS = [
-        Binding("c", "cancel", "Cancel run"),
+        Binding("c", "cancel", "Cancel"),
         Binding("r", "rerun", "Re-run"),
-        Binding("x", "close", "Close pane"),
+        Binding("x", "close", "Close"),
         Binding("e", "toggle_stderr", "Stderr"),
         Binding("l", "permissions", "Permissions"),
         Binding("t", "trace", "Trace"),

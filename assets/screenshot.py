@@ -1,0 +1,31 @@
+"""Regenerate the README's picture: the demo fan-out, one run cancelled. `python assets/screenshot.py`"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from acp_tui.config import load_settings
+from acp_tui.ui.app import make_app
+from acp_tui.ui.widgets.run_pane import RunPane
+
+OUT = Path(__file__).with_name("acp-tui.svg")
+
+
+async def main() -> None:
+    app = make_app(load_settings())
+    async with app.run_test(size=(150, 42)) as pilot:
+        await pilot.press("enter")
+        while not all(p.result is not None for p in app.query(RunPane) if p.agent != "tortoise"):
+            await pilot.pause(0.1)
+        await pilot.pause(1.0)  # let the tortoise say a little more before it is cancelled
+        tortoise = next(p for p in app.query(RunPane) if p.agent == "tortoise")
+        await tortoise.action_cancel()
+        tortoise.focus()
+        await pilot.pause(0.3)
+        app.save_screenshot(str(OUT))
+        await pilot.press("ctrl+c")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
