@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,8 @@ from typing import Any
 import click
 
 from . import __version__
-from .config import ConfigError, Settings, load_settings
+from .config import AgentPreset, ConfigError, Settings, load_settings
+from .logs import route_logging
 
 EXIT_INTERRUPTED = 130
 
@@ -98,6 +99,7 @@ def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> in
         ctx.obj = {"config": config, "agents": agents}  # `acp-tui --config X run ...` means it too
         return None
     settings = _settings(ctx, config, agents)
+    route_logging(_secrets(settings.presets))
     from .ui.app import make_app
 
     app = make_app(settings)
@@ -198,6 +200,7 @@ def run_command(
             raise click.UsageError(f"{exc}; choose another with --policy", ctx) from None
         jobs.append(Job(preset, provider_config, policy or preset.policy))
 
+    route_logging(_secrets(job.preset for job in jobs))
     from .headless import run_jobs
 
     status = run_jobs(
@@ -210,6 +213,10 @@ def run_command(
     global _headless_done
     _headless_done = True
     return status
+
+
+def _secrets(presets: Iterable[AgentPreset]) -> list[str]:
+    return [value for preset in presets for value in preset.env.values()]
 
 
 def _parse_env(ctx: click.Context, pairs: Sequence[str]) -> dict[str, str]:

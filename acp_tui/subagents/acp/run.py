@@ -13,6 +13,7 @@ import os
 import signal
 import time
 from collections import Counter, deque
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from ..events import EventStream
@@ -31,6 +32,7 @@ from ..model import (
     SubagentStopReason,
 )
 from .environment import child_environment
+from .masking import SecretMask
 from .permissions import PermissionAsk, PermissionPolicy
 from .process import Child, drain_lines, pump_json_lines, spawn, spawn_error_message, terminate_group
 from .stop_reasons import map_stop_reason
@@ -69,6 +71,7 @@ class AcpSubagentRun:
         self.status: RunStatus = "spawning"
         self._policy = policy
         self._abort = abort
+        self._mask = SecretMask(config.env.values())
         self._events = EventStream()
         self._started = time.monotonic()
         self._output: list[str] = []
@@ -182,9 +185,7 @@ class AcpSubagentRun:
         observers = []
         if self.config.trace_dir:
             label = self.config.name or os.path.basename(self.config.command)
-            self._trace = TraceWriter.for_run(
-                self.config.trace_dir, label, child.pid, self.config.env.values()
-            )
+            self._trace = TraceWriter.for_run(self.config.trace_dir, label, child.pid, self._mask)
             observers.append(self._trace.observe)
         self._conn = conn = acp.connect_to_agent(
             cast(Any, RunClient(self)), proc.stdin, agent_output, observers=observers
@@ -302,10 +303,11 @@ class AcpSubagentRun:
         if self._result.done():
             return
         stop_reason, error = outcome
+        self._keep_output(self._mask.flush())
         result = SubagentResult(
             stop_reason=stop_reason,
             output="".join(self._output),
-            error=error,
+            error=self._mask(error) if error else error,
             exit_code=self._child.returncode if self._child else None,
             hidden=dict(self._hidden),
             permissions=list(self._permissions),
@@ -381,6 +383,8 @@ class AcpSubagentRun:
         self._events.push(HiddenUpdate(kind))
 
     async def on_permission(self, ask: PermissionAsk) -> str | None:
+        if self._mask:
+            ask = replace(ask, title=self._mask(ask.title), content=self._mask(ask.content))
         option_id: str | None = None
         rule = "cancelled"  # what decided, unless the policy gets to
         try:
@@ -427,6 +431,11 @@ class AcpSubagentRun:
     # State and events ------------------------------------------------------------------------------
 
     def _append_output(self, text: str) -> None:
+        self._keep_output(self._mask.feed(text))
+
+    def _keep_output(self, text: str) -> None:
+        if not text:
+            return
         room = self.config.max_output_chars - self._output_chars
         if room <= 0:
             self._truncated = True
@@ -443,6 +452,7 @@ class AcpSubagentRun:
             self._events.push(StatusChanged(status))
 
     def _on_stderr_line(self, line: str) -> None:
+        line = self._mask(line)
         self._stderr.append(line)
         self._events.push(StderrLine(line))
 

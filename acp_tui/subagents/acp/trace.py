@@ -10,27 +10,25 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-MASK = "***"
+from .masking import SecretMask
 
 
 class TraceWriter:
-    def __init__(self, path: Path, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, path: Path, mask: SecretMask) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._started = time.monotonic()
-        values = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
-        self._secrets = re.compile("|".join(map(re.escape, values))) if values else None
+        self._mask = mask
 
     @classmethod
-    def for_run(cls, trace_dir: str, label: str, pid: int, secrets: Iterable[str]) -> TraceWriter:
+    def for_run(cls, trace_dir: str, label: str, pid: int, mask: SecretMask) -> TraceWriter:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "agent"
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        return cls(Path(os.path.expanduser(trace_dir)) / f"{safe}-{stamp}-{pid}.jsonl", secrets)
+        return cls(Path(os.path.expanduser(trace_dir)) / f"{safe}-{stamp}-{pid}.jsonl", mask)
 
     def observe(self, event: Any) -> None:
         """An SDK stream observer: `event.direction` and `event.message`."""
@@ -41,9 +39,7 @@ class TraceWriter:
             {"t": round(time.monotonic() - self._started, 6), "dir": direction, "frame": event.message},
             separators=(",", ":"),
         )
-        if self._secrets is not None:
-            line = self._secrets.sub(MASK, line)
-        self._file.write(line + "\n")
+        self._file.write(self._mask(line) + "\n")
 
     def close(self) -> None:
         self._file.close()

@@ -1,0 +1,41 @@
+"""Keep the values a preset passed in `env` (its credentials) off screens, exports, logs and traces.
+
+An agent may echo its own key in an answer, a stderr line or an error. Answers stream in pieces, and
+a value can be split across two of them, so the streaming mask holds back a short tail that might be
+the start of a value until the next piece (or the end) settles it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+MASK = "***"
+MIN_MASKED_LENGTH = 4  # shorter values (flags, "1") would blank out ordinary text
+
+
+class SecretMask:
+    def __init__(self, values: Iterable[str]) -> None:
+        secrets = sorted({v for v in values if len(v) >= MIN_MASKED_LENGTH}, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, secrets))) if secrets else None
+        self._hold = max((len(s) for s in secrets), default=1) - 1
+        self._tail = ""
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def __call__(self, text: str) -> str:
+        return self._pattern.sub(MASK, text) if self._pattern is not None else text
+
+    def feed(self, text: str) -> str:
+        """The part of a stream that is safe to show now."""
+        if self._pattern is None:
+            return text
+        masked = self._pattern.sub(MASK, self._tail + text)
+        cut = max(0, len(masked) - self._hold)
+        self._tail = masked[cut:]
+        return masked[:cut]
+
+    def flush(self) -> str:
+        tail, self._tail = self._tail, ""
+        return self(tail)
