@@ -7,6 +7,7 @@ blink); signals need a real process, so those tests spawn `python -m acp_tui`.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import subprocess
@@ -463,3 +464,21 @@ def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
     assert '"Write proof.txt" [edit]: allow_once by edits are fine' in document
     assert "> ping\n> pong" in document
     assert document.rstrip().endswith("# Partial\n\nanswer")
+
+
+def test_sdk_diagnostics_go_to_the_log_file_never_the_terminal(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_tui", "run", "--prompt", "x", "--format", "json"]
+        + ["--agent", spec("noisy", garbage=2)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Error parsing JSON-RPC message" not in done.stderr
+    [log] = (tmp_path / "state").rglob("acp-tui.log")
+    assert "Error parsing JSON-RPC message" in log.read_text()
