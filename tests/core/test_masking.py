@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def test_a_streamed_secret_is_masked_wherever_the_pieces_split_it(
     text = before + SECRET + after
     mask = SecretMask([SECRET])
     bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
-    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     shown = [mask.feed(piece) for piece in pieces] + [mask.flush()]
     assert "".join(shown) == mask(text)
     assert SECRET not in "".join(shown)
