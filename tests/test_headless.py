@@ -469,8 +469,18 @@ def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
 def test_sdk_diagnostics_go_to_the_log_file_never_the_terminal(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
     done = subprocess.run(
-        [sys.executable, "-m", "acp_tui", "run", "--prompt", "x", "--format", "json", "--agent"]
-        + [spec("noisy", garbage=2)],
+        [
+            sys.executable,
+            "-m",
+            "acp_tui",
+            "run",
+            "--prompt",
+            "x",
+            "--format",
+            "json",
+            "--agent",
+            spec("noisy", garbage=2),
+        ],
         capture_output=True,
         text=True,
         timeout=30,
