@@ -40,6 +40,24 @@ Options (all optional):
                       error CODE and MESSAGE instead of a result
   echo_env=NAME       the answer is the value of the environment variable NAME, or `<unset>`
   big=N               the answer is one single chunk of N characters: big_text(N) below
+
+Hostile options (tests/hostile/):
+  bulk=N              the answer is N characters in chunks of `bulk_chunk` (default 1 MiB)
+                      characters: bulk_piece() below, cheap to make even for 100 MB
+  bulk_chunk=N        the size of each `bulk` chunk (bulk_chunk >= bulk: one single frame)
+  bulk_newlines=1     `bulk` text is made of 73-character lines instead of one endless line
+  noise_line=N        before the answer, one line of N bytes that is not JSON ("xxx...")
+  stderr_newlines=0   the `stderr_bytes` flood has no newline at all (one endless line)
+  unknown_updates=1   before the answer: updates of unknown kinds, chunks of unknown content types,
+                      known kinds with invalid fields (each must be dropped or counted, never shown)
+  dup=1               every response is sent twice, and responses to ids never asked (a number, a
+                      string) go out before each of them
+  storm=N             before the answer, N permission requests at once (ids 5000..); the answer is
+                      then `storm: A allowed, R rejected, C cancelled, E errors`
+  fs_read=PATH        with fs=1: the path read (default /etc/hostname)
+  fs_write=PATH       with fs=1: the path written (default x.txt)
+  fs_touch=PATH       with fs=1: terminal/create runs `touch PATH` (default y.txt)
+  stderr_at_prompt=TEXT  write TEXT as a stderr line when the prompt arrives (a readiness mark)
 """
 
 from __future__ import annotations
@@ -73,6 +91,12 @@ def big_text(n: int) -> str:
     return "".join(f"{i:07d}|" for i in range(n // 8 + 1))[:n]
 
 
+def bulk_piece(i: int, size: int, newlines: bool) -> str:
+    """Chunk i of a `bulk` answer: size characters of a pattern naming i, cheap to build."""
+    unit = f"{i:07d}|" * 9 + ("\n" if newlines else "|")
+    return (unit * (size // len(unit) + 1))[:size]
+
+
 GARBAGE = b"not json at all\n42\n[1,2]\n\xff\xfe{bad utf8}\n\n"
 GARBAGE_OBJECTS = (
     b"{this is not json}\n"
@@ -85,12 +109,19 @@ GARBAGE_OBJECTS = (
 
 def send(message: dict[str, Any]) -> None:
     data = json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n"
+    is_response = "method" not in message
     with _write_lock:
         if opt("garbage"):
             sys.stdout.buffer.write(GARBAGE)
         if opt("garbage") == "2":
             sys.stdout.buffer.write(GARBAGE_OBJECTS)
+        if opt("dup") and is_response:
+            for stray in (424242, "no-such-id"):
+                sys.stdout.buffer.write(json.dumps({"jsonrpc": "2.0", "id": stray, "result": {}}).encode())
+                sys.stdout.buffer.write(b"\n")
         sys.stdout.buffer.write(data)
+        if opt("dup") and is_response:
+            sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
 
 
@@ -185,8 +216,59 @@ def permission_options() -> list[dict[str, str]]:
     return [{"optionId": i, "name": n, "kind": k} for i, n, k in sets[opt("permission")]]
 
 
+def unknown_updates() -> None:
+    notify({"sessionUpdate": "acp_tui_unknown_kind", "content": {"type": "text", "text": "UNKNOWN-KIND"}})
+    notify({"sessionUpdate": "agent_message_chunk", "content": {"type": "hologram", "text": "UNKNOWN-TYPE"}})
+    notify({"sessionUpdate": "agent_message_chunk", "content": {"type": "text"}})  # no text
+    notify({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 42}})
+    notify({"sessionUpdate": "agent_message_chunk"})  # no content
+    notify({"sessionUpdate": "tool_call", "toolCallId": 7, "title": None})  # invalid fields
+    notify({"sessionUpdate": "plan", "entries": "not a list"})
+    notify({"content": {"type": "text", "text": "NO-KIND"}})  # no sessionUpdate at all
+    send({"method": "session/update", "params": {"update": {"sessionUpdate": "agent_message_chunk"}}})
+    send({"method": "session/update", "params": "not an object"})
+
+
+def permission_storm(count: int) -> None:
+    call = {"toolCallId": "storm", "title": "Storm", "kind": "execute", "status": "pending"}
+    params = {"sessionId": SESSION, "toolCall": call, "options": permission_options()}
+    ids = list(range(5000, 5000 + count))
+    with _write_lock:  # all at once, as fast as the pipe takes them
+        for rid in ids:
+            frame = {"jsonrpc": "2.0", "id": rid, "method": "session/request_permission", "params": params}
+            sys.stdout.buffer.write(json.dumps(frame).encode() + b"\n")
+        sys.stdout.buffer.flush()
+    counts = {"allowed": 0, "rejected": 0, "cancelled": 0, "errors": 0}
+    kinds = {o["optionId"]: o["kind"] for o in permission_options()}
+    for rid in ids:
+        with _response_ready:
+            while rid not in _responses:
+                _response_ready.wait()
+            reply = _responses.pop(rid)
+        outcome = (reply.get("result") or {}).get("outcome") or {}
+        if "error" in reply:
+            counts["errors"] += 1
+        elif outcome.get("outcome") == "selected":
+            allowed = kinds.get(outcome.get("optionId"), "").startswith("allow")
+            counts["allowed" if allowed else "rejected"] += 1
+        else:
+            counts["cancelled"] += 1
+    notify_chunk("storm: " + ", ".join(f"{n} {what}" for what, n in counts.items()))
+
+
 def answer_prompt(rid: Any, prompt_text: str) -> None:
+    if opt("stderr_at_prompt"):
+        sys.stderr.write(opt("stderr_at_prompt") + "\n")
+        sys.stderr.flush()
     maybe_exit("prompt-start")
+    if opt("noise_line"):
+        with _write_lock:
+            sys.stdout.buffer.write(b"x" * int(opt("noise_line")) + b"\n")
+            sys.stdout.buffer.flush()
+    if opt("unknown_updates"):
+        unknown_updates()
+    if opt("storm"):
+        permission_storm(int(opt("storm")))
     if opt("permission"):
         call = {"toolCallId": "t1", "title": "Write proof.txt", "kind": "edit", "status": "pending"}
         if opt("exit_at") == "permission":
@@ -200,15 +282,24 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
         notify_chunk(f"[permission: {json.dumps(reply.get('result', reply.get('error')))}]")
     if opt("fs"):
         codes = [
-            request("fs/read_text_file", {"sessionId": SESSION, "path": "/etc/hostname"}),
-            request("fs/write_text_file", {"sessionId": SESSION, "path": "x.txt", "content": "x"}),
-            request("terminal/create", {"sessionId": SESSION, "command": "touch", "args": ["y.txt"]}),
+            request("fs/read_text_file", {"sessionId": SESSION, "path": opt("fs_read", "/etc/hostname")}),
+            request(
+                "fs/write_text_file", {"sessionId": SESSION, "path": opt("fs_write", "x.txt"), "content": "x"}
+            ),
+            request(
+                "terminal/create",
+                {"sessionId": SESSION, "command": "touch", "args": [opt("fs_touch", "y.txt")]},
+            ),
         ]
         notify_chunk(" ".join(str(r.get("error", {}).get("code")) for r in codes))
     if opt("echo_env"):
         notify_chunk(os.environ.get(opt("echo_env"), "<unset>"))
     elif opt("big"):
         notify_chunk(big_text(int(opt("big"))))
+    elif opt("bulk"):
+        total, size = int(opt("bulk")), int(opt("bulk_chunk", str(1 << 20)))
+        for i in range(-(-total // size)):
+            notify_chunk(bulk_piece(i, min(size, total - i * size), bool(opt("bulk_newlines"))))
     elif not opt("early"):
         stream_answer(prompt_text)
     if opt("forever"):
@@ -262,7 +353,12 @@ def serve() -> None:
         if method == "initialize":
             maybe_exit("initialize")
             if opt("stderr_bytes"):
-                sys.stderr.write(("e" * 99 + "\n") * (int(opt("stderr_bytes")) // 100))
+                line = "e" * 99 + ("\n" if opt("stderr_newlines", "1") != "0" else "e")
+                block = line * 10_000  # about 1 MB at a time: the flood never sits in memory whole
+                left = int(opt("stderr_bytes")) // 100
+                while left > 0:
+                    sys.stderr.write(block if left >= 10_000 else line * left)
+                    left -= 10_000
             if opt("stderr"):
                 sys.stderr.write(opt("stderr") + "\n")
             sys.stderr.flush()
