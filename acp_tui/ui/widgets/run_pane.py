@@ -174,6 +174,7 @@ class RunPane(Vertical, can_focus=True):
         self.query_one("#cancel", Button).disabled = False
         self._stats_dirty = True
         self._tick()
+        self.ticker.resume()
 
     def _show_result(self, result: SubagentResult) -> None:
         self.result = result
@@ -185,12 +186,14 @@ class RunPane(Vertical, can_focus=True):
             self.notify(f"{self.agent}: the answer was cut at the output cap", severity="warning")
         self._stats_dirty = True
         self._tick()
+        self.ticker.pause()  # nothing moves in a finished pane
         self.post_message(self.RunFinished(self, result))
 
     def _show_failure_to_start(self, message: str) -> None:
         self.query_one(StatusBadge).status = "error"
         self.add_class("-finished", "-error")
         self._show_error(message)
+        self.ticker.pause()
 
     def _show_error(self, message: str | None) -> None:
         error = self.query_one("#error", Static)
