@@ -1,28 +1,35 @@
 """acp-tui: supervise delegated ACP subagents, side by side.
 
 The public names of the core are re-exported here, so `from acp_tui import Subagents` is the way in.
+They load on first use: `python -m acp_tui.demo.agent` and `acp-tui run` pay only for what they use.
 """
 
-from .subagents import (
-    AcpProviderConfig,
-    AcpSubagentProvider,
-    Finished,
-    HiddenUpdate,
-    OutputDelta,
-    PermissionDecided,
-    PermissionRecord,
-    ProviderCapabilities,
-    StatusChanged,
-    StderrLine,
-    SubagentRequest,
-    SubagentResult,
-    SubagentRun,
-    Subagents,
-    SubagentStopReason,
-    UnsupportedCapabilityError,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+
+if TYPE_CHECKING:
+    from .subagents import (
+        AcpProviderConfig,
+        AcpSubagentProvider,
+        Finished,
+        HiddenUpdate,
+        OutputDelta,
+        PermissionDecided,
+        PermissionRecord,
+        ProviderCapabilities,
+        StatusChanged,
+        StderrLine,
+        SubagentRequest,
+        SubagentResult,
+        SubagentRun,
+        Subagents,
+        SubagentStopReason,
+        UnsupportedCapabilityError,
+    )
 
 __all__ = [
     "AcpProviderConfig",
@@ -43,3 +50,13 @@ __all__ = [
     "UnsupportedCapabilityError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__ or name == "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import subagents
+
+    value = getattr(subagents, name)
+    globals()[name] = value
+    return value

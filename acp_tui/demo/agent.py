@@ -33,6 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp_tui.subagents.acp.sdk import import_acp
+
+import_acp()  # the SDK, without the half second pydantic spends on docstrings
+
 from acp import (
     PROTOCOL_VERSION,
     RequestError,

@@ -1,25 +1,66 @@
-"""The core: the RFC's subagent seam and its ACP backend. Never imports textual."""
+"""The core: the RFC's subagent seam and its ACP backend. Never imports textual.
 
-from .acp import AcpProviderConfig, AcpSubagentProvider, AcpSubagentRun
-from .model import (
-    Finished,
-    HiddenUpdate,
-    OutputDelta,
-    PermissionDecided,
-    PermissionOptionInfo,
-    PermissionRecord,
-    ProviderCapabilities,
-    RunEvent,
-    StatusChanged,
-    StderrLine,
-    SubagentProvider,
-    SubagentRequest,
-    SubagentResult,
-    SubagentRun,
-    SubagentStopReason,
-    UnsupportedCapabilityError,
-)
-from .registry import Subagents
+Names are loaded on first use, so that a child agent of ours or a short command pays only for what it
+touches.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "AcpProviderConfig": ".acp.provider",
+    "AcpSubagentProvider": ".acp.provider",
+    "AcpSubagentRun": ".acp.run",
+    "Finished": ".model",
+    "HiddenUpdate": ".model",
+    "OutputDelta": ".model",
+    "PermissionDecided": ".model",
+    "PermissionOptionInfo": ".model",
+    "PermissionRecord": ".model",
+    "ProviderCapabilities": ".model",
+    "RunEvent": ".model",
+    "StatusChanged": ".model",
+    "StderrLine": ".model",
+    "SubagentProvider": ".model",
+    "SubagentRequest": ".model",
+    "SubagentResult": ".model",
+    "SubagentRun": ".model",
+    "SubagentStopReason": ".model",
+    "Subagents": ".registry",
+    "UnsupportedCapabilityError": ".model",
+}
+
+if TYPE_CHECKING:
+    from .acp.provider import (
+        AcpProviderConfig,
+        AcpSubagentProvider,
+    )
+    from .acp.run import (
+        AcpSubagentRun,
+    )
+    from .model import (
+        Finished,
+        HiddenUpdate,
+        OutputDelta,
+        PermissionDecided,
+        PermissionOptionInfo,
+        PermissionRecord,
+        ProviderCapabilities,
+        RunEvent,
+        StatusChanged,
+        StderrLine,
+        SubagentProvider,
+        SubagentRequest,
+        SubagentResult,
+        SubagentRun,
+        SubagentStopReason,
+        UnsupportedCapabilityError,
+    )
+    from .registry import (
+        Subagents,
+    )
 
 __all__ = [
     "AcpProviderConfig",
@@ -43,3 +84,12 @@ __all__ = [
     "Subagents",
     "UnsupportedCapabilityError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

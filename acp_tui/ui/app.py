@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.markup import escape
 from textual import on
@@ -22,15 +22,17 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
-from ..subagents import AcpSubagentProvider, SubagentRequest, SubagentRun, Subagents
-from ..subagents.acp.permissions import PermissionAsk
-from .screens.permission_screen import PermissionScreen
-from .screens.policy_screen import PolicyScreen
+from ..subagents.model import SubagentRequest, SubagentRun
+from ..subagents.registry import Subagents
 from .widgets.prompt_bar import PromptBar
-from .widgets.run_pane import RunPane, RunStarter
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..subagents.acp.permissions import PermissionAsk
+    from .widgets.run_pane import RunPane, RunStarter
+
+# What only the first round needs (panes, Markdown, the provider) is imported then, not before the
+# first frame: a newcomer's first look should come as fast as Textual allows.
 
 MIN_PANE_WIDTH = 40
 MIN_PANE_HEIGHT = 12
@@ -109,6 +111,8 @@ class SupervisorApp(App[None]):
 
     @on(PromptBar.Submitted)
     async def fan_out(self, event: PromptBar.Submitted) -> None:
+        from .widgets.run_pane import RunPane
+
         self.rounds += 1
         runs = self.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
@@ -135,6 +139,8 @@ class SupervisorApp(App[None]):
         return start
 
     async def _provider_for(self, agent: str) -> str:
+        from ..subagents.acp.provider import AcpSubagentProvider
+
         """The seam's name for this preset as it is set now (policy, tracing).
 
         Settings that change get a provider of their own, so runs already going keep theirs.
@@ -153,6 +159,8 @@ class SupervisorApp(App[None]):
 
     async def ask_permission(self, agent: str, ask: PermissionAsk) -> str | None:
         """The `ask` policy: a modal; if the run stops first, the modal goes away unanswered."""
+        from .screens.permission_screen import PermissionScreen
+
         answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         screen = PermissionScreen(agent, ask)
 
@@ -167,17 +175,20 @@ class SupervisorApp(App[None]):
             if screen.is_current:  # the run stopped while the question was open
                 screen.dismiss(None)
 
-    @on(RunPane.RunFinished)
-    def _on_run_finished(self) -> None:
+    def on_run_pane_run_finished(self) -> None:
         self._update_subtitle()
 
     def on_resize(self) -> None:
         self._relayout()
 
+    def _panes(self) -> list[RunPane]:
+        # Only the grid's own children: a query of the whole DOM walks every answer's blocks.
+        return cast("list[RunPane]", list(self.query_one("#runs").query_children(".run-pane")))
+
     def _relayout(self) -> None:
         """Two or three panes across as the width allows; rows fill the height, else scroll."""
         runs = self.query_one("#runs", VerticalScroll)
-        count = len(runs.query(RunPane))
+        count = len(self._panes())
         if not count:
             return
         width, height = runs.size
@@ -187,24 +198,26 @@ class SupervisorApp(App[None]):
         runs.styles.grid_rows = str(max(MIN_PANE_HEIGHT, (height or self.size.height) // rows))
 
     def _update_subtitle(self) -> None:
-        panes = list(self.query(RunPane))
+        panes = self._panes()
         live = sum(pane.live for pane in panes)
         self.sub_title = f"{live} live · {len(panes) - live} finished"
 
     # Actions ---------------------------------------------------------------------------------
 
     async def action_cancel_all(self) -> None:
-        await asyncio.gather(*(pane.action_cancel() for pane in self.query(RunPane)))
+        await asyncio.gather(*(pane.action_cancel() for pane in self._panes()))
 
     def action_focus_prompt(self) -> None:
         self.query_one(PromptBar).focus_prompt()
 
     def action_focus_runs(self) -> None:
-        panes = self.query(RunPane)
+        panes = self._panes()
         if panes:
-            panes.first().focus()
+            panes[0].focus()
 
     def action_policies(self) -> None:
+        from .screens.policy_screen import PolicyScreen
+
         def apply(chosen: dict[str, str] | None) -> None:
             if chosen:
                 self.policies.update(chosen)
@@ -232,7 +245,7 @@ class SupervisorApp(App[None]):
                 policy=pane.policy,
                 trace=getattr(pane.run, "trace_path", None),
             )
-            for pane in self.query(RunPane)
+            for pane in self._panes()
             if pane.result is not None
         ]
         if not records:
@@ -254,7 +267,7 @@ class SupervisorApp(App[None]):
         if self._quitting:
             return
         self._quitting = True
-        live = sum(pane.live for pane in self.query(RunPane))
+        live = sum(pane.live for pane in self._panes())
         if live:
             self.notify(f"Stopping {live} agent{'s' if live > 1 else ''}…", timeout=10)
         await self.subagents.aclose()
@@ -281,6 +294,9 @@ def trace_directory() -> Path:
 
 def _preload_protocol_sdk() -> None:
     """Import the ACP SDK off the UI thread, so the first run does not freeze the screen."""
+    from ..subagents.acp.sdk import import_acp
+
+    import_acp()
     import acp_tui.subagents.acp.client  # noqa: F401
 
 

@@ -1,17 +1,5 @@
-"""The ACP subagent backend: each run is a child process driven over stdio as an ACP client."""
+"""The ACP subagent backend: each run is a child process driven over stdio as an ACP client.
 
-from .permissions import AskPolicy, FixedPolicy, PermissionAsk, PermissionChoice, Rule, RulePolicy
-from .provider import AcpProviderConfig, AcpSubagentProvider
-from .run import AcpSubagentRun
-
-__all__ = [
-    "AcpProviderConfig",
-    "AcpSubagentProvider",
-    "AcpSubagentRun",
-    "AskPolicy",
-    "FixedPolicy",
-    "PermissionAsk",
-    "PermissionChoice",
-    "Rule",
-    "RulePolicy",
-]
+Nothing is imported here on purpose: a child started with `python -m acp_tui.demo.agent`, or the
+`sdk` helper, must not pay for the whole backend.
+"""

@@ -35,6 +35,7 @@ from .environment import child_environment
 from .masking import SecretMask
 from .permissions import PermissionAsk, PermissionPolicy
 from .process import Child, drain_lines, pump_json_lines, spawn, spawn_error_message, terminate_group
+from .sdk import import_acp
 from .stop_reasons import map_stop_reason
 from .trace import TraceWriter
 
@@ -176,6 +177,7 @@ class AcpSubagentRun:
         self._helper(self._watch_exit(child, self._pipes[0]))
 
         # Imported only now, so the child boots while we pay for the SDK.
+        import_acp()
         import acp
         from acp.schema import ClientCapabilities, Implementation
         from pydantic import ValidationError

@@ -170,18 +170,17 @@ class RunPane(Vertical, can_focus=True):
         self.query_one(Log).clear()
         self.query_one("#answer", VerticalScroll).anchor(False)
         self._show_error(None)
-        self.remove_class("-finished", *(f"-{reason}" for reason in SubagentStopReason))
-        self.query_one("#cancel", Button).disabled = False
+        self._show_cancel(True)
         self._stats_dirty = True
         self._tick()
         self.ticker.resume()
 
     def _show_result(self, result: SubagentResult) -> None:
         self.result = result
-        self.add_class("-finished", f"-{result.stop_reason}")
+        self._show_cancel(False)
         self.query_one(StatusBadge).status = str(result.stop_reason)
         self.query_one("#elapsed", Static).update(format_seconds(result.duration_s))
-        self._show_error(result.error)
+        self._show_error(result.error, failed=result.stop_reason is SubagentStopReason.ERROR)
         if result.truncated:
             self.notify(f"{self.agent}: the answer was cut at the output cap", severity="warning")
         self._stats_dirty = True
@@ -191,13 +190,22 @@ class RunPane(Vertical, can_focus=True):
 
     def _show_failure_to_start(self, message: str) -> None:
         self.query_one(StatusBadge).status = "error"
-        self.add_class("-finished", "-error")
-        self._show_error(message)
+        self._show_cancel(False)
+        self._show_error(message, failed=True)
         self.ticker.pause()
 
-    def _show_error(self, message: str | None) -> None:
+    # Classes go on these small widgets, never on the pane: restyling a pane restyles every block of
+    # its answer, which froze the screen for a moment per finishing run with many panes.
+
+    def _show_cancel(self, live: bool) -> None:
+        cancel = self.query_one("#cancel", Button)
+        cancel.disabled = False
+        cancel.display = live
+
+    def _show_error(self, message: str | None, *, failed: bool = False) -> None:
         error = self.query_one("#error", Static)
         error.update(message or "")
+        error.set_class(failed, "-failed")
         error.display = bool(message)
 
     def _tick(self) -> None:

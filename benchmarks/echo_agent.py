@@ -1,0 +1,112 @@
+"""A standard-library ACP agent for the benchmarks: fast to start, fast to stream, easy to make stubborn.
+
+    python echo_agent.py [key=value ...]
+
+  (no options)     answer the prompt text back, verbatim, in one chunk, then `end_turn`
+  chunks=N         answer with stream_text(N) in N agent_message_chunk notifications, written as
+                   fast as the pipe takes them (the client is the bottleneck, not this agent)
+  forever=1        after the answer, stream "." every `delay` seconds (default 0.02) until cancelled
+  on_cancel=MODE   honour (default: end the turn `cancelled` at once) | ignore (keep streaming)
+  ignore_term=1    ignore SIGTERM (only SIGKILL ends it)
+  ignore_eof=1     stay alive when stdin closes
+
+It speaks newline-delimited JSON-RPC with `json` and two threads, nothing else: about 20 ms from
+spawn to ready and 10 MB of RSS, so a benchmark measures the client, not this.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+SESSION = "bench-1"
+
+
+def stream_piece(i: int) -> str:
+    """The i-th chunk of a streamed answer: numbered tokens, 10 per line, paragraphs of 10 lines."""
+    sep = "\n\n" if i % 100 == 99 else "\n" if i % 10 == 9 else " "
+    return f"t{i:05d}{sep}"
+
+
+def stream_text(n: int) -> str:
+    return "".join(stream_piece(i) for i in range(n))
+
+
+_CHUNK_HEAD = (
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + SESSION.encode() + b'",'
+    b'"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":'
+)
+_CHUNK_TAIL = b"}}}}\n"
+
+
+def chunk_line(text: str) -> bytes:
+    return _CHUNK_HEAD + json.dumps(text).encode() + _CHUNK_TAIL
+
+
+def main() -> None:
+    opts = dict(arg.split("=", 1) for arg in sys.argv[1:])
+    if opts.get("ignore_term"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    out = sys.stdout.buffer
+    lock = threading.Lock()
+    cancelled = threading.Event()
+
+    def send(data: bytes) -> None:
+        with lock:
+            out.write(data)
+            out.flush()
+
+    def reply(rid: object, result: dict[str, object]) -> None:
+        send(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode() + b"\n")
+
+    def answer(rid: object, prompt_text: str) -> None:
+        n = int(opts.get("chunks", "0"))
+        if n:
+            lines = [chunk_line(stream_piece(i)) for i in range(n)]
+            for start in range(0, n, 2048):
+                if cancelled.is_set() and opts.get("on_cancel") != "ignore":
+                    break
+                send(b"".join(lines[start : start + 2048]))
+        else:
+            send(chunk_line(prompt_text))
+        if opts.get("forever"):
+            delay = float(opts.get("delay", "0.02"))
+            while not cancelled.is_set() or opts.get("on_cancel") == "ignore":
+                send(chunk_line("."))
+                time.sleep(delay)
+        stop = "cancelled" if cancelled.is_set() else "end_turn"
+        reply(rid, {"stopReason": stop})
+
+    for raw in sys.stdin.buffer:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            continue
+        method, rid = message.get("method"), message.get("id")
+        if method == "initialize":
+            reply(rid, {"protocolVersion": 1, "agentCapabilities": {}})
+        elif method == "session/new":
+            reply(rid, {"sessionId": SESSION})
+        elif method == "session/prompt":
+            blocks = message.get("params", {}).get("prompt", [])
+            text = "".join(b.get("text", "") for b in blocks)
+            threading.Thread(target=answer, args=(rid, text), daemon=True).start()
+        elif method == "session/cancel":
+            cancelled.set()
+        elif rid is not None and method is not None:
+            error = {"code": -32601, "message": "Method not found"}
+            send(json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}).encode() + b"\n")
+    if opts.get("ignore_eof"):
+        while True:
+            time.sleep(3600)
+    # The prompt thread may still be writing; leave without waiting for it.
+    out.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

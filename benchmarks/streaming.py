@@ -1,0 +1,312 @@
+"""Streaming: core throughput against the bare SDK client, and 16 streaming panes in the app.
+
+    python benchmarks/streaming.py [--pairs N] [--chunks N] [--panes N] [--pane-chunks N] [--only core|app]
+
+(a) Core throughput. One echo_agent.py child streams N chunks (default 50,000 numbered tokens,
+    written as fast as the pipe takes them, so the client is the bottleneck). Same process, same
+    child command, rotating which goes first in every round:
+    - core: `AcpSubagentProvider(...).start(request)` then `await run.result()` (nobody reads events)
+    - core+events (with --events): the same with one task draining `run.events()`, as the panes do
+    - bare: asyncio subprocess + `acp.connect_to_agent`, a client that appends each chunk, initialize,
+      session/new, prompt, close stdin, reap
+    Each figure is chunks / seconds from start to result (spawn and teardown included, on both
+    sides); every answer is checked to be exact. Target: core / bare >= 0.8.
+
+(b) The app under load (headless `App.run_test`, 200x60): 16 panes, each an echo_agent.py child
+    streaming 5,000 chunks. Every answer must be complete and exact at the end (the pane's
+    Markdown source). Meanwhile a thread plays the terminal driver's input thread: every 50 ms it
+    posts an `f12` key through `driver.process_message` (the path real key presses take) and times
+    until the app has run the bound action (a non-priority app binding, so the key walks the focus
+    chain first). Latency = action run - key posted. Reference: the same presses on the idle app
+    before Enter. Target: p95 < 100 ms while streaming.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import threading
+import time
+from pathlib import Path
+
+from _common import (
+    ECHO_AGENT,
+    PY,
+    end_progress,
+    header,
+    median,
+    pct,
+    press_key,
+    progress,
+    ratios,
+    table,
+    verdict,
+    wait_no_marked_processes,
+)
+from echo_agent import stream_text
+
+# (a) core throughput ---------------------------------------------------------------------------------
+
+
+async def core_run(chunks: int, expected: str, drain_events: bool) -> float:
+    from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
+
+    config = AcpProviderConfig(command=PY, args=[ECHO_AGENT, f"chunks={chunks}"])
+    start = time.perf_counter()
+    run = await AcpSubagentProvider(config).start(SubagentRequest(prompt="stream"))
+    drain = None
+    if drain_events:
+
+        async def consume() -> None:
+            async for _ in run.events():
+                pass
+
+        drain = asyncio.ensure_future(consume())
+    result = await run.result()
+    elapsed = time.perf_counter() - start
+    if drain is not None:
+        await drain
+    if result.output != expected or result.stop_reason != "completed":
+        raise AssertionError(f"core: {result.stop_reason} {result.error} {len(result.output)} chars")
+    return chunks / elapsed
+
+
+async def bare_run(chunks: int, expected: str) -> float:
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        PY, ECHO_AGENT, f"chunks={chunks}", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    import acp
+    from acp.schema import ClientCapabilities, Implementation
+
+    parts: list[str] = []
+
+    class Client:
+        async def session_update(self, session_id: str, update: object, **kwargs: object) -> None:
+            if getattr(update, "session_update", None) == "agent_message_chunk":
+                parts.append(update.content.text)  # type: ignore[attr-defined]
+
+        async def request_permission(self, *args: object, **kwargs: object) -> None:
+            raise NotImplementedError
+
+    conn = acp.connect_to_agent(Client(), proc.stdin, proc.stdout)  # type: ignore[arg-type]
+    await conn.initialize(
+        protocol_version=acp.PROTOCOL_VERSION,
+        client_capabilities=ClientCapabilities(),
+        client_info=Implementation(name="bare", version="0"),
+    )
+    session = await conn.new_session(cwd=".", mcp_servers=[])
+    response = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("stream")])
+    assert proc.stdin is not None
+    proc.stdin.close()
+    await proc.wait()
+    elapsed = time.perf_counter() - start
+    await conn.close()
+    if "".join(parts) != expected or response.stop_reason != "end_turn":
+        raise AssertionError(f"bare: {response.stop_reason} {len(''.join(parts))} chars")
+    return chunks / elapsed
+
+
+async def core_throughput(pairs: int, chunks: int, with_events: bool) -> list[list[object]]:
+    import acp  # noqa: F401  (both sides pay the import once, before anything is timed)
+
+    expected = stream_text(chunks)
+    subjects = {
+        "core": lambda: core_run(chunks, expected, drain_events=False),
+        "bare": lambda: bare_run(chunks, expected),
+    }
+    if with_events:
+        subjects["core+events"] = lambda: core_run(chunks, expected, drain_events=True)
+    for subject in subjects.values():
+        await subject()  # warm-up
+    names = list(subjects)
+    series: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(pairs):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            series[name].append(await subjects[name]())
+        progress(f"core round {i + 1}/{pairs}: " + "  ".join(f"{n} {series[n][-1]:,.0f}/s" for n in names))
+    end_progress()
+    rows = []
+    for name in [n for n in ("core", "core+events") if n in series]:
+        ratio = median(ratios(series[name], series["bare"]))
+        rows.append(
+            [
+                f"{name} vs bare, {chunks:,} chunks",
+                f"{median(series[name]):,.0f}/s",
+                f"{median(series['bare']):,.0f}/s",
+                ratio,
+                ">= 0.8x",
+                verdict(ratio >= 0.8),
+            ]
+        )
+    return rows
+
+
+# (b) the app under load ------------------------------------------------------------------------------
+
+
+class KeyProbe:
+    """Plays the driver's input thread: posts a key, times until the app ran its action."""
+
+    def __init__(self, app: object, interval: float = 0.05) -> None:
+        self.app = app
+        self.interval = interval
+        self.handled = threading.Event()
+        self.samples: list[tuple[float, float]] = []  # (posted at, latency)
+        self.lost = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def on_action(self) -> None:
+        self.handled.set()
+        self.handled_at = time.perf_counter()
+
+    def press_once(self) -> None:
+        from textual import events
+
+        driver = self.app._driver  # type: ignore[attr-defined]
+        self.handled.clear()
+        posted = time.perf_counter()
+        driver.process_message(events.Key("f12", None))
+        if self.handled.wait(10.0):
+            self.samples.append((posted, self.handled_at - posted))
+        else:
+            self.lost += 1
+
+    def start(self) -> None:
+        def loop() -> None:
+            while not self._stop.is_set():
+                self.press_once()
+                self._stop.wait(self.interval)
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[list[list[object]], list[str]]:
+    from textual.binding import Binding
+    from textual.widgets import Markdown
+
+    from acp_tui.config import AgentPreset, Settings
+    from acp_tui.ui.app import SupervisorApp
+    from acp_tui.ui.widgets.run_pane import RunPane
+
+    probe: KeyProbe | None = None
+
+    class ProbedApp(SupervisorApp):
+        CSS_PATH = str(Path(sys.modules[SupervisorApp.__module__].__file__ or "").with_name("app.tcss"))
+        BINDINGS = [*SupervisorApp.BINDINGS, Binding("f12", "bench_ping", "ping", show=False)]
+
+        def action_bench_ping(self) -> None:
+            if probe is not None:
+                probe.on_action()
+
+    presets = tuple(AgentPreset(f"a{i:02d}", PY, (ECHO_AGENT, f"chunks={chunks}")) for i in range(panes))
+    app = ProbedApp(Settings(presets=presets, prompt="stream"))
+    expected = stream_text(chunks)
+    notes: list[str] = []
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause(0.5)
+        probe = KeyProbe(app)
+        await asyncio.to_thread(lambda: [probe.press_once() for _ in range(idle_presses)])  # type: ignore[union-attr]
+        idle = [lat for _, lat in probe.samples]
+        probe.samples.clear()
+
+        started = time.perf_counter()
+        probe.start()
+        press_key(app, "enter")
+        deadline = started + 300
+        while True:
+            found = list(app.query(RunPane))
+            if len(found) == panes and all(p.result is not None for p in found):
+                break
+            if time.perf_counter() > deadline:
+                raise TimeoutError("the panes did not finish within 300 s")
+            await asyncio.sleep(0.05)
+        results_at = time.perf_counter()
+        # The result arrives before the pane's Markdown stream has flushed its last fragments.
+        while not all(p.query_one(Markdown).source == expected for p in found):
+            if time.perf_counter() > results_at + 30:
+                break
+            await asyncio.sleep(0.02)
+        shown_at = time.perf_counter()
+        await asyncio.to_thread(probe.stop)  # it may be waiting for a press the loop must handle
+        loaded = [lat for posted, lat in probe.samples if posted <= shown_at]
+
+        exact = sum(p.query_one(Markdown).source == expected for p in found)
+        completed = sum(p.result is not None and p.result.stop_reason == "completed" for p in found)
+        for p in found:
+            source = p.query_one(Markdown).source
+            if source != expected:
+                notes.append(f"{p.agent}: {len(source)} of {len(expected)} chars shown")
+        await app.action_quit()
+
+    p95 = pct(loaded, 95)
+    rows = [
+        [
+            f"{panes} panes x {chunks:,} chunks: complete and exact",
+            f"{exact}/{panes} exact, {completed}/{panes} completed",
+            "",
+            "",
+            "all",
+            verdict(exact == panes and completed == panes),
+        ],
+        [
+            "key press handled, p95 while streaming",
+            f"{p95 * 1000:.0f} ms (p50 {median(loaded) * 1000:.0f}, max {max(loaded, default=0) * 1000:.0f}, n={len(loaded)})",
+            f"idle p95 {pct(idle, 95) * 1000:.0f} ms",
+            p95 / pct(idle, 95) if idle else float("nan"),
+            "< 100 ms",
+            verdict(p95 < 0.1 and probe.lost == 0),
+        ],
+        [
+            "time to all results / all answers shown",
+            f"{results_at - started:.2f} s / {shown_at - started:.2f} s",
+            f"{panes * chunks / (shown_at - started):,.0f} chunks/s shown",
+            "",
+            "",
+            "",
+        ],
+    ]
+    if probe.lost:
+        notes.append(f"{probe.lost} key presses not handled within 10 s")
+    return rows, notes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--pairs", type=int, default=10, help="rounds for (a) (default 10)")
+    parser.add_argument("--chunks", type=int, default=50_000, help="chunks for (a) (default 50,000)")
+    parser.add_argument("--panes", type=int, default=16, help="panes for (b) (default 16)")
+    parser.add_argument("--pane-chunks", type=int, default=5_000, help="chunks per pane (default 5,000)")
+    parser.add_argument("--events", action="store_true", help="(a) also with an events() consumer")
+    parser.add_argument("--only", choices=["core", "app"], help="run only (a) or (b)")
+    args = parser.parse_args()
+
+    header("Streaming: core throughput vs the bare SDK client; 16 streaming panes in the app")
+    rows: list[list[object]] = []
+    notes: list[str] = []
+    if args.only != "app":
+        rows += asyncio.run(core_throughput(args.pairs, args.chunks, args.events))
+    if args.only != "core":
+        app_rows, notes = asyncio.run(app_under_load(args.panes, args.pane_chunks, idle_presses=40))
+        rows += app_rows
+    print(table(["what", "acp-tui", "reference", "ratio", "target", "verdict"], rows))
+    for note in notes:
+        print(f"note: {note}")
+    left = wait_no_marked_processes()
+    print(f"\nprocesses left: {len(left)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
