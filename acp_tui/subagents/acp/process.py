@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 from .watchdog import watchdog
 
-READ_SIZE = 1 << 18
+# Small reads, and a yield after each: a child streaming as fast as its pipe allows must not keep
+# the event loop (other runs, the screen, key presses) waiting. 256 KiB reads measured 1.2 s of loop
+# lag with 16 fast children; 2 KiB reads, 60 ms, at no cost in throughput.
+READ_SIZE = 1 << 11
 
 
 class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -136,6 +139,7 @@ async def pump_json_lines(
             if kept:
                 kept.append(b"")
                 sink.feed_data(b"\n".join(kept))
+                await asyncio.sleep(0)
     finally:
         if partial:
             keep(bytes(partial), kept := [])
@@ -154,6 +158,7 @@ async def drain_lines(
         partial = lines.pop()[: max_line_chars * 4]
         for line in lines:
             on_line(line[: max_line_chars * 4].decode("utf-8", "replace").rstrip("\r")[:max_line_chars])
+        await asyncio.sleep(0)
     if partial:
         on_line(partial.decode("utf-8", "replace").rstrip("\r")[:max_line_chars])
 
