@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .subagents.acp.permissions import (
     TOOL_KINDS,
@@ -27,7 +27,11 @@ from .subagents.acp.permissions import (
     Rule,
     RulePolicy,
 )
-from .subagents.acp.provider import AcpProviderConfig
+
+if TYPE_CHECKING:
+    # The backend itself loads when a run is configured, not when presets are read: the app's
+    # first frame and `run`'s first spawn come sooner.
+    from .subagents.acp.provider import AcpProviderConfig
 
 APP_NAME = "acp-tui"
 CONFIG_FILE_NAME = "agents.toml"
@@ -77,6 +81,8 @@ class AgentPreset:
             # Should this fail, the run says "working directory not found", naming it.
             with contextlib.suppress(OSError):
                 Path(self.cwd).mkdir(parents=True, exist_ok=True)
+        from .subagents.acp.provider import AcpProviderConfig
+
         return AcpProviderConfig(
             command=self.command,
             args=self.args,
