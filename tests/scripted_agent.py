@@ -2,7 +2,8 @@
 
     python scripted_agent.py key=value ...
 
-Options (all optional):
+Options (all optional; `${NAME}` in a value is replaced by the environment variable NAME, so a
+test can make the agent leak its own credentials without putting them on its command line):
   text=...            the answer, streamed in `chunks` pieces (default "Hello from the scripted agent.")
   chunks=N            how many agent_message_chunk notifications carry the answer (default 1)
   stop=REASON         the stopReason of the prompt response (default end_turn; any string goes)
@@ -23,6 +24,7 @@ Options (all optional):
   hang=STEP           never answer `initialize` or `session/new`
   exit=CODE           exit with CODE (after `exit_at`: start | initialize | prompt, mid-stream)
   exit_at=STEP        where to exit (default prompt, after the first chunk)
+  exit_message=TEXT   the stderr line written just before `exit=` (default: says the code and step)
   close_stdin=1       close stdin after answering session/new and keep running (a broken pipe)
   close_stdout=1      close stdout after the first chunk and keep running
   wrapper=1           re-run this script as a grandchild with the same options (minus wrapper) and
@@ -50,14 +52,21 @@ Hostile options (tests/hostile/):
   stderr_newlines=0   the `stderr_bytes` flood has no newline at all (one endless line)
   unknown_updates=1   before the answer: updates of unknown kinds, chunks of unknown content types,
                       known kinds with invalid fields (each must be dropped or counted, never shown)
-  dup=1               every response is sent twice, and responses to ids never asked (a number, a
-                      string) go out before each of them
-  storm=N             before the answer, N permission requests at once (ids 5000..); the answer is
-                      then `storm: A allowed, R rejected, C cancelled, E errors`
+  dup=1               every response is sent twice
+  stray=1             before each response, responses to ids never asked (a number, a string)
+  pause=S             when the prompt arrives, wait S seconds before anything else (a live window)
+  storm=N             before the answer, N permission requests at once (ids 5000.., the options of
+                      `permission`, default normal); the answer then starts with
+                      `storm: A allowed, R rejected, C cancelled, E errors`
   fs_read=PATH        with fs=1: the path read (default /etc/hostname)
   fs_write=PATH       with fs=1: the path written (default x.txt)
   fs_touch=PATH       with fs=1: terminal/create runs `touch PATH` (default y.txt)
   stderr_at_prompt=TEXT  write TEXT as a stderr line when the prompt arrives (a readiness mark)
+  env_dump=PATH       at start, write {"env": the environment, "cwd": the working directory} to PATH
+  permission_title=T  the title of the `permission=` tool call (default "Write proof.txt")
+  noise=TEXT          before the answer, a stdout line that is not JSON and carries TEXT
+  invalid_update=TEXT before the answer, an agent_message_chunk the schema rejects, carrying TEXT
+  lone_surrogate=1    the answer is "x\ud800y": valid JSON, but no valid Unicode text (no UTF-8 for it)
 """
 
 from __future__ import annotations
@@ -65,6 +74,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -83,7 +93,11 @@ cancelled = threading.Event()
 
 
 def opt(name: str, default: str = "") -> str:
-    return OPTS.get(name, default)
+    """An option's value; `${NAME}` in it stands for the variable NAME of our environment."""
+    value = OPTS.get(name, default)
+    if "${" in value:
+        value = re.sub(r"\$\{(\w+)\}", lambda m: os.environ.get(m.group(1), ""), value)
+    return value
 
 
 def big_text(n: int) -> str:
@@ -115,7 +129,7 @@ def send(message: dict[str, Any]) -> None:
             sys.stdout.buffer.write(GARBAGE)
         if opt("garbage") == "2":
             sys.stdout.buffer.write(GARBAGE_OBJECTS)
-        if opt("dup") and is_response:
+        if opt("stray") and is_response:
             for stray in (424242, "no-such-id"):
                 sys.stdout.buffer.write(json.dumps({"jsonrpc": "2.0", "id": stray, "result": {}}).encode())
                 sys.stdout.buffer.write(b"\n")
@@ -171,7 +185,7 @@ def reader() -> None:
 
 def maybe_exit(step: str) -> None:
     if opt("exit") and opt("exit_at", "prompt") == step:
-        sys.stderr.write(f"scripted agent: exiting with {opt('exit')} at {step}\n")
+        sys.stderr.write(opt("exit_message", f"scripted agent: exiting with {opt('exit')} at {step}") + "\n")
         sys.stderr.flush()
         os._exit(int(opt("exit")))
     if opt("kill") and opt("exit_at", "prompt") == step:
@@ -213,7 +227,7 @@ def permission_options() -> list[dict[str, str]]:
         ],
         "allow_only": [("aa", "Always allow", "allow_always"), ("a1", "Allow once", "allow_once")],
     }
-    return [{"optionId": i, "name": n, "kind": k} for i, n, k in sets[opt("permission")]]
+    return [{"optionId": i, "name": n, "kind": k} for i, n, k in sets[opt("permission", "normal")]]
 
 
 def unknown_updates() -> None:
@@ -260,6 +274,8 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
     if opt("stderr_at_prompt"):
         sys.stderr.write(opt("stderr_at_prompt") + "\n")
         sys.stderr.flush()
+    if opt("pause"):
+        time.sleep(float(opt("pause")))
     maybe_exit("prompt-start")
     if opt("noise_line"):
         with _write_lock:
@@ -267,10 +283,22 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
             sys.stdout.buffer.flush()
     if opt("unknown_updates"):
         unknown_updates()
+    if opt("noise"):
+        with _write_lock:
+            sys.stdout.buffer.write(f"noise: {opt('noise')}\n".encode())
+            sys.stdout.buffer.flush()
+    if opt("invalid_update"):
+        notify(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": [opt("invalid_update")]},
+            }
+        )
     if opt("storm"):
         permission_storm(int(opt("storm")))
     if opt("permission"):
-        call = {"toolCallId": "t1", "title": "Write proof.txt", "kind": "edit", "status": "pending"}
+        title = opt("permission_title", "Write proof.txt")
+        call = {"toolCallId": "t1", "title": title, "kind": "edit", "status": "pending"}
         if opt("exit_at") == "permission":
             params = {"sessionId": SESSION, "toolCall": call, "options": permission_options()}
             send({"id": 1, "method": "session/request_permission", "params": params})
@@ -292,7 +320,9 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
             ),
         ]
         notify_chunk(" ".join(str(r.get("error", {}).get("code")) for r in codes))
-    if opt("echo_env"):
+    if opt("lone_surrogate"):
+        notify_chunk("x\ud800y")  # json.dumps writes the escape `\ud800`
+    elif opt("echo_env"):
         notify_chunk(os.environ.get(opt("echo_env"), "<unset>"))
     elif opt("big"):
         notify_chunk(big_text(int(opt("big"))))
@@ -344,6 +374,9 @@ def stream_answer(prompt_text: str) -> None:
 
 
 def serve() -> None:
+    if opt("env_dump"):
+        with open(opt("env_dump"), "w") as f:
+            json.dump({"env": dict(os.environ), "cwd": os.getcwd()}, f)
     if opt("ignore_term"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     maybe_exit("start")

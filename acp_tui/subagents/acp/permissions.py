@@ -51,8 +51,10 @@ def choose(options: Sequence[PermissionOptionInfo], action: Action) -> str | Non
         for option in options:
             if option.kind in ALLOW_KINDS:
                 return option.option_id
+    # An id that an allow option also carries could approve: a reject never picks it.
+    approving = {option.option_id for option in options if option.kind in ALLOW_KINDS}
     for option in options:
-        if option.kind.startswith("reject"):
+        if option.kind.startswith("reject") and option.option_id not in approving:
             return option.option_id
     return None
 

@@ -378,7 +378,7 @@ class AcpSubagentRun:
         if kind == "agent_message_chunk":
             content_type = getattr(update.content, "type", "unknown")
             if content_type == "text":
-                self._append_output(update.content.text)
+                self._append_output(_printable(update.content.text))
                 return
             kind = f"agent_message_chunk:{content_type}"  # counted, never shown
         self._hidden[kind] += 1
@@ -395,7 +395,9 @@ class AcpSubagentRun:
         finally:
             # Recorded even when the question dies with the run: the log shows it was answered
             # `cancelled`, and a modal showing it has been closed by the cancellation.
-            kinds = {o.option_id: o.kind for o in ask.options}
+            kinds: dict[str, str] = {}
+            for option in ask.options:  # an id offered twice reads as its first offer
+                kinds.setdefault(option.option_id, option.kind)
             if option_id not in kinds:
                 option_id = None
             record = PermissionRecord(
@@ -461,6 +463,16 @@ class AcpSubagentRun:
     def _note(self, message: str) -> None:
         """Our own diagnostics about the child, shown with its stderr."""
         self._on_stderr_line(f"[acp-tui] {message}")
+
+
+def _printable(text: str) -> str:
+    """The text, with lone surrogates (from JSON escapes like `\\ud800`) replaced: they cannot be
+    encoded, so they would break every screen, file and pipe the answer goes to."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode()
+    return text
 
 
 def _rpc_error_text(exc: Exception) -> str:

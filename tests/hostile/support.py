@@ -1,0 +1,174 @@
+"""What the hostile tests share: memory and descriptor probes, the bulk answer's text, key latency."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import gc
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.helpers import SCRIPTED_AGENT
+
+MiB = 1 << 20
+MB = 1_000_000
+
+
+def rss_bytes() -> int:
+    """Our resident set size now (VmRSS of /proc/self/status)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@dataclass
+class PeakRss:
+    """The highest RSS seen above the baseline while the block ran (sampled every 20 ms)."""
+
+    baseline: int = 0
+    peak: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def growth(self) -> int:
+        return self.peak - self.baseline
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, rss_bytes())
+
+
+def release_free_memory() -> None:
+    """Collect garbage and hand freed heap pages back to the OS, so a baseline is not inflated by
+    what earlier tests freed (glibc keeps it otherwise, and later growth would hide inside it)."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+@contextmanager
+def peak_rss() -> Iterator[PeakRss]:
+    release_free_memory()
+    probe = PeakRss(baseline=rss_bytes())
+    probe.peak = probe.baseline
+    sampler = threading.Thread(target=probe._sample, daemon=True)
+    sampler.start()
+    try:
+        yield probe
+    finally:
+        probe._stop.set()
+        sampler.join()
+        probe.peak = max(probe.peak, rss_bytes())
+
+
+class LoopLag:
+    """The longest the event loop went without running a 5 ms timer: how long a UI would freeze."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(0.005)
+            self.worst = max(self.worst, loop.time() - before - 0.005)
+
+    def __enter__(self) -> LoopLag:
+        self._task = asyncio.ensure_future(self._watch())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
+def bulk_piece(i: int, size: int, newlines: bool = False) -> str:
+    """The same as tests/scripted_agent.py's bulk_piece (that module reads argv when imported)."""
+    unit = f"{i:07d}|" * 9 + ("\n" if newlines else "|")
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def bulk_text(total: int, chunk: int = MiB, *, limit: int | None = None, newlines: bool = False) -> str:
+    """The first `limit` characters of the scripted agent's `bulk=total bulk_chunk=chunk` answer."""
+    limit = total if limit is None else min(limit, total)
+    parts, made, i = [], 0, 0
+    while made < limit:
+        size = min(chunk, total - i * chunk)
+        parts.append(bulk_piece(i, size, newlines))
+        made += size
+        i += 1
+    return "".join(parts)[:limit]
+
+
+def scripted_args(**options: object) -> tuple[str, ...]:
+    return (SCRIPTED_AGENT, *(f"{key}={value}" for key, value in options.items()))
+
+
+def python() -> str:
+    return sys.executable
+
+
+async def key_latency(app: Any, key: str = "tab", timeout: float = 5.0) -> float:
+    """Seconds from a real key event to its effect (`tab` moves the focus), on any screen.
+
+    Not `pilot.press`: that waits for the whole app to go idle (up to a second under load), which
+    would measure our patience rather than the app's responsiveness.
+    """
+    from textual import events
+
+    before = app.focused
+    started = time.monotonic()
+    app._driver.send_message(events.Key(key, "\t" if key == "tab" else key))
+    while app.focused is before:
+        if time.monotonic() - started > timeout:
+            break
+        await asyncio.sleep(0.002)
+    return time.monotonic() - started
+
+
+def send_key(app: Any, key: str, character: str | None = None) -> None:
+    """A key as the terminal would deliver it, without waiting for the app to go idle."""
+    from textual import events
+
+    app._driver.send_message(events.Key(key, character))
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Move everything the test session allocated so far out of the collector's sight.
+
+    A full collection walks every object of the process: after a few hundred tests that is the
+    pytest session's heap, and its pauses (a few tenths of a second) would be charged to the app's
+    key latency. The app's own objects, made after this, are still collected as usual.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+async def eventually(condition: Any, timeout: float = 20.0, what: str = "the condition") -> None:
+    """Wait for `condition()` on the event loop alone. Not `pilot.pause`: that first waits for every
+    widget to drain its message queue, which is exactly what a flooded app cannot do quickly."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.005)
