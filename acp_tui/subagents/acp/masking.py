@@ -7,6 +7,7 @@ the start of a value until the next piece (or the end) settles it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -16,7 +17,20 @@ MIN_MASKED_LENGTH = 4  # shorter values (flags, "1") would blank out ordinary te
 
 class SecretMask:
     def __init__(self, values: Iterable[str]) -> None:
-        secrets = sorted({v for v in values if len(v) >= MIN_MASKED_LENGTH}, key=len, reverse=True)
+        # Traces and logs hold values as JSON or repr() spells them (quotes, backslashes and
+        # non-ASCII escaped): each spelling is masked.
+        spellings = {
+            spelling
+            for value in values
+            if len(value) >= MIN_MASKED_LENGTH
+            for spelling in (
+                value,
+                json.dumps(value)[1:-1],
+                json.dumps(value, ensure_ascii=False)[1:-1],
+                repr(value)[1:-1],
+            )
+        }
+        secrets = sorted(spellings, key=len, reverse=True)
         self._pattern = re.compile("|".join(map(re.escape, secrets))) if secrets else None
         self._hold = max((len(s) for s in secrets), default=1) - 1
         self._tail = ""
