@@ -92,7 +92,8 @@ class SubagentResult:
     permissions: list[PermissionRecord] = field(default_factory=list)
     duration_s: float = 0.0
     stderr_tail: list[str] = field(default_factory=list)
-    truncated: bool = False  # the output hit the run's cap; the rest of the answer was dropped
+    # The answer is incomplete: it hit the run's cap, or a message too large to read was dropped.
+    truncated: bool = False
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.

@@ -119,6 +119,7 @@ async def pump_json_lines(
     *,
     max_line_bytes: int,
     on_dropped: Callable[[str], None],
+    on_oversized: Callable[[], None] = lambda: None,
 ) -> None:
     """Copy the child's stdout into `sink`, keeping only JSON-RPC messages the SDK can take.
 
@@ -151,6 +152,7 @@ async def pump_json_lines(
             if not discarding:
                 partial += chunk[start:]
                 if len(partial) > max_line_bytes:
+                    on_oversized()
                     on_dropped(f"a line longer than {max_line_bytes} bytes was dropped")
                     partial.clear()
                     discarding = True

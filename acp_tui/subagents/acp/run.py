@@ -171,7 +171,11 @@ class AcpSubagentRun:
         assert proc.stdin and proc.stdout and proc.stderr
         agent_output = asyncio.StreamReader(limit=1 << 24)
         pump = pump_json_lines(
-            proc.stdout, agent_output, max_line_bytes=self.config.max_line_bytes, on_dropped=self._note
+            proc.stdout,
+            agent_output,
+            max_line_bytes=self.config.max_line_bytes,
+            on_dropped=self._note,
+            on_oversized=self._lost_a_message,
         )
         self._pipes = [self._helper(pump), self._helper(drain_lines(proc.stderr, self._on_stderr_line))]
         self._helper(self._watch_exit(child, self._pipes[0]))
@@ -459,6 +463,10 @@ class AcpSubagentRun:
         line = self._mask(line)
         self._stderr.append(line)
         self._events.push(StderrLine(line))
+
+    def _lost_a_message(self) -> None:
+        """A message too large to read was dropped: the answer may miss a part, and says so."""
+        self._truncated = True
 
     def _note(self, message: str) -> None:
         """Our own diagnostics about the child, shown with its stderr."""

@@ -8,7 +8,7 @@ fragments that arrive faster than they can be rendered.
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -105,6 +105,9 @@ class RunPane(Vertical, can_focus=True):
         self._hidden: Counter[str] = Counter()
         self._started_at = time.monotonic()
         self._stats_dirty = False
+        # Stderr is shown a few times a second, at most its last lines: a child flooding stderr
+        # must not cost a widget update per line.
+        self._stderr_unshown: deque[str] = deque(maxlen=STDERR_LINES)
         self.border_title = agent
         self.border_subtitle = f"round {round_no}" + (f" · {policy}" if policy else "")
 
@@ -156,7 +159,7 @@ class RunPane(Vertical, can_focus=True):
                     self.permissions.append(event.record)
                     self._stats_dirty = True
                 elif isinstance(event, StderrLine):
-                    self.query_one(Log).write_line(event.text)
+                    self._stderr_unshown.append(event.text)
                 elif isinstance(event, Finished):
                     self._show_result(event.result)
         finally:
@@ -168,6 +171,7 @@ class RunPane(Vertical, can_focus=True):
         self._hidden.clear()
         self._started_at = time.monotonic()
         self.query_one(Log).clear()
+        self._stderr_unshown.clear()
         self.query_one("#answer", VerticalScroll).anchor(False)
         self._show_error(None)
         self._show_cancel(True)
@@ -218,6 +222,9 @@ class RunPane(Vertical, can_focus=True):
         if self.result is None:
             elapsed = time.monotonic() - self._started_at
             self.query_one("#elapsed", Static).update(format_seconds(elapsed))
+        if self._stderr_unshown:
+            self.query_one(Log).write_lines(self._stderr_unshown)
+            self._stderr_unshown.clear()
         if self._stats_dirty:
             self._stats_dirty = False
             lines = [hidden_summary(self._hidden), permissions_summary(self.permissions)]
@@ -243,6 +250,7 @@ class RunPane(Vertical, can_focus=True):
 
     def action_toggle_stderr(self) -> None:
         self.query_one(Log).toggle_class("-shown")
+        self._tick()
 
     def action_permissions(self) -> None:
         self.app.push_screen(PermissionLogScreen(self.agent, self.permissions))
