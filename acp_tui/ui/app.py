@@ -183,7 +183,11 @@ class SupervisorApp(App[None]):
 
     def _panes(self) -> list[RunPane]:
         # Only the grid's own children: a query of the whole DOM walks every answer's blocks.
-        return cast("list[RunPane]", list(self.query_one("#runs").query_children(".run-pane")))
+        # None at all while the app shuts down: a run may still report its end then.
+        runs = self.query("#runs")
+        if not runs:
+            return []
+        return cast("list[RunPane]", list(runs.first().query_children(".run-pane")))
 
     def _relayout(self) -> None:
         """Two or three panes across as the width allows; rows fill the height, else scroll."""

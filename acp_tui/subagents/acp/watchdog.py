@@ -17,14 +17,13 @@ import os
 import signal
 import subprocess
 import sys
-from typing import IO
 
 KILL_AFTER = 0.2  # seconds between SIGTERM and SIGKILL once we are gone
 
 
 class Watchdog:
     def __init__(self) -> None:
-        self._pipe: IO[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._failed = False
 
     def watch(self, pgid: int) -> None:
@@ -37,16 +36,17 @@ class Watchdog:
         if self._failed:
             return
         try:
-            if self._pipe is None:
-                self._pipe = self._start()
-            self._pipe.write(line.encode())
-            self._pipe.flush()
+            if self._process is None:
+                self._process = self._start()
+            assert self._process.stdin is not None
+            self._process.stdin.write(line.encode())
+            self._process.stdin.flush()
         except OSError:
             self._failed = True  # disposal still works; only the hard-crash guarantee is lost
 
     @staticmethod
-    def _start() -> IO[bytes]:
-        process = subprocess.Popen(
+    def _start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             [sys.executable, "-I", "-S", __file__],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -54,8 +54,6 @@ class Watchdog:
             start_new_session=True,
             env={"PATH": os.environ.get("PATH", "")},
         )
-        assert process.stdin is not None
-        return process.stdin
 
 
 watchdog = Watchdog()

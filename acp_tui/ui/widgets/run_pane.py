@@ -214,6 +214,8 @@ class RunPane(Vertical, can_focus=True):
 
     def _tick(self) -> None:
         """Refresh the clock and the counters a few times a second, not once per event."""
+        if not self.is_attached:  # being removed, or the app is shutting down
+            return
         answer = self.query_one("#answer", VerticalScroll)
         if not answer.is_anchored and answer.max_scroll_y > 0:
             # Pinned to the bottom only once the answer overflows: Textual's anchor bottom-aligns
