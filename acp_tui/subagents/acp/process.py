@@ -24,6 +24,7 @@ READ_SIZE = 1 << 16
 # feeding whole reads measured 1.2 s of loop lag; batches of 8, 60 ms; of 32, 190 ms (and 10% more
 # throughput for one child). 16 sits between.
 MESSAGES_PER_YIELD = 16
+FULL_CHECK_BYTES = 1 << 20  # messages up to this size are parsed once here before the SDK sees them
 
 
 class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -101,6 +102,8 @@ def is_rpc_message(line: bytes) -> bool:
     """
     if not line.lstrip().startswith(b"{"):
         return False
+    if len(line) > FULL_CHECK_BYTES:  # a second parse of a huge message would double its memory
+        return line.rstrip().endswith(b"}")
     try:
         message = json.loads(line.decode())  # strictly: json.loads(bytes) lets surrogates through
     except ValueError:  # invalid JSON, invalid UTF-8

@@ -23,7 +23,7 @@ class AcpProviderConfig:
     cancel_grace: float = 1.0  # session/cancel -> SIGTERM to the group
     term_grace: float = 0.5  # SIGTERM -> SIGKILL
     max_output_chars: int = 16_000_000  # the answer kept beyond this is cut, and says so
-    max_line_bytes: int = 64 << 20  # one JSON-RPC message from the child, at most
+    max_line_bytes: int = 32 << 20  # one JSON-RPC message from the child, at most
     name: str | None = None  # a label for traces and diagnostics
     trace_dir: str | None = None  # when set, every JSON-RPC frame of each run goes to a JSONL file
 
