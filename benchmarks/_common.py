@@ -7,6 +7,7 @@ pairs, B first in odd ones), and reports medians and the median of the per-pair 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import statistics
@@ -210,10 +211,8 @@ def kill_marked() -> None:
     import signal
 
     for pid, _ in marked_processes():
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def press_key(app: object, key: str) -> None:

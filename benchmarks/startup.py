@@ -22,6 +22,7 @@ References, in the same rounds (rotating which goes first):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import os
 import re
@@ -121,10 +122,8 @@ class PtyApp:
 
     def close(self, quit_key: bytes = b"\x03", timeout: float = 20.0) -> None:
         """Quit the way a user does, and wait for the process; force it only if it hangs."""
-        try:
+        with contextlib.suppress(OSError):
             self.send(quit_key)
-        except OSError:
-            pass
         deadline = time.perf_counter() + timeout
         while self.proc.poll() is None and time.perf_counter() < deadline:
             self.drain()
@@ -246,8 +245,9 @@ def main() -> int:
             ],
         )
     )
+    when = f"{args.settle} s after it" if args.settle else "at the first frame"
     print(
-        f"\n{len(app_times['frame'])} rounds; Enter {'at the first frame' if not args.settle else f'{args.settle} s after it'};"
+        f"\n{len(app_times['frame'])} rounds; Enter {when};"
         f" demo presets: {', '.join(c.split()[-1] for c in commands)}"
     )
     print(f"processes left: {len(left)}")

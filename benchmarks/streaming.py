@@ -260,7 +260,8 @@ async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[li
         ],
         [
             "key press handled, p95 while streaming",
-            f"{p95 * 1000:.0f} ms (p50 {median(loaded) * 1000:.0f}, max {max(loaded, default=0) * 1000:.0f}, n={len(loaded)})",
+            f"{p95 * 1000:.0f} ms (p50 {median(loaded) * 1000:.0f},"
+            f" max {max(loaded, default=0) * 1000:.0f}, n={len(loaded)})",
             f"idle p95 {pct(idle, 95) * 1000:.0f} ms",
             p95 / pct(idle, 95) if idle else float("nan"),
             "< 100 ms",
