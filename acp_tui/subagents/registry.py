@@ -20,9 +20,6 @@ class Subagents:
     def __contains__(self, name: object) -> bool:
         return name in self._providers
 
-    def names(self) -> list[str]:
-        return list(self._providers)
-
     async def register(self, name: str, provider: SubagentProvider) -> None:
         """Serve `name` with `provider`. A taken name is a reload: the old provider is closed first."""
         old = self._providers.pop(name, None)

@@ -160,7 +160,7 @@ async def pump_json_lines(
                     partial.clear()
                     discarding = True
             for i in range(0, len(kept), MESSAGES_PER_YIELD):
-                sink.feed_data(b"".join(line + b"\n" for line in kept[i : i + MESSAGES_PER_YIELD]))
+                sink.feed_data(b"\n".join(kept[i : i + MESSAGES_PER_YIELD]) + b"\n")
                 await asyncio.sleep(0)
     finally:
         if partial:

@@ -455,9 +455,8 @@ class AcpSubagentRun:
         self._events.push(OutputDelta(text))
 
     def _set_status(self, status: RunStatus) -> None:
-        if status != self.status or status == "spawning":
-            self.status = status
-            self._events.push(StatusChanged(status))
+        self.status = status
+        self._events.push(StatusChanged(status))
 
     def _on_stderr_line(self, line: str) -> None:
         line = self._mask(line)
