@@ -50,11 +50,10 @@ def peak_rss_mb() -> float:
 async def app_worker(n: int) -> dict[str, object]:
     from pathlib import Path
 
-    from textual.widgets import Markdown
-
     import acp_tui.subagents.acp.client  # noqa: F401  (the app preloads the SDK after its first frame)
     from acp_tui.config import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
+    from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.run_pane import RunPane
 
     presets = tuple(AgentPreset(f"a{i:02d}", PY, (ECHO_AGENT,)) for i in range(n))
@@ -75,7 +74,7 @@ async def app_worker(n: int) -> dict[str, object]:
         completed = sum(p.result is not None and p.result.stop_reason == "completed" for p in panes)
         exact = sum(p.result is not None and p.result.output == PROMPT for p in panes)
         await pilot.pause(0.1)
-        shown = sum(p.query_one(Markdown).source == PROMPT for p in panes)
+        shown = sum(p.query_one(AnswerView).text == PROMPT for p in panes)
         await app.action_quit()
     return {"elapsed": elapsed, "completed": completed, "exact": min(exact, shown), "rss": peak_rss_mb()}
 

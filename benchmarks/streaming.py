@@ -192,10 +192,10 @@ class KeyProbe:
 
 async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[list[list[object]], list[str]]:
     from textual.binding import Binding
-    from textual.widgets import Markdown
 
     from acp_tui.config import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
+    from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.run_pane import RunPane
 
     probe: KeyProbe | None = None
@@ -232,7 +232,7 @@ async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[li
             await asyncio.sleep(0.05)
         results_at = time.perf_counter()
         # The result arrives before the pane's Markdown stream has flushed its last fragments.
-        while not all(p.query_one(Markdown).source == expected for p in found):
+        while not all(p.query_one(AnswerView).text == expected for p in found):
             if time.perf_counter() > results_at + 30:
                 break
             await asyncio.sleep(0.02)
@@ -240,10 +240,10 @@ async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[li
         await asyncio.to_thread(probe.stop)  # it may be waiting for a press the loop must handle
         loaded = [lat for posted, lat in probe.samples if posted <= shown_at]
 
-        exact = sum(p.query_one(Markdown).source == expected for p in found)
+        exact = sum(p.query_one(AnswerView).text == expected for p in found)
         completed = sum(p.result is not None and p.result.stop_reason == "completed" for p in found)
         for p in found:
-            source = p.query_one(Markdown).source
+            source = p.query_one(AnswerView).text
             if source != expected:
                 notes.append(f"{p.agent}: {len(source)} of {len(expected)} chars shown")
         await app.action_quit()

@@ -7,6 +7,7 @@ and disposes every live run before it exits, however it is asked to exit.
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import shlex
 import signal
@@ -297,11 +298,20 @@ def trace_directory() -> Path:
 
 
 def _preload_protocol_sdk() -> None:
-    """Import the ACP SDK off the UI thread, so the first run does not freeze the screen."""
+    """Import what the first round needs off the UI thread, so that it does not freeze the screen;
+    then set the start-up heap aside.
+
+    The SDK's schema models and Textual's classes are most of the heap and live as long as the app:
+    frozen, they are skipped by the garbage collector's full passes, which otherwise stalled the
+    screen for up to 0.2 s while 16 panes streamed (0.06 s frozen).
+    """
     from ..subagents.acp.sdk import import_acp
 
     import_acp()
-    import acp_tui.subagents.acp.client  # noqa: F401
+    import acp_tui.subagents.acp.client
+    import acp_tui.ui.widgets.run_pane  # noqa: F401
+
+    gc.freeze()
 
 
 def make_app(settings: Settings) -> SupervisorApp:

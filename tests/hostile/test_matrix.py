@@ -577,10 +577,11 @@ def app_settings(row: Row, ctx: Ctx, monkeypatch: pytest.MonkeyPatch) -> Setting
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.in_app], ids=[r.id for r in ROWS if r.in_app])
 async def test_app(row: Row, ctx: Ctx, routed_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from textual.widgets import Markdown, Static
+    from textual.widgets import Static
 
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.screens.permission_screen import PermissionScreen
+    from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.status_badge import StatusBadge
     from tests.ui.helpers import panes
 
@@ -591,7 +592,7 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path, monkeypatch: pytest.Mo
         with frozen_heap(), peak_rss() as memory:
             send_key(app, "enter", "\r")  # the prompt has the focus: start the round
             await eventually(
-                lambda: len(panes(app)) == 2 and all(p.query(Markdown) for p in panes(app).values()),
+                lambda: len(panes(app)) == 2 and all(p.query(AnswerView) for p in panes(app).values()),
                 what="both panes",
             )
             hostile, healthy = panes(app)["hostile"], panes(app)["healthy"]
@@ -610,7 +611,7 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path, monkeypatch: pytest.Mo
                         hung = True
                         await app.action_quit()
                         break
-                wants_cancel = (row.cancel_on == "output" and hostile.query_one(Markdown).source) or (
+                wants_cancel = (row.cancel_on == "output" and hostile.query_one(AnswerView).text) or (
                     row.cancel_on == "permission" and isinstance(app.screen, PermissionScreen)
                 )
                 if wants_cancel and cancel is None:
@@ -619,10 +620,10 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path, monkeypatch: pytest.Mo
             if cancel is not None:
                 await asyncio.wait_for(cancel, 10)
         if not hung:
-            hostile_markdown = hostile.query_one(Markdown).source
+            hostile_markdown = hostile.query_one(AnswerView).text
             hostile_badge = hostile.query_one(StatusBadge).status
             hostile_error = str(hostile.query_one("#error", Static).render())
-            healthy_markdown = healthy.query_one(Markdown).source
+            healthy_markdown = healthy.query_one(AnswerView).text
     note(f"app {row.id}: key latencies {[round(x, 3) for x in latencies]}, RSS +{memory.growth / MB:.0f} MB")
     assert not hung, f"the app froze, or its runs were not over in time (key latencies: {latencies})"
     assert our_live_processes() == []

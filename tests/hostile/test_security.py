@@ -257,13 +257,14 @@ def test_headless_run_keeps_every_credential_where_it_belongs(
 async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs(
     tmp_path: Path, hostile_environment: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from textual.widgets import Log, Markdown, Static
+    from textual.widgets import Log, Static
 
     from acp_tui.logs import route_logging
     from acp_tui.ui import app as app_module
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
     from acp_tui.ui.screens.trace_screen import TraceScreen
+    from acp_tui.ui.widgets.answer_view import AnswerView
     from tests.ui.helpers import all_finished, panes, wait_until
 
     settings = Settings(presets=presets(tmp_path), prompt="leak it all")
@@ -284,7 +285,7 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
         for name, pane in found.items():
             pane.focus()
             await pilot.press("e")  # show its stderr
-            screens[f"{name} answer"] = pane.query_one(Markdown).source
+            screens[f"{name} answer"] = pane.query_one(AnswerView).text
             screens[f"{name} stderr"] = "\n".join(str(line) for line in pane.query_one(Log).lines)
             screens[f"{name} error"] = str(pane.query_one("#error", Static).render())
             screens[f"{name} stats"] = str(pane.query_one("#stats", Static).render())

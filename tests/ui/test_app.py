@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import signal
 
-from textual.widgets import Button, Checkbox, Input, Log, Markdown, Static
+from textual.widgets import Button, Checkbox, Input, Log, Static
 
 from acp_tui.subagents import SubagentStopReason
 from acp_tui.subagents.acp.process import group_alive
 from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.status_badge import StatusBadge
 from tests.helpers import our_live_processes
 from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
@@ -18,7 +19,7 @@ SIZE = (150, 40)
 
 
 def answer_of(app: SupervisorApp, agent: str) -> str:
-    return panes(app)[agent].query_one(Markdown).source
+    return panes(app)[agent].query_one(AnswerView).text
 
 
 async def test_enter_fans_the_prompt_out_to_every_agent_side_by_side() -> None:
@@ -52,7 +53,7 @@ async def test_thoughts_and_tool_cards_never_reach_a_pane() -> None:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["agent"]
-        assert pane.query_one(Markdown).source == "the answer"
+        assert pane.query_one(AnswerView).text == "the answer"
         shown = " ".join(str(static.render()) for static in pane.query(Static))
         assert "thinking" not in shown
         assert "hidden: " in str(pane.query_one("#stats", Static).render())
@@ -69,13 +70,13 @@ async def test_cancel_on_one_slow_run_aborts_only_that_one() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         slow, steady = panes(app)["slow"], panes(app)["steady"]
-        await wait_until(pilot, lambda: slow.query_one(Markdown).source.startswith("partial"))
+        await wait_until(pilot, lambda: slow.query_one(AnswerView).text.startswith("partial"))
         await pilot.click(slow.query_one("#cancel", Button))
         await wait_until(pilot, lambda: slow.result is not None)
         assert slow.result is not None
         assert slow.result.stop_reason is SubagentStopReason.ABORTED
         assert slow.query_one(StatusBadge).status == "aborted"
-        assert slow.query_one(Markdown).source.startswith("partial")
+        assert slow.query_one(AnswerView).text.startswith("partial")
         assert not group_alive(getattr(slow.run, "pid", 0) or 0)
         assert steady.result is None and steady.live
         await pilot.press("ctrl+k")  # cancel all
@@ -89,7 +90,7 @@ async def test_keys_cancel_the_focused_run_and_toggle_its_stderr() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         pane = panes(app)["slow"]
-        await wait_until(pilot, lambda: pane.query_one(Markdown).source != "")
+        await wait_until(pilot, lambda: pane.query_one(AnswerView).text != "")
         await pilot.press("escape")  # from the prompt to the panes
         assert pane.has_focus
         log = pane.query_one(Log)
@@ -154,11 +155,11 @@ async def test_rounds_accumulate_and_panes_rerun_and_close() -> None:
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.query("RunPane")) == 2 and all_finished(app)())
         first, second = list(app.query("RunPane"))
-        assert second.query_one(Markdown).source == "said second"
+        assert second.query_one(AnswerView).text == "said second"
         first.focus()
         await pilot.press("r")
-        await wait_until(pilot, lambda: first.result is not None and first.query_one(Markdown).source != "")
-        assert first.query_one(Markdown).source == "said hello"
+        await wait_until(pilot, lambda: first.result is not None and first.query_one(AnswerView).text != "")
+        assert first.query_one(AnswerView).text == "said hello"
         await pilot.press("x")
         await wait_until(pilot, lambda: len(app.query("RunPane")) == 1)
 
@@ -173,7 +174,7 @@ async def test_quit_with_live_runs_leaves_no_process() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, lambda: all(p.live and p.run for p in panes(app).values()))
-        await wait_until(pilot, lambda: all(p.query_one(Markdown).source for p in panes(app).values()))
+        await wait_until(pilot, lambda: all(p.query_one(AnswerView).text for p in panes(app).values()))
         await pilot.press("ctrl+c")
     assert our_live_processes() == []
 
@@ -183,7 +184,7 @@ async def test_sigterm_disposes_every_run_before_exit() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         pane = panes(app)["slow"]
-        await wait_until(pilot, lambda: pane.query_one(Markdown).source != "")
+        await wait_until(pilot, lambda: pane.query_one(AnswerView).text != "")
         os.kill(os.getpid(), signal.SIGTERM)
         await wait_until(pilot, lambda: app.return_code is not None)
     assert our_live_processes() == []

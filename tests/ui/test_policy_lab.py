@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import Log, Markdown, Select
+from textual.widgets import Log, Select
 
 from acp_tui import report
 from acp_tui.subagents import SubagentStopReason
@@ -16,6 +16,7 @@ from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.screens.trace_screen import TraceScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
 from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
@@ -36,7 +37,7 @@ async def test_ask_shows_the_request_and_the_human_picks_an_option() -> None:
         assert pane.result is not None
         [record] = pane.result.permissions
         assert (record.decision, record.option_id, record.rule) == ("allow_once", "a1", "ask")
-        assert '"optionId": "a1"' in pane.query_one(Markdown).source
+        assert '"optionId": "a1"' in pane.query_one(AnswerView).text
 
 
 async def test_cancelling_the_run_while_the_modal_is_open_answers_cancelled() -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Markdown, Static
+from textual.widgets import Input, Static
 
 from acp_tui.config import AgentPreset
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_screen import PermissionScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
 from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 36)
@@ -61,7 +62,7 @@ def test_finished_aborted_and_failed_panes(snap_compare: Any) -> None:
     async def play(pilot: Pilot[None]) -> None:
         await pilot.press("enter")
         aborted = panes(app)["aborted"]
-        await wait_until(pilot, lambda: aborted.query_one(Markdown).source == "A partial answer")
+        await wait_until(pilot, lambda: aborted.query_one(AnswerView).text == "A partial answer")
         await aborted.action_cancel()
         await wait_until(pilot, all_finished(app))
         freeze_clocks(app)

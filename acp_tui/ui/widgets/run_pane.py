@@ -1,8 +1,8 @@
 """One run on screen: name, live badge, elapsed time, the streaming answer, what was hidden, stderr.
 
 The pane holds its run (attributes down) and tells the app about its end (messages up). A single
-worker consumes `run.events()`; the answer streams through `Markdown.get_stream`, which coalesces
-fragments that arrive faster than they can be rendered.
+worker consumes `run.events()`; the answer streams into an `AnswerView`, which coalesces fragments
+that arrive faster than they can be rendered.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Label, Log, Markdown, Static
+from textual.widgets import Button, Log, Static
 
 from ...subagents import (
     Finished,
@@ -33,6 +33,7 @@ from ...subagents import (
 )
 from ..screens.permission_log_screen import PermissionLogScreen
 from ..screens.trace_screen import TraceScreen
+from .answer_view import AnswerView
 from .status_badge import StatusBadge
 
 RunStarter = Callable[[], Awaitable[SubagentRun]]
@@ -46,8 +47,11 @@ HIDDEN_LABELS = {
 STDERR_LINES = 500
 
 
-def format_seconds(seconds: float) -> str:
-    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+def format_seconds(seconds: float, *, live: bool = False) -> str:
+    """`12.3 s` at the end; while the run is live, whole seconds, so the clock repaints once a second."""
+    if seconds >= 60:
+        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+    return f"{int(seconds)} s" if live else f"{seconds:.1f} s"
 
 
 def hidden_label(kind: str) -> str:
@@ -105,6 +109,8 @@ class RunPane(Vertical, can_focus=True):
         self._hidden: Counter[str] = Counter()
         self._started_at = time.monotonic()
         self._stats_dirty = False
+        self._stats_lines = 1
+        self._clock = ""
         # Stderr is shown a few times a second, at most its last lines: a child flooding stderr
         # must not cost a widget update per line.
         self._stderr_unshown: deque[str] = deque(maxlen=STDERR_LINES)
@@ -113,12 +119,10 @@ class RunPane(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="pane-header"):
-            yield Label(self.agent, classes="agent-name")
             yield StatusBadge(id="badge")
             yield Static("", id="elapsed")
             yield Button("Cancel", id="cancel", variant="error", compact=True)
-        with VerticalScroll(id="answer"):
-            yield Markdown(id="markdown")
+        yield AnswerView(id="answer")
         yield Static("", id="error")
         yield Static("nothing hidden", id="stats")
         yield Log(id="stderr", max_lines=STDERR_LINES, auto_scroll=True)
@@ -136,8 +140,7 @@ class RunPane(Vertical, can_focus=True):
     @work(exclusive=True, group="run")
     async def start_run(self) -> None:
         badge = self.query_one(StatusBadge)
-        markdown = self.query_one(Markdown)
-        await markdown.update("")
+        answer = self.query_one(AnswerView)
         self._reset()
         badge.status = "spawning"
         try:
@@ -145,34 +148,33 @@ class RunPane(Vertical, can_focus=True):
         except Exception as exc:  # refused before anything was spawned (e.g. a capability)
             self._show_failure_to_start(str(exc))
             return
-        stream = Markdown.get_stream(markdown)
-        try:
-            async for event in run.events():
-                if isinstance(event, OutputDelta):
-                    await stream.write(event.text)
-                elif isinstance(event, StatusChanged) and event.status != "finished":
-                    badge.status = event.status
-                elif isinstance(event, HiddenUpdate):
-                    self._hidden[event.kind] += 1
-                    self._stats_dirty = True
-                elif isinstance(event, PermissionDecided):
-                    self.permissions.append(event.record)
-                    self._stats_dirty = True
-                elif isinstance(event, StderrLine):
-                    self._stderr_unshown.append(event.text)
-                elif isinstance(event, Finished):
-                    self._show_result(event.result)
-        finally:
-            await stream.stop()
+        async for event in run.events():
+            if isinstance(event, OutputDelta):
+                answer.append(event.text)
+            elif isinstance(event, StatusChanged) and event.status != "finished":
+                badge.status = event.status
+            elif isinstance(event, HiddenUpdate):
+                self._hidden[event.kind] += 1
+                self._stats_dirty = True
+            elif isinstance(event, PermissionDecided):
+                self.permissions.append(event.record)
+                self._stats_dirty = True
+            elif isinstance(event, StderrLine):
+                self._stderr_unshown.append(event.text)
+            elif isinstance(event, Finished):
+                self._show_result(event.result)
 
     def _reset(self) -> None:
         self.result = None
         self.permissions = []
         self._hidden.clear()
         self._started_at = time.monotonic()
+        self._clock = ""
         self.query_one(Log).clear()
         self._stderr_unshown.clear()
-        self.query_one("#answer", VerticalScroll).anchor(False)
+        answer = self.query_one(AnswerView)
+        answer.clear()
+        answer.anchor()  # pinned to the bottom until the user scrolls up
         self._show_error(None)
         self._show_cancel(True)
         self._stats_dirty = True
@@ -180,15 +182,16 @@ class RunPane(Vertical, can_focus=True):
         self.ticker.resume()
 
     def _show_result(self, result: SubagentResult) -> None:
+        self.query_one(AnswerView).finish()
         self.result = result
         self._show_cancel(False)
         self.query_one(StatusBadge).status = str(result.stop_reason)
-        self.query_one("#elapsed", Static).update(format_seconds(result.duration_s))
+        self.query_one("#elapsed", Static).update(format_seconds(result.duration_s), layout=False)
         self._show_error(result.error, failed=result.stop_reason is SubagentStopReason.ERROR)
         if result.truncated:
             self.notify(f"{self.agent}: the answer was cut at the output cap", severity="warning")
         self._stats_dirty = True
-        self._tick()
+        self._tick(final=True)
         self.ticker.pause()  # nothing moves in a finished pane
         self.post_message(self.RunFinished(self, result))
 
@@ -212,25 +215,33 @@ class RunPane(Vertical, can_focus=True):
         error.set_class(failed, "-failed")
         error.display = bool(message)
 
-    def _tick(self) -> None:
-        """Refresh the clock and the counters a few times a second, not once per event."""
+    def _tick(self, *, final: bool = False) -> None:
+        """Refresh the clock and the counters a few times a second, not once per event.
+
+        Only while the pane is on screen (or once at the end): Textual reflows the whole screen to
+        place a repainted widget that is off screen, and a pane scrolled out of sight, or its
+        hidden stderr view, would pay that at every tick.
+        """
         if not self.is_attached:  # being removed, or the app is shutting down
             return
-        answer = self.query_one("#answer", VerticalScroll)
-        if not answer.is_anchored and answer.max_scroll_y > 0:
-            # Pinned to the bottom only once the answer overflows: Textual's anchor bottom-aligns
-            # short content, and a short answer reads better from the top.
-            answer.anchor()
-        if self.result is None:
-            elapsed = time.monotonic() - self._started_at
-            self.query_one("#elapsed", Static).update(format_seconds(elapsed))
-        if self._stderr_unshown:
-            self.query_one(Log).write_lines(self._stderr_unshown)
+        if not (final or self.screen.can_view_partial(self)):
+            return
+        clock = format_seconds(time.monotonic() - self._started_at, live=True)
+        if self.result is None and clock != self._clock:
+            self._clock = clock
+            self.query_one("#elapsed", Static).update(clock, layout=False)  # its size is fixed
+        stderr = self.query_one(Log)
+        if self._stderr_unshown and stderr.has_class("-shown"):
+            stderr.write_lines(self._stderr_unshown)
             self._stderr_unshown.clear()
         if self._stats_dirty:
             self._stats_dirty = False
-            lines = [hidden_summary(self._hidden), permissions_summary(self.permissions)]
-            self.query_one("#stats", Static).update("\n".join(line for line in lines if line))
+            lines = [
+                line for line in (hidden_summary(self._hidden), permissions_summary(self.permissions)) if line
+            ]
+            stats = self.query_one("#stats", Static)
+            stats.update("\n".join(lines), layout=len(lines) != self._stats_lines)
+            self._stats_lines = len(lines)
 
     # Actions ---------------------------------------------------------------------------------
 

@@ -11,8 +11,8 @@ LIVE_PHASES = ("waiting", "spawning", "initializing", "prompting")
 class StatusBadge(Static):
     DEFAULT_CSS = """
     StatusBadge {
-        width: auto;
-        padding: 0 1;
+        width: 14;  /* the longest status, so that a change needs no layout (a reflow of the screen) */
+        content-align: center middle;
         text-style: bold;
         color: $text;
         background: $panel;
@@ -36,7 +36,7 @@ class StatusBadge(Static):
     def watch_status(self, old: str, new: str) -> None:
         self.remove_class(f"-{old}")
         self.add_class(f"-{new}")
-        self.update(new)
+        self.update(new, layout=False)
 
     @property
     def live(self) -> bool:

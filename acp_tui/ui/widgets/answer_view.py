@@ -1,0 +1,412 @@
+"""A streaming answer, rendered as Markdown a block at a time: one widget however long it grows.
+
+Textual's `Markdown` widget mounts a widget per block, and each mount costs a stylesheet pass and a
+reflow of the whole screen: with a dozen panes streaming at once that froze the screen for seconds.
+Here a finished block is rendered once (with Rich's Markdown) to learn its height; only the block
+still growing is rendered again; and the screen asks only for the lines it shows (Textual's line
+API), so the cost of a frame does not grow with the answer.
+
+How the work is kept small, each measured with 16 panes streaming flat out:
+- Text is rendered a slice at a time (`STEP_CHARS`), at most a few times a second, and each view
+  spends at most `RENDER_SHARE` of its time rendering: no single step holds the screen long.
+- Markdown is parsed once per step; a finished block keeps its tokens for its render.
+- Rendered lines are kept only for the blocks last shown or written (`KEEP_LINES`), and rendered
+  again if scrolled back to: kept for every block, they were most of the heap, and the garbage
+  collector's full passes over them froze the screen for 0.2 s.
+- While pinned to the bottom the view shows the newest lines at once, but tells the layout (scroll
+  range, scrollbar) only twice a second: a layout is a reflow of the whole screen.
+- A view that is off screen is not repainted (Textual reflows the screen to place it).
+
+What is shown is capped (`DISPLAY_CAP` characters: the tail, under a line saying how much came
+before); the run's result keeps the whole answer, and the export writes it.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import time
+import weakref
+from bisect import bisect_right
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from rich.markdown import Markdown as RichMarkdown
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.app import App
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+DISPLAY_CAP = 256 * 1024  # characters of an answer kept on screen (the tail)
+STEP_CHARS = 4 * 1024  # new text taken into one rendering step
+OPEN_CAP = 8 * 1024  # a block still growing past this is cut, so that no render of it is long
+KEEP_LINES = 400  # rendered lines kept (besides the growing block); the rest is rendered again
+FLUSH_INTERVAL = 1 / 15  # seconds between rendering steps of a growing answer, at the least...
+RENDER_SHARE = 0.2  # ...and long enough that rendering takes at most this share of the time
+SIZE_INTERVAL = 0.5  # seconds between layouts of a growing answer
+RESIZE_BUDGET = 0.008  # seconds of rendering at a new width before yielding to the screen
+
+# The parser Rich's Markdown uses (a block boundary found here is one there too), made once: Rich
+# makes one per document, which cost as much as the rendering.
+_parser = MarkdownIt().enable("strikethrough").enable("table")
+_template = RichMarkdown("")
+
+Line = list[Segment]  # plain segments: a `Strip` carries five caches, so strips are made per frame
+
+
+def rich_markdown(source: str, tokens: list[Token] | None = None) -> RichMarkdown:
+    markdown = copy.copy(_template)
+    markdown.markup = source
+    markdown.parsed = _parser.parse(source) if tokens is None else tokens
+    return markdown
+
+
+@dataclass(eq=False)
+class Piece:
+    """A block's Markdown source, and how many characters of the answer it stands for."""
+
+    source: str
+    covers: int  # less than len(source) when a cut code fence was reopened in front of it
+    tokens: list[Token] | None = None  # as parsed by the split, when it did
+
+
+@dataclass(eq=False)
+class _Block:
+    piece: Piece
+    height: int = 0  # lines at `width`
+    width: int = 0  # 0: not rendered at the view's width yet
+    lines: list[Line] | None = None  # None: not kept (rendered again when shown)
+
+
+class AnswerView(ScrollView, can_focus=False):
+    DEFAULT_CSS = """
+    AnswerView {
+        height: 1fr;
+        scrollbar-gutter: stable;
+        scrollbar-size-vertical: 1;
+        overflow-x: hidden;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = ""  # the answer as shown: its tail, about DISPLAY_CAP characters at most
+        self.omitted = 0  # characters of the answer before `text`
+        self._pending: list[str] = []  # appended, not yet in `text`
+        self._backlog = ""  # in `text`, not yet rendered
+        self._blocks: list[_Block] = []  # finished blocks
+        self._starts: list[int] = [0]  # the first line of each finished block, then the growing one's
+        self._growing = _Block(Piece("", 0))  # the last block, still growing: rendered at every step
+        self._notice: list[Line] = []  # the line saying how much of the answer is not shown
+        self._kept: OrderedDict[_Block, None] = OrderedDict()  # blocks with lines, least recent first
+        self._width = 0
+        self._stale = 0  # blocks before this index may have a height for another width
+        self._finished = False
+        self._step_armed = False
+        self._next_step = 0.0
+        self._line_style = Style()
+
+    # Writing ---------------------------------------------------------------------------------
+
+    def append(self, fragment: str) -> None:
+        """Add text at the end. It is rendered soon, with whatever else arrives meanwhile."""
+        if fragment:
+            self._pending.append(fragment)
+            self._arm_step()
+
+    def finish(self) -> None:
+        """The answer is complete: `text` is whole now, and the rest is rendered without delay."""
+        self._finished = True
+        self._absorb()
+        self._step()
+
+    def clear(self) -> None:
+        self.text = ""
+        self.omitted = 0
+        self._pending.clear()
+        self._backlog = ""
+        self._blocks.clear()
+        self._kept.clear()
+        self._growing = _Block(Piece("", 0))
+        self._notice = []
+        self._stale = 0
+        self._finished = False
+        self._reindex()
+        self._sync_size()
+
+    def _arm_step(self) -> None:
+        if not self._step_armed:
+            self._step_armed = True
+            self.set_timer(max(0.001, self._next_step - time.monotonic()), self._step, name="render")
+
+    def _absorb(self) -> None:
+        """Move what was appended into `text` and the backlog, within the cap."""
+        if self._pending:
+            fragment = "".join(self._pending)
+            self._pending.clear()
+            self.text += fragment
+            self._backlog += fragment
+        excess = len(self.text) - DISPLAY_CAP
+        if excess > DISPLAY_CAP // 4:  # forget in steps, not at every fragment
+            self._forget(excess)
+
+    def _forget(self, excess: int) -> None:
+        """Forget the oldest text: finished blocks, then the growing one, then the backlog's head."""
+        forgotten = count = 0
+        for block in self._blocks:
+            if forgotten >= excess:
+                break
+            forgotten += block.piece.covers
+            self._kept.pop(block, None)
+            count += 1
+        del self._blocks[:count]
+        self._stale = max(0, self._stale - count)
+        if forgotten < excess:
+            forgotten += self._growing.piece.covers
+            self._growing = _Block(Piece("", 0))
+        if forgotten < excess:
+            cut = excess - forgotten
+            self._backlog = self._backlog[cut:]
+            forgotten += cut
+        self.text = self.text[forgotten:]
+        self.omitted += forgotten
+        self._render_notice()
+        self._reindex()
+
+    def _step(self) -> None:
+        """Render a slice of the backlog: the blocks it completes once, the growing one again."""
+        self._step_armed = False
+        self._absorb()
+        if not self._width:  # the first resize renders it
+            return
+        started = time.monotonic()
+        if self._backlog:
+            growing = self._growing.piece
+            taken, self._backlog = self._backlog[:STEP_CHARS], self._backlog[STEP_CHARS:]
+            finished, rest = split_blocks(Piece(growing.source + taken, growing.covers + len(taken)))
+            for piece in finished:
+                block = _Block(piece)
+                self._render_block(block)
+                self._blocks.append(block)
+                self._starts.append(self._starts[-1] + block.height)
+            self._growing.piece = rest
+            self._render_block(self._growing, keep=False)
+            self._forget_old_lines()
+            self._after_change()
+        spent = time.monotonic() - started
+        pause = spent / RENDER_SHARE if self._backlog else max(FLUSH_INTERVAL, spent / RENDER_SHARE)
+        self._next_step = started + pause
+        if self._backlog:
+            self._arm_step()
+        elif self._finished:
+            self._sync_size()
+            self.refresh()
+
+    # Rendering -------------------------------------------------------------------------------
+
+    def _render_block(self, block: _Block, *, keep: bool = True) -> None:
+        block.lines = self._render_lines(block.piece.source, block.piece.tokens)
+        block.height = len(block.lines)
+        block.width = self._width
+        if keep:
+            self._kept[block] = None
+            self._kept.move_to_end(block)
+
+    def _render_lines(self, source: str, tokens: list[Token] | None = None) -> list[Line]:
+        if not source or not self._width:
+            return []
+        width = self._width
+        console = self.app.console
+        options = console.options.update(width=width, height=None)
+        try:
+            lines = list(Segment.split_lines(console.render(rich_markdown(source, tokens), options)))
+        except Exception:  # a renderer bug must not take the pane down: show the text plain
+            lines = console.render_lines(Text(source), options, pad=False)
+        # Rich sets some blocks apart with blank lines of their own: one gap after each, here.
+        while lines and _blank(lines[0]):
+            del lines[0]
+        while lines and _blank(lines[-1]):
+            del lines[-1]
+        rendered = [Segment.adjust_line_length(line, width) for line in lines]
+        rendered.append([Segment(" " * width)])
+        return rendered
+
+    def _forget_old_lines(self) -> None:
+        kept_lines = sum(block.height for block in self._kept)
+        limit = max(KEEP_LINES, 2 * self.scrollable_content_region.height)
+        while kept_lines > limit and self._kept:
+            block, _ = self._kept.popitem(last=False)
+            block.lines = None
+            kept_lines -= block.height
+
+    def _render_notice(self) -> None:
+        notice = f"*… {self.omitted:,} earlier characters not shown (ctrl+s exports the whole answer)*"
+        self._notice = self._render_lines(notice) if self.omitted else []
+
+    def _reindex(self) -> None:
+        """Recount where each block starts (after blocks were forgotten or rendered anew)."""
+        starts = [len(self._notice)]
+        for block in self._blocks:
+            starts.append(starts[-1] + block.height)
+        self._starts = starts
+        self._after_change()
+
+    def _after_change(self) -> None:
+        # Only a view on screen is repainted: Textual reflows the whole screen to place a repainted
+        # widget that is off screen. A view scrolled back into sight catches up at its next step,
+        # and the last step repaints in any case.
+        if self.screen.can_view_partial(self):
+            self.refresh()
+        _layout_clock(self.app).add(self)
+
+    def _sync_size(self) -> None:
+        self.virtual_size = Size(self._width, self._starts[-1] + self._growing.height)
+
+    def on_resize(self) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 0 or width == self._width:
+            return
+        first = not self._width
+        self._width = width
+        self._render_notice()
+        if first:
+            self._reindex()
+            self._step()
+            self._sync_size()
+        else:  # render again from the bottom up (what a pinned view shows), a slice per step
+            self._stale = len(self._blocks)
+            self._render_block(self._growing, keep=False)
+            self._rerender_step()
+
+    def _rerender_step(self) -> None:
+        deadline = time.monotonic() + RESIZE_BUDGET
+        while self._stale > 0 and time.monotonic() < deadline:
+            self._stale -= 1
+            if self._blocks[self._stale].width != self._width:
+                self._render_block(self._blocks[self._stale])
+        self._forget_old_lines()
+        self._reindex()
+        if self._stale > 0:
+            self.call_later(self._rerender_step)
+        else:
+            self._sync_size()
+
+    # The line API ----------------------------------------------------------------------------
+
+    @property
+    def pinned(self) -> bool:
+        """Following the end of the answer (until the user scrolls up)."""
+        return self.is_anchored and self.scroll_y >= self.max_scroll_y
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._line_style = self.rich_style  # once a frame, not once a line: it walks every ancestor
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if self.pinned:  # the newest lines, before the layout has caught up with them
+            top = max(0, self._starts[-1] + self._growing.height - self.scrollable_content_region.height)
+        else:
+            top = self.scroll_offset.y
+        line = self._line(top + y)
+        if line is None:
+            return Strip.blank(width, self._line_style)
+        strip = Strip(line, width) if width == self._width else Strip(line).crop_extend(0, width, None)
+        return strip.apply_style(self._line_style)
+
+    def _line(self, line_no: int) -> Line | None:
+        starts = self._starts
+        if line_no < starts[0]:
+            return self._notice[line_no]
+        if line_no >= starts[-1]:
+            lines = self._growing.lines or []
+            offset = line_no - starts[-1]
+            return lines[offset] if offset < len(lines) else None
+        index = bisect_right(starts, line_no) - 1
+        block = self._blocks[index]
+        if block.width != self._width:  # being rendered anew at this width: soon
+            return None
+        if block.lines is None:  # scrolled back to: render it again
+            self._render_block(block)
+            self.call_later(self._forget_old_lines)
+        else:
+            self._kept.move_to_end(block)
+        assert block.lines is not None
+        return block.lines[line_no - starts[index]]
+
+
+def _blank(line: Line) -> bool:
+    return all(not segment.text.strip() and not (segment.style and segment.style.bgcolor) for segment in line)
+
+
+class _LayoutClock:
+    """Lays out the views of an app that grew, all together, twice a second: a layout is a reflow
+    of the whole screen, so sixteen growing views should cost one of them, not sixteen."""
+
+    def __init__(self, app: App[object]) -> None:
+        self._app = app
+        self._views: weakref.WeakSet[AnswerView] = weakref.WeakSet()
+
+    def add(self, view: AnswerView) -> None:
+        if not self._views:
+            self._app.set_timer(SIZE_INTERVAL, self._tick, name="answer layout")
+        self._views.add(view)
+
+    def _tick(self) -> None:
+        views, self._views = list(self._views), weakref.WeakSet()
+        with self._app.batch_update():
+            for view in views:
+                if view.is_attached:
+                    view._sync_size()
+
+
+_clocks: weakref.WeakKeyDictionary[App[object], _LayoutClock] = weakref.WeakKeyDictionary()
+
+
+def _layout_clock(app: App[object]) -> _LayoutClock:
+    if app not in _clocks:
+        _clocks[app] = _LayoutClock(app)
+    return _clocks[app]
+
+
+def split_blocks(growing: Piece) -> tuple[list[Piece], Piece]:
+    """The blocks of `growing` that are complete (another block starts after them), and the rest.
+
+    A last block longer than OPEN_CAP is cut at line breaks (or at the cap, for a line that long),
+    so that rendering it again stays short; a code fence cut this way is reopened in each part.
+    """
+    source = growing.source
+    reopened = len(source) - growing.covers  # a fence opener we put in front: not the answer's
+    groups: list[list[Token]] = []  # the tokens of each top-level block
+    starts: list[int] = []  # the line each block starts on
+    for token in _parser.parse(source):
+        if token.level == 0 and token.map is not None:
+            groups.append([token])
+            starts.append(token.map[0])
+        elif groups:
+            groups[-1].append(token)
+    if not groups:
+        return [], growing
+    lines = source.splitlines(keepends=True)
+    bounds = [0, *starts[1:], len(lines)]
+    parts = ["".join(lines[a:b]) for a, b in itertools.pairwise(bounds)]
+    finished = [Piece(part, len(part), tokens) for part, tokens in zip(parts[:-1], groups, strict=False)]
+    if finished:
+        finished[0].covers -= reopened
+        reopened = 0
+    last, last_tokens = parts[-1], groups[-1]
+    if len(last) <= OPEN_CAP:
+        return finished, Piece(last, len(last) - reopened, last_tokens)
+    fence = last_tokens[0] if last_tokens[0].type == "fence" else None
+    opener = f"{fence.markup}{fence.info}\n" if fence else ""
+    while len(last) > OPEN_CAP:
+        cut = last.rfind("\n", 0, OPEN_CAP) + 1 or OPEN_CAP
+        finished.append(Piece(last[:cut], cut - reopened))
+        reopened = len(opener)
+        last = opener + last[cut:]
+    return finished, Piece(last, len(last) - reopened)

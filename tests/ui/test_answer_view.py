@@ -1,0 +1,177 @@
+"""The answer view: Markdown rendered a block at a time, pinned to the end, capped, bounded."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+
+from acp_tui.ui.widgets.answer_view import DISPLAY_CAP, KEEP_LINES, OPEN_CAP, AnswerView, Piece, split_blocks
+from tests.ui.helpers import wait_until
+
+
+class ViewApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield AnswerView()
+
+
+def shown(view: AnswerView) -> list[str]:
+    """The lines on screen, as a person reads them."""
+    return [view.render_line(y).text.rstrip() for y in range(view.scrollable_content_region.height)]
+
+
+def answer_of(piece: Piece) -> str:
+    """The part of a piece that is the answer's own text (not a reopened code fence)."""
+    return piece.source[len(piece.source) - piece.covers :] if piece.covers else ""
+
+
+BLOCKS = st.sampled_from(
+    [
+        "A paragraph of words.\n\n",
+        "A line\nand its continuation.\n\n",
+        "# A heading\n\n",
+        "- one\n- two\n\n",
+        "1. first\n2. second\n\n",
+        "```python\nx = 1\n\ny = 2\n```\n\n",
+        "> quoted\n\n",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n",
+        "word " * 400 + "\n\n",  # a paragraph longer than OPEN_CAP... in a few steps
+        "```\n" + "code line\n" * 1200 + "```\n\n",  # a fence longer than OPEN_CAP
+        "no newline at the end",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(BLOCKS, max_size=8), st.lists(st.integers(1, 3000), min_size=1, max_size=20))
+def test_streamed_blocks_put_back_together_are_the_answer(blocks: list[str], cuts: list[int]) -> None:
+    text = "".join(blocks)
+    growing, kept, position, i = Piece("", 0), [], 0, 0
+    while position < len(text):  # the text arrives in slices of the given sizes
+        size = cuts[i % len(cuts)]
+        i += 1
+        taken = text[position : position + size]
+        position += size
+        finished, growing = split_blocks(Piece(growing.source + taken, growing.covers + len(taken)))
+        kept.extend(finished)
+    assert "".join(answer_of(piece) for piece in [*kept, growing]) == text
+    assert len(growing.source) <= OPEN_CAP + 20  # the growing block stays short to render again
+
+
+def test_a_cut_code_fence_is_reopened_in_the_next_part() -> None:
+    code = "```python\n" + "".join(f"x{i} = {i}\n" for i in range(2000)) + "```\n"
+    finished, rest = split_blocks(Piece(code, len(code)))
+    assert len(finished) >= 2
+    assert all(piece.source.startswith("```python\n") for piece in [*finished, rest])
+    assert "".join(answer_of(piece) for piece in [*finished, rest]) == code
+
+
+async def test_markdown_is_rendered_and_the_end_stays_in_sight() -> None:
+    app = ViewApp()
+    async with app.run_test(size=(50, 8)) as pilot:
+        view = app.query_one(AnswerView)
+        view.anchor()
+        view.append("# The title\n\nSome **bold** words.\n\n- one\n- two\n")
+        view.finish()
+        await pilot.pause()
+        lines = shown(view)
+        assert any("The title" in line and "#" not in line for line in lines)
+        assert "Some bold words." in lines
+        assert "• one" in "\n".join(lines)
+        for i in range(30):
+            view.append(f"\n\nparagraph {i}")
+        view.finish()
+        await pilot.pause()
+        assert "paragraph 29" in shown(view)[-1] or "paragraph 29" in "\n".join(shown(view)[-2:])
+        assert view.text.endswith("paragraph 29")
+
+
+async def test_scrolled_up_the_view_stays_put_while_the_answer_grows() -> None:
+    app = ViewApp()
+    async with app.run_test(size=(50, 8)) as pilot:
+        view = app.query_one(AnswerView)
+        view.anchor()
+        view.append("".join(f"paragraph {i}\n\n" for i in range(40)))
+        view.finish()
+        await pilot.pause()
+        view.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert not view.pinned
+        assert shown(view)[0] == "paragraph 0"
+        view.append("more\n\n")
+        view.finish()
+        await pilot.pause()
+        assert shown(view)[0] == "paragraph 0"
+
+
+async def test_a_long_answer_shows_its_tail_and_says_what_came_before() -> None:
+    app = ViewApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        view = app.query_one(AnswerView)
+        view.anchor()
+        answer = "".join(f"line {i:07d} of a very long answer\n\n" for i in range(DISPLAY_CAP // 16))
+        view.append(answer)
+        view.finish()
+        await wait_until(pilot, lambda: not view._backlog)
+        assert view.omitted > 0
+        assert view.omitted + len(view.text) == len(answer)
+        assert answer.endswith(view.text)
+        assert len(view.text) <= DISPLAY_CAP * 1.25
+        assert shown(view)[-2].startswith(f"line {DISPLAY_CAP // 16 - 1:07d}")
+        view.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert "earlier characters not shown" in " ".join(shown(view)[:3])
+
+
+async def test_rendered_lines_are_kept_only_near_the_view() -> None:
+    app = ViewApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        view = app.query_one(AnswerView)
+        view.anchor()
+        view.append("".join(f"paragraph {i} with a few words in it\n\n" for i in range(600)))
+        view.finish()
+        await wait_until(pilot, lambda: not view._backlog)
+        kept = sum(len(block.lines) for block in view._blocks if block.lines is not None)
+        assert kept <= KEEP_LINES + 10
+        assert view._blocks[0].lines is None  # far above the view: forgotten, rendered again if shown
+        view.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert shown(view)[0] == "paragraph 0 with a few words in it"
+
+
+async def test_a_new_width_renders_the_answer_again() -> None:
+    app = ViewApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        view = app.query_one(AnswerView)
+        view.anchor()
+        view.append("word " * 60 + "\n\nthe end")
+        view.finish()
+        await pilot.pause()
+        wide = view.virtual_size.height
+        await pilot.resize_terminal(30, 10)
+        await wait_until(pilot, lambda: view.virtual_size.height > wide)
+        assert all(len(line) <= 30 for line in shown(view))
+        assert shown(view)[-2] == "the end"
+
+
+async def _streamed(pilot: Pilot[None], view: AnswerView, parts: list[str]) -> None:
+    for part in parts:
+        view.append(part)
+        await pilot.pause()
+
+
+async def test_text_arriving_in_pieces_renders_as_when_it_arrives_whole() -> None:
+    text = "# Title\n\nOne paragraph, in pieces.\n\n```python\nprint('hi')\n```\n\n- a\n- b\n\nthe end"
+    app = ViewApp()
+    async with app.run_test(size=(50, 20)) as pilot:
+        view = app.query_one(AnswerView)
+        await _streamed(pilot, view, [text[i : i + 3] for i in range(0, len(text), 3)])
+        view.finish()
+        await pilot.pause()
+        streamed = shown(view)
+        view.clear()
+        view.append(text)
+        view.finish()
+        await pilot.pause()
+        assert shown(view) == streamed
