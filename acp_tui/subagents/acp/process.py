@@ -66,31 +66,59 @@ class Child:
         return self.process.returncode
 
 
-_spawn_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+class _OnePerTurn:
+    """Lets one waiter through per turn of the event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self._releasing = False
+
+    async def wait(self) -> None:
+        waiter = self._loop.create_future()
+        self._waiting.append(waiter)
+        if not self._releasing:
+            self._releasing = True
+            self._loop.call_soon(self._release)
+        await waiter
+
+    def _release(self) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():  # not given up (a cancelled run)
+                waiter.set_result(None)
+                break
+        self._releasing = bool(self._waiting)
+        if self._releasing:
+            self._loop.call_soon(self._release)
+
+
+_spawn_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _OnePerTurn] = weakref.WeakKeyDictionary()
 
 
 async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Child:
     """Start the child with piped stdio as the leader of a new session (and process group).
 
-    One spawn at a time per event loop: a spawn holds the loop for 10 to 25 ms (fork, exec, a
-    watcher thread), and sixteen runs started together did all of theirs in one turn of the loop,
-    freezing the screen for a third of a second. Taking turns, other work goes on in between.
+    One spawn per turn of the event loop: a spawn holds the loop for 10 to 25 ms (fork, exec, a
+    watcher thread), and sixteen runs started together did all of theirs in one turn, freezing the
+    screen for a third of a second. Taking turns, the screen and key presses go on in between.
     """
     loop = asyncio.get_running_loop()
-    turn = _spawn_turns.setdefault(loop, asyncio.Lock())
+    if loop not in _spawn_turns:
+        _spawn_turns[loop] = _OnePerTurn(loop)
+    await _spawn_turns[loop].wait()
     protocol = _ChildProtocol(limit=1 << 16, loop=loop)
-    async with turn:
-        transport, _ = await loop.subprocess_exec(
-            lambda: protocol,
-            command,
-            *args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
+    transport, _ = await loop.subprocess_exec(
+        lambda: protocol,
+        command,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
     child = Child(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited)
     watchdog.watch(child.pid)
     return child
