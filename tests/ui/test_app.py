@@ -54,7 +54,10 @@ async def test_thoughts_and_tool_cards_never_reach_a_pane() -> None:
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["agent"]
         assert pane.query_one(AnswerView).text == "the answer"
-        shown = " ".join(str(static.render()) for static in pane.query(Static))
+        answer = pane.query_one(AnswerView)
+        on_screen = [answer.render_line(y).text.strip() for y in range(answer.size.height)]
+        assert on_screen[0] == "the answer"
+        shown = " ".join([*on_screen, *(str(static.render()) for static in pane.query(Static))])
         assert "thinking" not in shown
         assert "hidden: " in str(pane.query_one("#stats", Static).render())
         assert "thoughts 4" in str(pane.query_one("#stats", Static).render())
@@ -101,6 +104,29 @@ async def test_keys_cancel_the_focused_run_and_toggle_its_stderr() -> None:
         await pilot.press("c")
         await wait_until(pilot, lambda: pane.result is not None)
         assert pane.query_one(StatusBadge).status == "aborted"
+
+
+async def test_keys_scroll_the_focused_answer_and_end_follows_it_again() -> None:
+    text = "".join(f"line {i}\n\n" for i in range(80))
+    app = SupervisorApp(settings(scripted_preset("long", text=text, chunks=8)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        answer = panes(app)["long"].query_one(AnswerView)
+
+        def top_line() -> str:
+            return answer.render_line(0).text.strip()
+
+        await pilot.press("escape")  # from the prompt to the pane
+        assert answer.pinned and top_line() != "line 0"
+        await pilot.press("home")
+        assert top_line() == "line 0" and not answer.pinned
+        await pilot.press("down", "down")
+        assert top_line() == "line 1"
+        await pilot.press("end")
+        await wait_until(pilot, lambda: answer.pinned)
+        last = [answer.render_line(y).text.strip() for y in range(answer.size.height)]
+        assert "line 79" in last
 
 
 async def test_a_missing_command_shows_its_error_while_the_others_complete() -> None:

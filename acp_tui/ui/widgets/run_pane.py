@@ -87,6 +87,13 @@ class RunPane(Vertical, can_focus=True):
         Binding("e", "toggle_stderr", "Stderr"),
         Binding("l", "permissions", "Permissions"),
         Binding("t", "trace", "Trace"),
+        # The answer scrolls from the pane's focus: the view itself takes none, so tab walks panes.
+        Binding("up", "scroll_answer('up')", "Scroll", show=False),
+        Binding("down", "scroll_answer('down')", show=False),
+        Binding("pageup", "scroll_answer('page_up')", show=False),
+        Binding("pagedown", "scroll_answer('page_down')", show=False),
+        Binding("home", "scroll_answer('home')", show=False),
+        Binding("end", "scroll_answer('end')", show=False),
     ]
 
     @dataclass
@@ -260,6 +267,10 @@ class RunPane(Vertical, can_focus=True):
         if self.run is not None:
             await self.run.dispose("closed by the user")
         await self.remove()
+
+    def action_scroll_answer(self, where: str) -> None:
+        """`up`, `down`, `page_up`, `page_down`, `home` or `end` (which follows the answer again)."""
+        getattr(self.query_one(AnswerView), f"scroll_{where}")(animate=False)
 
     def action_toggle_stderr(self) -> None:
         self.query_one(Log).toggle_class("-shown")
