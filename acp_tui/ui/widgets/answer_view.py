@@ -7,7 +7,7 @@ still growing is rendered again; and the screen asks only for the lines it shows
 API), so the cost of a frame does not grow with the answer.
 
 How the work is kept small, each measured with 16 panes streaming flat out:
-- Text is rendered a slice at a time (`STEP_CHARS`), at most a few times a second, and each view
+- Text is rendered a slice at a time (`STEP_CHARS`), at most 15 times a second, and each view
   spends at most `RENDER_SHARE` of its time rendering: no single step holds the screen long.
 - Markdown is parsed once per step; a finished block keeps its tokens for its render.
 - Rendered lines are kept only for the blocks last shown or written (`KEEP_LINES`), and rendered
@@ -66,7 +66,7 @@ def rich_markdown(source: str, tokens: list[Token] | None = None) -> RichMarkdow
     return markdown
 
 
-@dataclass(eq=False)
+@dataclass
 class Piece:
     """A block's Markdown source, and how many characters of the answer it stands for."""
 
@@ -84,6 +84,8 @@ class _Block:
 
 
 class AnswerView(ScrollView, can_focus=False):
+    """Markdown that grows at the end: `append` as it streams, `finish` when it is whole."""
+
     DEFAULT_CSS = """
     AnswerView {
         height: 1fr;
