@@ -12,13 +12,26 @@ from tests.ui.helpers import wait_until
 
 
 class ViewApp(App[None]):
+    """The view alone, pinned to the end as a pane pins it."""
+
     def compose(self) -> ComposeResult:
         yield AnswerView()
+
+    def on_mount(self) -> None:
+        self.query_one(AnswerView).anchor()
 
 
 def shown(view: AnswerView) -> list[str]:
     """The lines on screen, as a person reads them."""
     return [view.render_line(y).text.rstrip() for y in range(view.scrollable_content_region.height)]
+
+
+async def write(pilot: Pilot[None], view: AnswerView, text: str) -> None:
+    """Append `text` as the end of the answer and wait until it is all rendered."""
+    view.append(text)
+    view.finish()
+    await wait_until(pilot, lambda: not view._backlog)
+    await pilot.pause()
 
 
 def answer_of(piece: Piece) -> str:
@@ -71,19 +84,15 @@ async def test_markdown_is_rendered_and_the_end_stays_in_sight() -> None:
     app = ViewApp()
     async with app.run_test(size=(50, 8)) as pilot:
         view = app.query_one(AnswerView)
-        view.anchor()
-        view.append("# The title\n\nSome **bold** words.\n\n- one\n- two\n")
-        view.finish()
-        await pilot.pause()
+        await write(pilot, view, "# The title\n\nSome **bold** words.\n\n- one\n- two\n")
         lines = shown(view)
         assert any("The title" in line and "#" not in line for line in lines)
         assert "Some bold words." in lines
         assert "• one" in "\n".join(lines)
         for i in range(30):
             view.append(f"\n\nparagraph {i}")
-        view.finish()
-        await pilot.pause()
-        assert "paragraph 29" in shown(view)[-1] or "paragraph 29" in "\n".join(shown(view)[-2:])
+        await write(pilot, view, "")
+        assert "paragraph 29" in shown(view)
         assert view.text.endswith("paragraph 29")
 
 
@@ -91,17 +100,12 @@ async def test_scrolled_up_the_view_stays_put_while_the_answer_grows() -> None:
     app = ViewApp()
     async with app.run_test(size=(50, 8)) as pilot:
         view = app.query_one(AnswerView)
-        view.anchor()
-        view.append("".join(f"paragraph {i}\n\n" for i in range(40)))
-        view.finish()
-        await pilot.pause()
+        await write(pilot, view, "".join(f"paragraph {i}\n\n" for i in range(40)))
         view.scroll_home(animate=False, immediate=True)
         await pilot.pause()
         assert not view.pinned
         assert shown(view)[0] == "paragraph 0"
-        view.append("more\n\n")
-        view.finish()
-        await pilot.pause()
+        await write(pilot, view, "more\n\n")
         assert shown(view)[0] == "paragraph 0"
 
 
@@ -109,11 +113,8 @@ async def test_a_long_answer_shows_its_tail_and_says_what_came_before() -> None:
     app = ViewApp()
     async with app.run_test(size=(60, 10)) as pilot:
         view = app.query_one(AnswerView)
-        view.anchor()
         answer = "".join(f"line {i:07d} of a very long answer\n\n" for i in range(DISPLAY_CAP // 16))
-        view.append(answer)
-        view.finish()
-        await wait_until(pilot, lambda: not view._backlog)
+        await write(pilot, view, answer)
         assert view.omitted > 0
         assert view.omitted + len(view.text) == len(answer)
         assert answer.endswith(view.text)
@@ -128,10 +129,7 @@ async def test_rendered_lines_are_kept_only_near_the_view() -> None:
     app = ViewApp()
     async with app.run_test(size=(60, 10)) as pilot:
         view = app.query_one(AnswerView)
-        view.anchor()
-        view.append("".join(f"paragraph {i} with a few words in it\n\n" for i in range(600)))
-        view.finish()
-        await wait_until(pilot, lambda: not view._backlog)
+        await write(pilot, view, "".join(f"paragraph {i} with a few words in it\n\n" for i in range(600)))
         kept = sum(len(block.lines) for block in view._blocks if block.lines is not None)
         assert kept <= KEEP_LINES + 10
         assert view._blocks[0].lines is None  # far above the view: forgotten, rendered again if shown
@@ -144,10 +142,7 @@ async def test_a_new_width_renders_the_answer_again() -> None:
     app = ViewApp()
     async with app.run_test(size=(80, 10)) as pilot:
         view = app.query_one(AnswerView)
-        view.anchor()
-        view.append("word " * 60 + "\n\nthe end")
-        view.finish()
-        await pilot.pause()
+        await write(pilot, view, "word " * 60 + "\n\nthe end")
         wide = view.virtual_size.height
         await pilot.resize_terminal(30, 10)
         await wait_until(pilot, lambda: view.virtual_size.height > wide)
