@@ -71,14 +71,16 @@ def test_other_messages_and_other_sessions_break_a_run_and_keep_their_place() ->
     ]
 
 
-def test_chunks_with_anything_more_than_text_are_left_alone() -> None:
+def test_chunks_with_anything_more_or_else_than_plain_text_are_left_alone() -> None:
     annotated = chunk("b", annotations={"priority": 1})
     with_meta = chunk("c", _meta={"k": 1})
-    assert texts(joined(chunk("a"), annotated, with_meta, chunk("d"))) == [
+    old_version = chunk("d").replace(b'"2.0"', b'"1.0"')
+    assert texts(joined(chunk("a"), annotated, with_meta, old_version, chunk("e"))) == [
         ("s1", "a"),
         ("s1", "b"),
         ("s1", "c"),
         ("s1", "d"),
+        ("s1", "e"),
     ]
 
 

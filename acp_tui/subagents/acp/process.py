@@ -166,6 +166,8 @@ def _text_chunk(message: dict[str, Any]) -> tuple[str, str] | None:
     params = message.get("params")
     if message.keys() != {"jsonrpc", "method", "params"} or message["method"] != "session/update":
         return None
+    if message["jsonrpc"] != "2.0":
+        return None
     if not isinstance(params, dict) or params.keys() != {"sessionId", "update"}:
         return None
     update = params["update"]
