@@ -620,10 +620,10 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path, monkeypatch: pytest.Mo
             if cancel is not None:
                 await asyncio.wait_for(cancel, 10)
         if not hung:
-            hostile_markdown = hostile.query_one(AnswerView).text
+            hostile_shown = hostile.query_one(AnswerView).text
             hostile_badge = hostile.query_one(StatusBadge).status
             hostile_error = str(hostile.query_one("#error", Static).render())
-            healthy_markdown = healthy.query_one(AnswerView).text
+            healthy_shown = healthy.query_one(AnswerView).text
     note(f"app {row.id}: key latencies {[round(x, 3) for x in latencies]}, RSS +{memory.growth / MB:.0f} MB")
     assert not hung, f"the app froze, or its runs were not over in time (key latencies: {latencies})"
     assert our_live_processes() == []
@@ -631,12 +631,12 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path, monkeypatch: pytest.Mo
     # The healthy neighbour, untouched.
     assert healthy.result is not None
     assert (healthy.result.stop_reason, healthy.result.error) == (S.COMPLETED, None)
-    assert healthy.result.output == healthy_markdown == HEALTHY_TEXT
+    assert healthy.result.output == healthy_shown == HEALTHY_TEXT
     # The hostile run's end state, on its pane too.
     assert hostile.result is not None
     check_end_state(dataclasses.replace(row, seconds=row.app_bound), hostile.result, ctx)
     assert hostile_badge == str(row.stop)
-    assert hostile_markdown == hostile.result.output
+    assert hostile_shown == hostile.result.output
     if hostile.result.error:
         assert hostile.result.error in hostile_error
     # Responsive while it misbehaved, and bounded.
