@@ -24,7 +24,7 @@ def chunk(text: str, session: str = "s1", **extra: Any) -> bytes:
 def joined(*lines: bytes) -> list[dict[str, Any]]:
     parsed = [(line, parse_rpc_message(line)) for line in lines]
     assert all(message is not None for _, message in parsed)
-    return [json.loads(line) for line in coalesce(parsed)]  # type: ignore[arg-type]
+    return [json.loads(line) for line in coalesce(parsed)]
 
 
 def texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -42,7 +42,7 @@ def test_consecutive_text_chunks_of_one_session_become_one() -> None:
 
 def test_a_lone_chunk_is_passed_on_byte_for_byte() -> None:
     line = chunk("only")
-    assert coalesce([(line, parse_rpc_message(line))]) == [line]  # type: ignore[list-item]
+    assert coalesce([(line, parse_rpc_message(line))]) == [line]
 
 
 def test_other_messages_and_other_sessions_break_a_run_and_keep_their_place() -> None:

@@ -72,7 +72,7 @@ class Piece:
 
     source: str
     covers: int  # less than len(source) when a cut code fence was reopened in front of it
-    tokens: list[Token] | None = None  # as parsed by the split, when it did
+    tokens: list[Token] | None = None  # as parsed by the split, for the first render
 
 
 @dataclass(eq=False)
@@ -213,6 +213,7 @@ class AnswerView(ScrollView, can_focus=False):
 
     def _render_block(self, block: _Block, *, keep: bool = True) -> None:
         block.lines = self._render_lines(block.piece.source, block.piece.tokens)
+        block.piece.tokens = None  # used once: a block rendered again (scrolled back to) is parsed again
         block.height = len(block.lines)
         block.width = self._width
         if keep:
