@@ -13,6 +13,9 @@ _EXPORTS = {
     "AcpProviderConfig": ".acp.provider",
     "AcpSubagentProvider": ".acp.provider",
     "AcpSubagentRun": ".acp.run",
+    "AgentInfo": ".model",
+    "AuthMethodInfo": ".model",
+    "Cost": ".model",
     "Finished": ".model",
     "HiddenUpdate": ".model",
     "OutputDelta": ".model",
@@ -21,8 +24,10 @@ _EXPORTS = {
     "PermissionRecord": ".model",
     "ProviderCapabilities": ".model",
     "RunEvent": ".model",
+    "SessionStarted": ".model",
     "StatusChanged": ".model",
     "StderrLine": ".model",
+    "Stopping": ".model",
     "SubagentProvider": ".model",
     "SubagentRequest": ".model",
     "SubagentResult": ".model",
@@ -30,6 +35,8 @@ _EXPORTS = {
     "SubagentStopReason": ".model",
     "Subagents": ".registry",
     "UnsupportedCapabilityError": ".model",
+    "Usage": ".model",
+    "UsageReported": ".model",
 }
 
 if TYPE_CHECKING:
@@ -41,6 +48,9 @@ if TYPE_CHECKING:
         AcpSubagentRun,
     )
     from .model import (
+        AgentInfo,
+        AuthMethodInfo,
+        Cost,
         Finished,
         HiddenUpdate,
         OutputDelta,
@@ -49,14 +59,18 @@ if TYPE_CHECKING:
         PermissionRecord,
         ProviderCapabilities,
         RunEvent,
+        SessionStarted,
         StatusChanged,
         StderrLine,
+        Stopping,
         SubagentProvider,
         SubagentRequest,
         SubagentResult,
         SubagentRun,
         SubagentStopReason,
         UnsupportedCapabilityError,
+        Usage,
+        UsageReported,
     )
     from .registry import (
         Subagents,
@@ -66,6 +80,9 @@ __all__ = [
     "AcpProviderConfig",
     "AcpSubagentProvider",
     "AcpSubagentRun",
+    "AgentInfo",
+    "AuthMethodInfo",
+    "Cost",
     "Finished",
     "HiddenUpdate",
     "OutputDelta",
@@ -74,8 +91,10 @@ __all__ = [
     "PermissionRecord",
     "ProviderCapabilities",
     "RunEvent",
+    "SessionStarted",
     "StatusChanged",
     "StderrLine",
+    "Stopping",
     "SubagentProvider",
     "SubagentRequest",
     "SubagentResult",
@@ -83,6 +102,8 @@ __all__ = [
     "SubagentStopReason",
     "Subagents",
     "UnsupportedCapabilityError",
+    "Usage",
+    "UsageReported",
 ]
 
 

@@ -20,7 +20,14 @@ class SubagentStopReason(enum.StrEnum):
     ERROR = "error"
 
 
-RunStatus: TypeAlias = Literal["spawning", "initializing", "prompting", "finished"]
+# `cancelling`: dispose (or the abort event) was asked for while the run was live.
+RunStatus: TypeAlias = Literal["spawning", "initializing", "prompting", "cancelling", "finished"]
+# The steps of ending a live run, as they happen: `session/cancel` sent, SIGTERM to the group (and
+# every process carrying the run's mark), SIGKILL to what was left.
+StopStep: TypeAlias = Literal["cancel-sent", "sigterm", "sigkill"]
+# How the child's processes ended: by themselves (after stdin closed, or honouring the cancel), or
+# signalled. None: nothing was ever spawned.
+EndedBy: TypeAlias = Literal["exit", "sigterm", "sigkill"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,10 @@ class PermissionRecord:
     rule: str  # what decided: "reject", "allow", a rule's name, or "cancelled"
     at: float  # seconds since the run started
     content: str = ""  # the tool call's content or diff, as text, when the agent sent one
+    # What a rule needs to decide again later (the policy lab's dry-run): the tool call's raw input
+    # as the agent sent it (JSON-shaped, masked) and the paths of its `locations`.
+    raw_input: Any = None
+    locations: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,7 +90,59 @@ class PermissionRecord:
             "option_id": self.option_id,
             "rule": self.rule,
             "at": round(self.at, 3),
+            "raw_input": self.raw_input,
+            "locations": list(self.locations),
         }
+
+
+@dataclass(frozen=True)
+class Cost:
+    amount: float
+    currency: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The last `usage_update` of a session: context tokens used of `size`, and the cost so far."""
+
+    used: int
+    size: int
+    cost: Cost | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        cost = {"amount": self.cost.amount, "currency": self.cost.currency} if self.cost else None
+        return {"used": self.used, "size": self.size, "cost": cost}
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """The child's `agentInfo` from `initialize`."""
+
+    name: str
+    title: str | None = None
+    version: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "version": self.version}
+
+
+@dataclass(frozen=True)
+class AuthMethodInfo:
+    """One of the `authMethods` an agent advertised. `type`: `agent`, `env_var`, `terminal`, ..."""
+
+    id: str
+    name: str
+    description: str | None = None
+    type: str | None = None
+    vars: tuple[str, ...] = ()  # for `env_var`: the variables the agent reads
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description}
+        if self.type is not None:
+            data["type"] = self.type
+        if self.vars:
+            data["vars"] = list(self.vars)
+        return data
 
 
 @dataclass(frozen=True)
@@ -94,6 +157,11 @@ class SubagentResult:
     stderr_tail: list[str] = field(default_factory=list)
     # The answer is incomplete: it hit the run's cap, or a message too large to read was dropped.
     truncated: bool = False
+    ended_by: EndedBy | None = None
+    agent: AgentInfo | None = None
+    options: dict[str, str] = field(default_factory=dict)  # config option id -> current value id
+    usage: Usage | None = None
+    auth_methods: tuple[AuthMethodInfo, ...] = ()
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.
@@ -125,11 +193,42 @@ class StderrLine:
 
 
 @dataclass(frozen=True)
+class Stopping:
+    """A step of ending a live run (see `StopStep`), as it happens."""
+
+    step: StopStep
+
+
+@dataclass(frozen=True)
+class SessionStarted:
+    """The session exists and our options are set: who the agent is and how it is configured."""
+
+    agent: AgentInfo | None
+    options: dict[str, str]
+    auth_methods: tuple[AuthMethodInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class UsageReported:
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class Finished:
     result: SubagentResult
 
 
-RunEvent: TypeAlias = StatusChanged | OutputDelta | HiddenUpdate | PermissionDecided | StderrLine | Finished
+RunEvent: TypeAlias = (
+    StatusChanged
+    | OutputDelta
+    | HiddenUpdate
+    | PermissionDecided
+    | StderrLine
+    | Stopping
+    | SessionStarted
+    | UsageReported
+    | Finished
+)
 
 
 class SubagentRun(Protocol):

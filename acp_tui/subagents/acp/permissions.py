@@ -9,13 +9,18 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from ..model import PermissionOptionInfo
 
 ALLOW_KINDS = ("allow_once", "allow_always")
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other")
 Action: TypeAlias = Literal["allow", "reject"]
+# What a rule may say: `ask` hands the request to a person (headless: the policy's default).
+RuleAction: TypeAlias = Literal["allow", "reject", "ask"]
+# `first-match`: rules in file order, the first that matches decides. `deny-first`: every reject
+# rule is tried before any other (Claude Code's order).
+RuleOrder: TypeAlias = Literal["first-match", "deny-first"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,9 @@ class PermissionAsk:
     kind: str | None
     options: tuple[PermissionOptionInfo, ...]
     content: str = ""
+    raw_input: Any = None  # the tool call's raw input, as the agent sent it (JSON-shaped)
+    locations: tuple[str, ...] = ()  # the paths of the tool call's `locations`
+    cwd: str | None = None  # the run's working directory: relative path globs are taken from it
 
 
 @dataclass(frozen=True)
@@ -74,9 +82,12 @@ class Rule:
     """Matches when every given criterion matches; `kinds` empty and `title` None match anything."""
 
     name: str
-    action: Action
+    action: RuleAction
     kinds: tuple[str, ...] = ()
     title: str | None = None  # a glob, case-insensitive
+    commands: tuple[str, ...] = ()  # globs on an `execute` call's command line (any may match)
+    paths: tuple[str, ...] = ()  # globs on the paths the call touches, relative to the run's cwd
+    offered: tuple[str, ...] = ()  # option kinds, one of which the agent must have offered
 
     def matches(self, ask: PermissionAsk) -> bool:
         if self.kinds and (ask.kind or "other") not in self.kinds:
@@ -89,11 +100,13 @@ class RulePolicy:
     name: str
     rules: tuple[Rule, ...]
     default: Action = "reject"
+    order: RuleOrder = "first-match"
 
     async def decide(self, ask: PermissionAsk) -> PermissionChoice:
         for rule in self.rules:
-            if rule.matches(ask):
-                return PermissionChoice(choose(ask.options, rule.action), rule=rule.name)
+            if rule.matches(ask):  # TODO(policy lab): `ask` rules, `order`, the new matchers
+                action = self.default if rule.action == "ask" else rule.action
+                return PermissionChoice(choose(ask.options, action), rule=rule.name)
         return PermissionChoice(choose(ask.options, self.default), rule="default")
 
 
