@@ -16,7 +16,7 @@ from .run import AcpSubagentRun
 class AcpProviderConfig:
     command: str
     args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)  # the child's own credentials, explicit
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # the child's own credentials
     cwd: str | None = None
     permission_policy: str | PermissionPolicy = "reject"
     handshake_timeout: float = 60.0  # spawn -> initialize -> session/new; slow agents need seconds
@@ -26,6 +26,14 @@ class AcpProviderConfig:
     max_line_bytes: int = 32 << 20  # one JSON-RPC message from the child, at most
     name: str | None = None  # a label for traces and diagnostics
     trace_dir: str | None = None  # when set, every JSON-RPC frame of each run goes to a JSONL file
+    # Session config options to set before the prompt (id -> value id; `mode` falls back to
+    # `session/set_mode` when the agent offers modes but no config options).
+    options: Mapping[str, str] = field(default_factory=dict)
+    # MCP servers handed to `session/new`, in the ACP shape (stdio: name, command, args, env;
+    # http/sse: type, name, url, headers).
+    mcp_servers: Sequence[Mapping[str, Any]] = ()
+    run_timeout: float | None = None  # dispose a run that outlives this (it ends aborted)
+    idle_timeout: float | None = None  # dispose a run silent for this long (no frame from the agent)
 
 
 class AcpSubagentProvider:
