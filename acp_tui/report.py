@@ -16,6 +16,7 @@ from typing import Any
 
 from .config import AgentPreset
 from .subagents.model import SubagentResult
+from .untrusted import json_safe, one_line, visible
 
 RECORD_KEYS = (
     "name",
@@ -61,22 +62,25 @@ def run_record(
 
 
 def json_line(record: Mapping[str, Any]) -> str:
-    """One record as one line of JSON (no newline at the end)."""
-    return json.dumps(record, ensure_ascii=False)
+    """One record as one line of JSON (no newline at the end): the exact text, escaped by JSON, and
+    encodable whatever it holds (a lone surrogate is spelled as its JSON escape)."""
+    return json_safe(json.dumps(record, ensure_ascii=False))
 
 
 def text_block(record: Mapping[str, Any]) -> str:
-    """One record for people reading a terminal: the answer under its name, then how it ended."""
-    name = record["name"]
+    """One record for people reading a terminal: the answer under its name, then how it ended.
+    What the agent wrote is shown with its control characters made visible: it is printed to a
+    terminal, and must not drive it."""
+    name = one_line(record["name"])
     lines = [f"=== {name} ==="]
     output = record["output"]
     if output:
-        lines.append(output.rstrip("\n"))
+        lines.append(visible(output.rstrip("\n")))
     ending = f"--- {name}: {record['stop_reason']}"
     if record.get("error"):
-        ending += f": {record['error']}"
+        ending += f": {one_line(record['error'])}"
     lines.append(f"{ending} ({record['duration_s']:.2f} s)")
-    lines.extend(f"    permission: {_permission_line(p)}" for p in record.get("permissions", ()))
+    lines.extend(f"    permission: {one_line(_permission_line(p))}" for p in record.get("permissions", ()))
     return "\n".join(lines) + "\n"
 
 

@@ -28,7 +28,17 @@ from tests.helpers import SCRIPTED_AGENT
 # core's client module) so that no run pays for it inside a `--timeout`.
 
 STOP_REASONS = {reason.value for reason in SubagentStopReason}
-PERMISSION_KEYS = {"title", "kind", "options", "decision", "option_id", "rule", "at"}
+PERMISSION_KEYS = {
+    "title",
+    "kind",
+    "options",
+    "decision",
+    "option_id",
+    "rule",
+    "at",
+    "raw_input",
+    "locations",
+}
 DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
 
 

@@ -13,10 +13,15 @@ from collections.abc import Iterable
 
 MASK = "***"
 MIN_MASKED_LENGTH = 4  # shorter values (flags, "1") would blank out ordinary text
+FRAGMENT = 8  # with `fragments`: any run of this many characters of a value is masked too
 
 
 class SecretMask:
-    def __init__(self, values: Iterable[str]) -> None:
+    """Masks every spelling of the given values. With `fragments` (for logs, where others quote
+    inputs shortened, as pydantic's `first…last`), a word holding any FRAGMENT characters of a value
+    is masked whole."""
+
+    def __init__(self, values: Iterable[str], *, fragments: bool = False) -> None:
         # Traces and logs hold values as JSON or repr() spells them (quotes, backslashes and
         # non-ASCII escaped): each spelling is masked.
         spellings = {
@@ -30,8 +35,17 @@ class SecretMask:
                 repr(value)[1:-1],
             )
         }
+        if fragments:
+            spellings |= {
+                spelling[i : i + FRAGMENT]
+                for spelling in list(spellings)
+                for i in range(len(spelling) - FRAGMENT + 1)
+            }
         secrets = sorted(spellings, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, secrets))) if secrets else None
+        alternatives = "|".join(map(re.escape, secrets))
+        if fragments and secrets:
+            alternatives = rf"[^\s'\"]*(?:{alternatives})[^\s'\"]*"
+        self._pattern = re.compile(alternatives) if secrets else None
         self._hold = max((len(s) for s in secrets), default=1) - 1
         self._tail = ""
 
