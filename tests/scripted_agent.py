@@ -70,6 +70,17 @@ Hostile options (tests/hostile/):
   noise=TEXT          before the answer, a stdout line that is not JSON and carries TEXT
   invalid_update=TEXT before the answer, an agent_message_chunk the schema rejects, carrying TEXT
   lone_surrogate=1    the answer is "x\ud800y": valid JSON, but no valid Unicode text (no UTF-8 for it)
+
+Trust options (tests/hostile/test_trust.py):
+  bad_error=METHOD    answer METHOD (initialize | session/new | session/prompt) with `"error": "boom"`
+                      (a string where JSON-RPC wants an object)
+  deep=N              after the first chunk of the answer, one frame nested N deep (then the rest)
+  daemon=HOW          at start, leave a grandchild behind that escapes our process group (HOW:
+                      setsid, a double fork and a new session; setpgid, a group of its own) and
+                      sleeps, holding our pipes; its pid goes to `daemon_pid=PATH`
+  early_bulk=N        before answering session/new, N characters of answer in 1 MiB chunks
+  invalid_flood=N     before the answer, N session/update frames the SDK's schema rejects
+  read_parent_env=PATH  at start, copy /proc/<parent pid>/environ to PATH (what a child could read)
 """
 
 from __future__ import annotations
@@ -202,8 +213,10 @@ def maybe_exit(step: str) -> None:
         time.sleep(3600)  # a signal that does not end the process by default: hang, visibly
 
 
-def failure(method: str) -> dict[str, Any] | None:
-    """The JSON-RPC error `fail=` asks for at METHOD, if any."""
+def failure(method: str) -> Any:
+    """The JSON-RPC error `fail=` (or `bad_error=`) asks for at METHOD, if any."""
+    if opt("bad_error") == method:
+        return "boom"
     if not opt("fail"):
         return None
     failing, code, message = opt("fail").split(":", 2)
@@ -290,6 +303,8 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
         with _write_lock:
             sys.stdout.buffer.write(f"noise: {opt('noise')}\n".encode())
             sys.stdout.buffer.flush()
+    for _ in range(int(opt("invalid_flood", "0"))):
+        notify({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 7}})
     if opt("invalid_update"):
         notify(
             {
@@ -367,6 +382,12 @@ def stream_answer(prompt_text: str) -> None:
         if opt("foreign"):
             notify_chunk("FOREIGN", session="sess-other")
         notify_chunk(piece)
+        if i == 0 and opt("deep"):
+            depth = int(opt("deep"))
+            with _write_lock:
+                sys.stdout.buffer.write(b'{"jsonrpc": "2.0", "method": "x", "params": ' + b"[" * depth)
+                sys.stdout.buffer.write(b"]" * depth + b"}\n")
+                sys.stdout.buffer.flush()
         if i == 0:
             maybe_exit("prompt")
             if opt("close_stdout"):
@@ -376,7 +397,30 @@ def stream_answer(prompt_text: str) -> None:
             time.sleep(float(opt("delay")))
 
 
+def leave_a_daemon(how: str) -> None:
+    """A grandchild that escapes our process group, as daemons and detached Node children do."""
+    if os.fork() != 0:
+        if how == "setsid":
+            os.wait()  # the middle process exits at once: the grandchild is reparented
+        return
+    if how == "setsid":
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+    else:
+        os.setpgid(0, 0)
+    with open(opt("daemon_pid"), "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(3600)
+    os._exit(0)
+
+
 def serve() -> None:
+    if opt("read_parent_env"):
+        with open(f"/proc/{os.getppid()}/environ", "rb") as source, open(opt("read_parent_env"), "wb") as f:
+            f.write(source.read())
+    if opt("daemon"):
+        leave_a_daemon(opt("daemon"))
     if opt("env_dump"):
         with open(opt("env_dump"), "w") as f:
             json.dump({"env": dict(os.environ), "cwd": os.getcwd()}, f)
@@ -412,6 +456,10 @@ def serve() -> None:
                 continue
             if opt("early"):
                 stream_answer("")
+            if opt("early_bulk"):
+                total = int(opt("early_bulk"))
+                for i in range(-(-total // (1 << 20))):
+                    notify_chunk(bulk_piece(i, min(1 << 20, total - i * (1 << 20)), False))
             send({"id": rid, "result": {"sessionId": SESSION}})
         elif method == "session/prompt" and (error := failure(method)):
             send({"id": rid, "error": error})

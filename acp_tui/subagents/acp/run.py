@@ -198,8 +198,11 @@ class AcpSubagentRun:
         if self.config.trace_dir:
             label = self.config.name or os.path.basename(self.config.command)
             with contextlib.suppress(OSError):  # no trace is no reason to fail the run
+                # Frames are traced as they came, so a value split across two of them is masked
+                # by its fragments.
+                trace_mask = SecretMask(self.config.env.values(), fragments=True)
                 self._trace = TraceWriter.for_run(
-                    self.config.trace_dir, label, child.pid, self._mask, self._note
+                    self.config.trace_dir, label, child.pid, trace_mask, self._note
                 )
         self._transport = transport = StdioTransport(
             proc.stdout,
