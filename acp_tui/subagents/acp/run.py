@@ -60,6 +60,7 @@ STDERR_LINE_CHARS = 2000  # a longer stderr line is cut (after masking) to this
 NOTE_SAMPLE_CHARS = 60  # how much of a dropped line our note quotes
 ERROR_CHARS = 300  # an error message is one line of at most this
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
+MAX_EARLY_UPDATES = 10_000  # early updates kept for replay (their text also counts against the cap)
 
 log = logging.getLogger(__name__)
 
@@ -460,7 +461,7 @@ class AcpSubagentRun:
 
     def _keep_early(self, session_id: str, kind: str, text: str | None) -> None:
         if text is None:
-            if len(self._early_updates) < self.config.max_output_chars:
+            if len(self._early_updates) < MAX_EARLY_UPDATES:
                 self._early_updates.append((session_id, "hidden", kind))
             return
         room = self.config.max_output_chars - self._early_chars
