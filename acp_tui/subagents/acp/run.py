@@ -460,9 +460,11 @@ class AcpSubagentRun:
         self._count_hidden(kind)
 
     def _keep_early(self, session_id: str, kind: str, text: str | None) -> None:
+        if len(self._early_updates) >= MAX_EARLY_UPDATES:
+            self._truncated = self._truncated or text is not None
+            return
         if text is None:
-            if len(self._early_updates) < MAX_EARLY_UPDATES:
-                self._early_updates.append((session_id, "hidden", kind))
+            self._early_updates.append((session_id, "hidden", kind))
             return
         room = self.config.max_output_chars - self._early_chars
         if len(text) > room:
