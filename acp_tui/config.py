@@ -13,6 +13,8 @@ costs nothing: pydantic, `tomllib` and `platformdirs` load only when a file is r
 and the demo set and `--agent` specs never pay for them.
 """
 
+# ruff: noqa: RUF009  (`_says` is `dataclasses.field` with the words of the field's error)
+
 from __future__ import annotations
 
 import contextlib
@@ -381,8 +383,8 @@ def parse_settings(data: Mapping[str, Any], *, label: str, source: Path | None =
 
 def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path | None) -> AgentPreset:
     name = raw.get("name")
-    named = isinstance(name, str) and name.strip()
-    where = f'{label}: agent "{name.strip()}": ' if named else f"{label}: agent #{number}: "
+    named = name.strip() if isinstance(name, str) else ""
+    where = f'{label}: agent "{named}": ' if named else f"{label}: agent #{number}: "
     replay = raw.get("replay")
     if replay is not None and "command" in raw:
         raise ConfigError(f'{where}"command" and "replay" are exclusive (replay PATH runs acp-tui replay)')
@@ -395,7 +397,7 @@ def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path
             args = raw.get("args", [])
             extra = args if isinstance(args, list) else [args]  # a wrong `args` is still reported
             raw["args"] = ["-m", "acp_tui", "replay", replay, *extra]
-    preset = _validate(AgentPreset, raw, where)
+    preset: AgentPreset = _validate(AgentPreset, raw, where)
     for number, server in enumerate(preset.mcp_servers, start=1):
         _check_mcp_server(server, f"{where}mcp server #{number}: ")
     return replace(
@@ -466,13 +468,13 @@ def _parse_rule(number: int, raw: Any, policy_where: str) -> Rule:
 
 
 @cache
-def _adapter(cls: type) -> Any:
+def _adapter(cls: Any) -> Any:
     from pydantic import TypeAdapter
 
     return TypeAdapter(cls)
 
 
-def _validate(cls: type[Any], raw: Any, where: str, **fill: str) -> Any:
+def _validate(cls: Any, raw: Any, where: str, **fill: str) -> Any:
     """`raw` as a `cls`, or a `ConfigError` about the first problem: `<where>"<field>" <says>`."""
     from pydantic import ValidationError
 
@@ -484,7 +486,7 @@ def _validate(cls: type[Any], raw: Any, where: str, **fill: str) -> Any:
         raise ConfigError(where + _say(cls, exc.errors()[0], fill)) from None
 
 
-def _say(cls: type[Any], error: Mapping[str, Any], fill: Mapping[str, str]) -> str:
+def _say(cls: Any, error: Mapping[str, Any], fill: Mapping[str, str]) -> str:
     loc: tuple[Any, ...] = tuple(error.get("loc", ()))
     declared = {f.name: f for f in fields(cls)}
     if not loc or loc[0] not in declared:
@@ -508,7 +510,7 @@ def _item_class(declared: Field[Any]) -> type[Any] | None:
 
 
 @cache
-def _keys(cls: type) -> tuple[str, ...]:
+def _keys(cls: Any) -> tuple[str, ...]:
     """The keys a table of the file may have: the declared fields but the internal ones."""
     return tuple(f.name for f in fields(cls) if not f.metadata.get("internal"))
 
