@@ -5,7 +5,10 @@ force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `out
 `truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
 `title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
 `exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
-file, or null).
+file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
+(every config option of the session after ours were set: id -> current value id), `usage` (the last
+`usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
+(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given).
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ RECORD_KEYS = (
     "exit_code",
     "duration_s",
     "trace",
+    "agent",
+    "options",
+    "usage",
+    "auth_methods",
 )
 
 
@@ -57,6 +64,10 @@ def run_record(
         "exit_code": result.exit_code,
         "duration_s": round(result.duration_s, 3),
         "trace": trace,
+        "agent": result.agent.to_json() if result.agent else None,
+        "options": dict(result.options),
+        "usage": result.usage.to_json() if result.usage else None,
+        "auth_methods": [method.to_json() for method in result.auth_methods],
     }
 
 

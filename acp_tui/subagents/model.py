@@ -135,6 +135,7 @@ class AuthMethodInfo:
     description: str | None = None
     type: str | None = None
     vars: tuple[str, ...] = ()  # for `env_var`: the variables the agent reads
+    args: tuple[str, ...] = ()  # for `terminal`: what to add to the agent's command line to log in
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description}
@@ -142,6 +143,8 @@ class AuthMethodInfo:
             data["type"] = self.type
         if self.vars:
             data["vars"] = list(self.vars)
+        if self.args:
+            data["args"] = list(self.args)
         return data
 
 

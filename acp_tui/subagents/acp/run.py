@@ -26,11 +26,14 @@ from ..model import (
     PermissionRecord,
     RunEvent,
     RunStatus,
+    SessionStarted,
     StatusChanged,
     StderrLine,
     SubagentRequest,
     SubagentResult,
     SubagentStopReason,
+    Usage,
+    UsageReported,
 )
 from .environment import child_environment
 from .masking import SecretMask
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
 
     from .provider import AcpProviderConfig
+    from .session_setup import SessionSetup
 
 STDERR_TAIL_LINES = 200
 MAX_EARLY_UPDATES = 10_000  # updates that arrive before `session/new` answers, kept for replay
@@ -86,6 +90,9 @@ class AcpSubagentRun:
         self._conn: ClientSideConnection | None = None
         self._trace: TraceWriter | None = None
         self._session_id: str | None = None
+        self._setup: SessionSetup | None = None
+        self._usage: Usage | None = None
+        self._grace_deadline: float | None = None  # when a cancel's grace runs out
         self._early_updates: list[tuple[str, Any]] = []
         self._cancel_requested = False
         self._cancel_reason: str | None = None
@@ -185,10 +192,10 @@ class AcpSubagentRun:
         # Imported only now, so the child boots while we pay for the SDK.
         import_acp()
         import acp
-        from acp.schema import ClientCapabilities, Implementation
         from pydantic import ValidationError
 
         from .client import RunClient
+        from .session_setup import SessionSetup, SessionSetupError
 
         observers = []
         if self.config.trace_dir:
@@ -198,39 +205,38 @@ class AcpSubagentRun:
         self._conn = conn = acp.connect_to_agent(
             cast(Any, RunClient(self)), proc.stdin, agent_output, observers=observers
         )
-        step = "initialize"
+        self._setup = setup = SessionSetup(
+            conn,
+            cwd=self.cwd,
+            options=self.config.options,
+            mcp_servers=self.config.mcp_servers,
+            name=self.config.name or os.path.basename(self.config.command),
+        )
         try:
             self._set_status("initializing")
             try:
                 async with asyncio.timeout(self.config.handshake_timeout):
-                    await self._unless_interrupted(
-                        conn.initialize(
-                            protocol_version=acp.PROTOCOL_VERSION,
-                            client_capabilities=ClientCapabilities(),
-                            client_info=Implementation(name="acp-tui", version="0.1.0"),
-                        )
-                    )
-                    step = "session/new"
-                    session = await self._unless_interrupted(conn.new_session(cwd=self.cwd, mcp_servers=[]))
+                    session_id = await self._unless_interrupted(setup.start(self._session_opened))
             except TimeoutError:
-                return self._failed(
-                    f"handshake timed out after {self.config.handshake_timeout:g} s (no answer to {step})"
-                )
-            self._session_id = session.session_id
-            for session_id, update in self._early_updates:
-                self.on_update(session_id, update)
-            self._early_updates.clear()
-            step = "session/prompt"
+                timeout = self.config.handshake_timeout
+                return self._failed(f"handshake timed out after {timeout:g} s (no answer to {setup.step})")
+            self._events.push(SessionStarted(setup.agent, setup.current_options, setup.auth_methods))
             self._set_status("prompting")
-            stop_reason = await self._prompt(conn, session.session_id)
+            stop_reason = await self._prompt(conn, session_id)
+            if not self._cancel_requested:
+                await setup.close(self.config.cancel_grace)
         except _Interrupted:
             if self._cancel_requested:
                 return SubagentStopReason.ABORTED, self._cancel_reason
             return self._failed(await self._exit_message(child))
+        except SessionSetupError as exc:
+            return self._failed(str(exc))
         except acp.RequestError as exc:
-            return self._failed(f"{step} failed: {_rpc_error_text(exc)}")
+            return self._failed(
+                setup.failure(setup.step, exc) or f"{setup.step} failed: {_rpc_error_text(exc)}"
+            )
         except ValidationError as exc:
-            return self._failed(_invalid_response_text(step, exc))
+            return self._failed(_invalid_response_text(setup.step, exc))
         except (ConnectionError, OSError, EOFError):
             return self._failed(await self._exit_message(child))
         if self._cancel_requested:  # some agents answer end_turn to a cancel: still aborted
@@ -239,6 +245,13 @@ class AcpSubagentRun:
         if mapped is SubagentStopReason.ERROR:
             return mapped, f"agent stopped with {stop_reason!r}"
         return mapped, None
+
+    def _session_opened(self, session_id: str) -> None:
+        """`session/new` answered: the updates that came before it are this session's now."""
+        self._session_id = session_id
+        for early_id, update in self._early_updates:
+            self.on_update(early_id, update)
+        self._early_updates.clear()
 
     async def _prompt(self, conn: ClientSideConnection, session_id: str) -> str:
         import acp
@@ -255,7 +268,7 @@ class AcpSubagentRun:
             # Ask the agent to end its turn and give it cancel_grace to do so. After a broken pipe
             # even this notification can hang, so it shares the same bound.
             grace = self.config.cancel_grace
-            deadline = asyncio.get_running_loop().time() + grace
+            deadline = self._grace_deadline = asyncio.get_running_loop().time() + grace
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.cancel(session_id=session_id), grace)
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
@@ -284,6 +297,12 @@ class AcpSubagentRun:
         """End the process group, let the pipes run dry, close the connection, stop the helpers."""
         self._interrupt.set()  # questions still open (a policy asking a human) are answered now
         child = self._child
+        if self._setup is not None and not self._child_gone:
+            # session/close within what is left of the cancel's grace: never later than the kill.
+            grace = self.config.cancel_grace
+            if self._grace_deadline is not None:
+                grace = self._grace_deadline - asyncio.get_running_loop().time()
+            await self._setup.close(grace)
         if child is not None:
             if child.process.stdin is not None:
                 child.process.stdin.close()
@@ -322,6 +341,10 @@ class AcpSubagentRun:
             duration_s=time.monotonic() - self._started,
             stderr_tail=list(self._stderr),
             truncated=self._truncated,
+            agent=self._setup.agent if self._setup else None,
+            options=self._setup.current_options if self._setup else {},
+            usage=self._usage,
+            auth_methods=self._setup.auth_methods if self._setup else (),
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -381,6 +404,10 @@ class AcpSubagentRun:
         if session_id != self._session_id:
             return
         kind = str(getattr(update, "session_update", "unknown"))
+        usage = self._setup.on_update(update) if self._setup is not None else None
+        if usage is not None:  # still counted below, as a hidden kind
+            self._usage = usage
+            self._events.push(UsageReported(usage))
         if kind == "agent_message_chunk":
             content_type = getattr(update.content, "type", "unknown")
             if content_type == "text":
