@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 from pathlib import Path
@@ -215,7 +216,7 @@ async def test_the_demo_offers_mode_and_model_and_the_mode_decides_whether_it_as
     assert asks.options == {"mode": "ask", "model": "demo-fast"}
     assert [p.decision for p in asks.permissions] == ["allow_once"]
     assert asks.agent == AgentInfo("acp-tui-demo", "acp-tui demo (pong)", "0.1.0")
-    assert [e for e in events if isinstance(e, SessionStarted)][0].options == asks.options
+    assert next(e for e in events if isinstance(e, SessionStarted)).options == asks.options
 
     (tmp_path / "auto").mkdir()
     auto, _ = await run_demo_with(
@@ -274,7 +275,9 @@ async def test_the_locked_demo_needs_a_login_and_says_how(
         locked.auth_methods[2], sys.executable, ["-m", "acp_tui.demo.agent", "--persona", "locked"]
     )
     assert argv is not None and argv[-1] == "--login"
-    done = subprocess.run(argv, input="\n", capture_output=True, text=True, timeout=30, check=False)
+    done = await asyncio.to_thread(
+        subprocess.run, argv, input="\n", capture_output=True, text=True, timeout=30, check=False
+    )
     assert done.returncode == 0, done.stderr
     (tmp_path / "after").mkdir()
     after, _ = await run_demo_with("locked", cwd=tmp_path / "after")
