@@ -180,7 +180,19 @@ def test_a_preset_alone_takes_builtin_policies_or_policy_objects() -> None:
 
 def test_the_sample_file_is_valid() -> None:
     settings = load_settings(SAMPLE)
-    assert [p.name for p in settings.presets] == ["gemini", "claude", "codex", "goose", "pong"]
+    assert [p.name for p in settings.presets] == [
+        "claude",
+        "codex",
+        "gemini",
+        "vibe",
+        "opencode",
+        "kimi",
+        "fast-agent",
+        "goose",
+        "pong",
+    ]
+    assert settings.preset("vibe").options == {"mode": "ask"}
+    assert settings.preset("goose").env == {"GOOSE_MODE": "approve"}
     assert settings.preset("gemini").policy == "careful"
     assert [r.name for r in settings.policies["careful"].rules] == [
         "never touch secrets",
