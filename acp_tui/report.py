@@ -88,6 +88,7 @@ def text_block(record: Mapping[str, Any]) -> str:
         ending += f": {record['error']}"
     lines.append(f"{ending} ({record['duration_s']:.2f} s)")
     lines.extend(f"    permission: {_permission_line(p)}" for p in record.get("permissions", ()))
+    lines.extend(f"    {fact}" for fact in _session_facts(record))
     return "\n".join(lines) + "\n"
 
 
@@ -108,6 +109,7 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs
             facts.append(f"- hidden updates: {counts}")
         if record.get("trace"):
             facts.append(f"- trace: `{record['trace']}`")
+        facts.extend(f"- {fact}" for fact in _session_facts(record))
         if record.get("permissions"):
             facts.append("- permissions:")
             facts.extend(f"  - {_permission_line(p)}" for p in record["permissions"])
@@ -127,6 +129,27 @@ def _permission_line(permission: Mapping[str, Any]) -> str:
         f'at {permission["at"]:.2f} s "{permission["title"]}"{kind}: {permission["decision"]}'
         f" by {permission['rule']}" + (f"; offered: {offered}" if offered else "")
     )
+
+
+def _session_facts(record: Mapping[str, Any]) -> list[str]:
+    """What the session was (agent, options) and cost (usage), as the agent said: one line each."""
+    from .untrusted import one_line
+
+    facts = []
+    agent = record.get("agent")
+    if agent:
+        version = f" {one_line(str(agent['version']))}" if agent.get("version") else ""
+        facts.append(f"agent: {one_line(str(agent.get('title') or agent['name']))}{version}")
+    if record.get("options"):
+        facts.append(
+            "options: " + ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in record["options"].items())
+        )
+    usage = record.get("usage")
+    if usage:
+        cost = usage.get("cost")
+        spent = f", cost {cost['amount']:g} {one_line(cost['currency'])}" if cost else ""
+        facts.append(f"usage: {usage['used']} of {usage['size']} tokens{spent}")
+    return facts
 
 
 def _quote(text: str) -> str:

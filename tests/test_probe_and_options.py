@@ -184,3 +184,17 @@ def test_probe_text_shows_agent_strings_literally() -> None:
     result = invoke("probe", "--agent", agent)
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.stdout and "evil\\x1b[31m" in result.stdout
+
+
+def test_the_text_and_markdown_reports_say_the_session() -> None:
+    from acp_tui.report import markdown
+
+    agent = spec("vibe", "session_modes=ask|auto", "usage=10/100/0.5/EUR", "agent_info=v/Vibe/2")
+    text = invoke("run", "--prompt", "go", "--agent", agent, "--option", "mode=auto")
+    assert text.exit_code == 0, text.output
+    assert (
+        "    agent: Vibe 2\n    options: mode=auto\n    usage: 10 of 100 tokens, cost 0.5 EUR\n"
+        in text.stdout
+    )
+    record = json.loads(invoke("run", "--format", "json", "--prompt", "go", "--agent", agent).stdout)
+    assert "- options: mode=ask\n- usage: 10 of 100 tokens, cost 0.5 EUR" in markdown([record])
