@@ -22,6 +22,7 @@ import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import Field, dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
@@ -338,7 +339,8 @@ def load_file(path: Path, *, label: str | None = None) -> Settings:
 
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            raw = f.read()
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{label}: no such file") from None
     except IsADirectoryError:
@@ -349,7 +351,53 @@ def load_file(path: Path, *, label: str | None = None) -> Settings:
         raise ConfigError(f"{label}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label}: invalid TOML: {exc}") from None
-    return parse_settings(data, label=label, source=path)
+    seal = _seal(path, raw)
+    trusted = _was_valid(path, seal)
+    token = _TRUSTED.set(trusted)
+    try:
+        settings = parse_settings(data, label=label, source=path)
+    finally:
+        _TRUSTED.reset(token)
+    if not trusted:
+        _remember_valid(path, seal)
+    return settings
+
+
+# Validating costs pydantic (about a tenth of a second before the first frame): a file that passed
+# once, byte for byte, with this very code, is built from its declarations without it. Only a hash
+# is kept (in the user cache dir), never a value of the file.
+_TRUSTED: ContextVar[bool] = ContextVar("acp_tui_settings_trusted", default=False)
+
+
+def _seal(path: Path, raw: bytes) -> str:
+    import hashlib
+
+    code = Path(__file__).stat()
+    stamp = f"{APP_NAME} {code.st_mtime_ns} {code.st_size} {path.resolve()}\n".encode()
+    return hashlib.sha256(stamp + raw).hexdigest()
+
+
+def _seal_file(path: Path) -> Path:
+    import hashlib
+
+    import platformdirs
+
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    return platformdirs.user_cache_path(APP_NAME, appauthor=False) / "valid-settings" / name
+
+
+def _was_valid(path: Path, seal: str) -> bool:
+    try:
+        return _seal_file(path).read_text(encoding="ascii") == seal
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember_valid(path: Path, seal: str) -> None:
+    with contextlib.suppress(OSError):
+        marker = _seal_file(path)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(seal, encoding="ascii")
 
 
 def parse_settings(data: Mapping[str, Any], *, label: str, source: Path | None = None) -> Settings:
@@ -476,14 +524,34 @@ def _adapter(cls: Any) -> Any:
 
 def _validate(cls: Any, raw: Any, where: str, **fill: str) -> Any:
     """`raw` as a `cls`, or a `ConfigError` about the first problem: `<where>"<field>" <says>`."""
-    from pydantic import ValidationError
-
     if isinstance(raw, Mapping):
         _check_keys(raw, _keys(cls), where)
+    if _TRUSTED.get():
+        return _build(cls, raw)
+    from pydantic import ValidationError
+
     try:
         return _adapter(cls).validate_python(raw)
     except ValidationError as exc:
         raise ConfigError(where + _say(cls, exc.errors()[0], fill)) from None
+
+
+def _build(cls: Any, raw: Mapping[str, Any]) -> Any:
+    """`raw` as a `cls` without checking it (it passed before): the conversions validation makes."""
+    values: dict[str, Any] = {}
+    for declared in fields(cls):
+        if declared.name not in raw:
+            continue
+        value = raw[declared.name]
+        kind = str(declared.type)
+        if declared.name == "mcp_servers":
+            value = tuple(_build(McpServer, server) for server in value)
+        elif kind.startswith("tuple") and isinstance(value, list):
+            value = tuple(value)
+        elif kind.startswith("Seconds") and isinstance(value, int):
+            value = float(value)
+        values[declared.name] = value
+    return cls(**values)
 
 
 def _say(cls: Any, error: Mapping[str, Any], fill: Mapping[str, str]) -> str:

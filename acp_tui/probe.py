@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import sys
 import tempfile
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from .report import json_line
@@ -37,18 +38,29 @@ def probe(config: AcpProviderConfig, *, fmt: str = "text", out: TextIO | None = 
 
 
 async def _probe(config: AcpProviderConfig, fmt: str, out: TextIO, err: TextIO) -> int:
+    name = config.name or config.command
+    record, created = await describe_agent(config, lambda line: err.write(f"[{name}] {line}\n"))
+    out.write(json_line(record) + "\n" if fmt == "json" else text_report(name, record))
+    out.flush()
+    return EXIT_SESSION_CREATED if created else EXIT_NO_SESSION
+
+
+async def describe_agent(
+    config: AcpProviderConfig, on_stderr: Callable[[str], object] = lambda _: None
+) -> tuple[dict[str, Any], bool]:
+    """The probe's record of the agent, and whether a session was created. For the app too (the
+    values of its options for a chooser): it never raises for what the agent does."""
     from .subagents.acp.permissions import resolve_policy
 
     # The agent describes itself, as it comes: none of the preset's options are set.
     config = dataclasses.replace(config, options={})
-    name = config.name or config.command
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
         run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), resolve_policy("reject"))
         await run.start()
         try:
             async for event in run.events():
                 if isinstance(event, StderrLine):
-                    err.write(f"[{name}] {one_line(event.text)}\n")
+                    on_stderr(one_line(event.text))
         finally:
             await run.dispose()
         result = await run.result()
@@ -58,9 +70,7 @@ async def _probe(config: AcpProviderConfig, fmt: str, out: TextIO, err: TextIO) 
     if error is None and not created:
         error = "no session was created"
     record = describe(setup, error) if setup is not None else _nothing(error)
-    out.write(json_line(record) + "\n" if fmt == "json" else text_report(name, record))
-    out.flush()
-    return EXIT_SESSION_CREATED if created and error is None else EXIT_NO_SESSION
+    return record, created and error is None
 
 
 def _nothing(error: str | None) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -602,3 +603,32 @@ def test_option_specs() -> None:
     preset = AgentPreset("a", "x", options={"mode": "ask", "model": "m1"})
     assert with_options(preset, {"model": "m2"}).options == {"mode": "ask", "model": "m2"}
     assert with_options(preset, {}) is preset
+
+
+def test_a_file_that_passed_once_loads_the_same_without_pydantic(tmp_path: Path) -> None:
+    """Validation costs pydantic before the first frame; an unchanged valid file skips it, and
+    becomes exactly the same settings. Only a hash is kept, no value of the file."""
+    import subprocess
+
+    path = write(tmp_path, FULL)
+    first = load_settings(path)
+    second = load_settings(path)
+    assert second == first and second.presets[0].mcp_servers == first.presets[0].mcp_servers
+    assert second.presets[0].run_timeout == 600.0 and isinstance(second.presets[0].run_timeout, float)
+    [seal] = (tmp_path / "cache-home" / "acp-tui" / "valid-settings").iterdir()
+    assert "secret" not in seal.read_text() and len(seal.read_text()) == 64
+
+    probe = (
+        "import sys; from acp_tui.config import load_settings; load_settings(sys.argv[1]);"
+        " print('pydantic' in sys.modules)"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip() == "False"
+
+    # Any change of a byte is validated again (and a mistake is still caught).
+    path.write_text(FULL.replace("run_timeout = 600", "run_timeout = -1"), encoding="utf-8")
+    with pytest.raises(ConfigError, match='"run_timeout" must be a positive number of seconds'):
+        load_settings(path)

@@ -149,6 +149,27 @@ class AuthMethodInfo:
 
 
 @dataclass(frozen=True)
+class ConfigOptionInfo:
+    """A session config option as the agent offers it: `values` are the value ids (`true`/`false`
+    for a boolean option). Agents with modes only get one, `mode`, made from their modes."""
+
+    id: str
+    name: str
+    category: str | None
+    current: str
+    values: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "category": self.category,
+            "current": self.current,
+            "values": list(self.values),
+        }
+
+
+@dataclass(frozen=True)
 class SubagentResult:
     stop_reason: SubagentStopReason
     output: str
@@ -209,6 +230,7 @@ class SessionStarted:
     agent: AgentInfo | None
     options: dict[str, str]
     auth_methods: tuple[AuthMethodInfo, ...] = ()
+    offered: tuple[ConfigOptionInfo, ...] = ()  # what a chooser may offer for the next runs
 
 
 @dataclass(frozen=True)

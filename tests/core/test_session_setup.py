@@ -14,6 +14,7 @@ from acp_tui.subagents.acp.process import group_alive
 from acp_tui.subagents.model import (
     AgentInfo,
     AuthMethodInfo,
+    ConfigOptionInfo,
     Cost,
     HiddenUpdate,
     RunEvent,
@@ -70,8 +71,14 @@ async def test_config_options_are_set_in_order_before_the_prompt(tmp_path: Path)
         ("thinking", True),  # a boolean option takes a boolean
     ]
     assert result.options == {"mode": "auto", "model": "gpt-5-mini", "thinking": "true"}
-    started = [e for e in events if isinstance(e, SessionStarted)]
-    assert started == [SessionStarted(agent=None, options=result.options, auth_methods=())]
+    [started] = [e for e in events if isinstance(e, SessionStarted)]
+    assert (started.agent, started.options, started.auth_methods) == (None, result.options, ())
+    # What a chooser may offer next time: every option, its category, its values.
+    assert started.offered == (
+        ConfigOptionInfo("mode", "Mode", "mode", "auto", ("read-only", "auto", "full-access")),
+        ConfigOptionInfo("model", "Model", "model", "gpt-5-mini", ("gpt-5", "gpt-5-mini")),
+        ConfigOptionInfo("thinking", "Thinking", None, "true", ("true", "false")),
+    )
     # The agent's config_option_update notifications are counted as hidden updates.
     assert result.hidden.get("config_option_update") == 3
 
@@ -81,13 +88,17 @@ async def test_mode_falls_back_to_set_mode_when_the_agent_offers_modes_only(tmp_
     config = with_options(
         scripted(session_modes="ask|accept-edits|auto-approve", record=record), options={"mode": "ask"}
     )
-    result, _ = await run_to_end(config)
+    result, events = await run_to_end(config)
 
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
     sent = frames(record)
     assert [m["method"] for m in sent] == ["initialize", "session/new", "session/set_mode", "session/prompt"]
     assert sent[2]["params"] == {"sessionId": "sess-1", "modeId": "ask"}
     assert result.options == {"mode": "ask"}
+    [started] = [e for e in events if isinstance(e, SessionStarted)]
+    assert started.offered == (
+        ConfigOptionInfo("mode", "Mode", "mode", "ask", ("ask", "accept-edits", "auto-approve")),
+    )
 
 
 async def test_the_mode_decides_whether_the_agent_asks(tmp_path: Path) -> None:

@@ -220,7 +220,9 @@ class AcpSubagentRun:
             except TimeoutError:
                 timeout = self.config.handshake_timeout
                 return self._failed(f"handshake timed out after {timeout:g} s (no answer to {setup.step})")
-            self._events.push(SessionStarted(setup.agent, setup.current_options, setup.auth_methods))
+            self._events.push(
+                SessionStarted(setup.agent, setup.current_options, setup.auth_methods, setup.offered)
+            )
             self._set_status("prompting")
             stop_reason = await self._prompt(conn, session_id)
             if not self._cancel_requested:

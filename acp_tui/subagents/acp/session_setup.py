@@ -42,7 +42,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
-from ..model import AgentInfo, AuthMethodInfo, Cost, Usage
+from ..model import AgentInfo, AuthMethodInfo, ConfigOptionInfo, Cost, Usage
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -57,27 +57,6 @@ _RUN_COMMAND = re.compile(r"\brun\s+`([^`]+)`", re.IGNORECASE)
 
 class SessionSetupError(Exception):
     """The session cannot be used as configured; the message says why, in one line."""
-
-
-@dataclass(frozen=True)
-class OptionInfo:
-    """One config option the agent offers: its values are the value ids (`true`/`false` for a
-    boolean option)."""
-
-    id: str
-    name: str
-    category: str | None
-    current: str
-    values: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "category": self.category,
-            "current": self.current,
-            "values": list(self.values),
-        }
 
 
 @dataclass
@@ -206,16 +185,16 @@ class SessionSetup:
         return {"mode": self.current_mode} if self.current_mode is not None else {}
 
     @property
-    def offered(self) -> tuple[OptionInfo, ...]:
+    def offered(self) -> tuple[ConfigOptionInfo, ...]:
         """The options and their values, for a probe or a chooser (a `mode` option built from the
         modes when the agent offers no config options)."""
         if self.config_options:
             return tuple(
-                OptionInfo(o.id, o.name, _category(o.category), _current(o), _values(o))
+                ConfigOptionInfo(o.id, o.name, _category(o.category), _current(o), _values(o))
                 for o in self.config_options
             )
         if self.available_modes and self.current_mode is not None:
-            return (OptionInfo("mode", "Mode", "mode", self.current_mode, self.available_modes),)
+            return (ConfigOptionInfo("mode", "Mode", "mode", self.current_mode, self.available_modes),)
         return ()
 
     def failure(self, step: str, exc: Exception) -> str | None:
