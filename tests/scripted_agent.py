@@ -73,8 +73,9 @@ Hostile options (tests/hostile/):
 
 Session setup options (issue 11; the functions under "Session setup" below):
   session_config=SPEC config options offered by session/new: `id:v1|v2|...;id2:...` (the first value
-                      is current; ids `mode` and `model` get those categories; `id:bool` is a boolean
-                      option, current false). session/set_config_option answers with them all.
+                      is current; ids `mode` and `model` get those categories, `id@mode:...` gives
+                      another id that category; `id:bool` is a boolean option, current false).
+                      session/set_config_option answers with them all.
   session_modes=SPEC  the older modes: `m1|m2|...` (the first is current); session/set_mode switches
   config_update=1     after each set_config_option, also send a config_option_update notification
   ask_in_mode=MODE    ask permission (as permission=normal) only when the current mode is MODE
@@ -476,7 +477,8 @@ def _parse_config(spec: str) -> list[dict[str, Any]]:
     options = []
     for part in filter(None, spec.split(";")):
         option_id, _, values = part.partition(":")
-        category = {"category": option_id} if option_id in ("mode", "model") else {}
+        option_id, _, named = option_id.partition("@")  # `id@category:...` names the category
+        category = {"category": named or option_id} if (named or option_id) in ("mode", "model") else {}
         if values == "bool":
             options.append(
                 {

@@ -244,3 +244,22 @@ async def test_session_close_on_dispose_stays_within_the_cancel_grace(tmp_path: 
     assert "session/close" in methods(record)
     assert methods(record).index("session/cancel") < methods(record).index("session/close")
     assert took < config.cancel_grace + config.term_grace + 1.0
+
+
+async def test_an_option_named_by_its_category_reaches_an_option_with_another_id(tmp_path: Path) -> None:
+    record = tmp_path / "frames.jsonl"
+    spec = "approval@mode:suggest|auto-edit|full-auto;llm@model:o3|o4"
+    config = with_options(
+        scripted(session_config=spec, record=record), options={"mode": "auto-edit", "model": "o4"}
+    )
+    result, _ = await run_to_end(config)
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    sent = [m["params"] for m in frames(record) if m["method"] == "session/set_config_option"]
+    assert [(p["configId"], p["value"]) for p in sent] == [("approval", "auto-edit"), ("llm", "o4")]
+    assert result.options == {"approval": "auto-edit", "llm": "o4"}
+
+    wrong, _ = await run_to_end(with_options(scripted(session_config=spec), options={"mode": "yolo"}))
+    assert (
+        wrong.error
+        == 'option "approval": the agent offers no value "yolo" (offered: suggest, auto-edit, full-auto)'
+    )

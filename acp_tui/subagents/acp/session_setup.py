@@ -78,7 +78,7 @@ class SessionSetup:
     current_mode: str | None = None
     available_modes: tuple[str, ...] = ()
     can_close: bool = False
-    _closed: bool = False
+    _closed: bool = field(default=False, init=False, repr=False)
 
     # The steps ---------------------------------------------------------------------------------
 
@@ -123,8 +123,9 @@ class SessionSetup:
     async def apply_options(self) -> None:
         """Each configured option, in order; raises `SessionSetupError` for one the agent lacks."""
         assert self.session_id is not None
-        for option_id, value in self.options.items():
-            option = next((o for o in self.config_options if o.id == option_id), None)
+        for asked_id, value in self.options.items():
+            option = self._option(asked_id)
+            option_id = option.id if option is not None else asked_id
             if option is not None:
                 offered = _values(option)
                 if value not in offered:
@@ -204,6 +205,14 @@ class SessionSetup:
         agent = self.name or (self.agent.name if self.agent else "the agent")
         said = " ".join(str(exc).split())[:200]
         return auth_message(agent, self.auth_methods) + (f'; {step} said "{said}"' if said else "")
+
+    def _option(self, asked: str) -> ConfigOption | None:
+        """The option with that id; else the only one of that category (`mode`, `model`), so that
+        `mode=ask` reaches an agent whose mode option has another id."""
+        by_id = [o for o in self.config_options if o.id == asked]
+        by_category = [o for o in self.config_options if _category(o.category) == asked]
+        found = by_id or (by_category if len(by_category) == 1 else [])
+        return found[0] if found else None
 
     def _set_current(self, option_id: str, value: str) -> None:
         for i, option in enumerate(self.config_options):
