@@ -5,7 +5,10 @@ force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `out
 `truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
 `title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
 `exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
-file, or null).
+file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
+(every config option of the session after ours were set: id -> current value id), `usage` (the last
+`usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
+(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given).
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ RECORD_KEYS = (
     "exit_code",
     "duration_s",
     "trace",
+    "agent",
+    "options",
+    "usage",
+    "auth_methods",
 )
 
 
@@ -58,6 +65,10 @@ def run_record(
         "exit_code": result.exit_code,
         "duration_s": round(result.duration_s, 3),
         "trace": trace,
+        "agent": result.agent.to_json() if result.agent else None,
+        "options": dict(result.options),
+        "usage": result.usage.to_json() if result.usage else None,
+        "auth_methods": [method.to_json() for method in result.auth_methods],
     }
 
 
@@ -81,6 +92,7 @@ def text_block(record: Mapping[str, Any]) -> str:
         ending += f": {one_line(record['error'])}"
     lines.append(f"{ending} ({record['duration_s']:.2f} s)")
     lines.extend(f"    permission: {one_line(_permission_line(p))}" for p in record.get("permissions", ()))
+    lines.extend(f"    {one_line(fact)}" for fact in _session_facts(record))
     return "\n".join(lines) + "\n"
 
 
@@ -101,6 +113,7 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs
             facts.append(f"- hidden updates: {counts}")
         if record.get("trace"):
             facts.append(f"- trace: `{record['trace']}`")
+        facts.extend(f"- {fact}" for fact in _session_facts(record))
         if record.get("permissions"):
             facts.append("- permissions:")
             facts.extend(f"  - {_permission_line(p)}" for p in record["permissions"])
@@ -120,6 +133,27 @@ def _permission_line(permission: Mapping[str, Any]) -> str:
         f'at {permission["at"]:.2f} s "{permission["title"]}"{kind}: {permission["decision"]}'
         f" by {permission['rule']}" + (f"; offered: {offered}" if offered else "")
     )
+
+
+def _session_facts(record: Mapping[str, Any]) -> list[str]:
+    """What the session was (agent, options) and cost (usage), as the agent said: one line each."""
+    from .untrusted import one_line
+
+    facts = []
+    agent = record.get("agent")
+    if agent:
+        version = f" {one_line(str(agent['version']))}" if agent.get("version") else ""
+        facts.append(f"agent: {one_line(str(agent.get('title') or agent['name']))}{version}")
+    if record.get("options"):
+        facts.append(
+            "options: " + ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in record["options"].items())
+        )
+    usage = record.get("usage")
+    if usage:
+        cost = usage.get("cost")
+        spent = f", cost {cost['amount']:g} {one_line(cost['currency'])}" if cost else ""
+        facts.append(f"usage: {usage['used']} of {usage['size']} tokens{spent}")
+    return facts
 
 
 def _quote(text: str) -> str:

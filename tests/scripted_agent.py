@@ -81,6 +81,21 @@ Trust options (tests/hostile/test_trust.py):
   early_bulk=N        before answering session/new, N characters of answer in 1 MiB chunks
   invalid_flood=N     before the answer, N session/update frames the SDK's schema rejects
   read_parent_env=PATH  at start, copy /proc/<parent pid>/environ to PATH (what a child could read)
+
+Session setup options (issue 11; the functions under "Session setup" below):
+  session_config=SPEC config options offered by session/new: `id:v1|v2|...;id2:...` (the first value
+                      is current; ids `mode` and `model` get those categories, `id@mode:...` gives
+                      another id that category; `id:bool` is a boolean option, current false).
+                      session/set_config_option answers with them all.
+  session_modes=SPEC  the older modes: `m1|m2|...` (the first is current); session/set_mode switches
+  config_update=1     after each set_config_option, also send a config_option_update notification
+  ask_in_mode=MODE    ask permission (as permission=normal) only when the current mode is MODE
+  usage=USED/SIZE[/AMOUNT/CURRENCY]  a usage_update before the answer (usage_twice=1: two, the first
+                      with half of each number)
+  auth_methods=SET    authMethods in initialize: codex (agent, env_var CODEX_API_KEY, terminal) |
+                      opencode (an agent method whose description says to run a command)
+  agent_info=N/T/V    agentInfo (name, title, version) in initialize
+  can_close=1         advertise sessionCapabilities.close and answer session/close
 """
 
 from __future__ import annotations
@@ -293,6 +308,7 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
     if opt("pause"):
         time.sleep(float(opt("pause")))
     maybe_exit("prompt-start")
+    setup_at_prompt()
     if opt("noise_line"):
         with _write_lock:
             sys.stdout.buffer.write(b"x" * int(opt("noise_line")) + b"\n")
@@ -314,7 +330,7 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
         )
     if opt("storm"):
         permission_storm(int(opt("storm")))
-    if opt("permission"):
+    if opt("permission") or asks_in_this_mode():
         title = opt("permission_title", "Write proof.txt")
         call = {"toolCallId": "t1", "title": title, "kind": "edit", "status": "pending"}
         if opt("exit_at") == "permission":
@@ -447,7 +463,7 @@ def serve() -> None:
             if error := failure(method):
                 send({"id": rid, "error": error})
                 continue
-            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+            send({"id": rid, "result": initialize_result()})
         elif method == "session/new":
             if opt("hang") == "session/new":
                 continue
@@ -460,7 +476,9 @@ def serve() -> None:
                 total = int(opt("early_bulk"))
                 for i in range(-(-total // (1 << 20))):
                     notify_chunk(bulk_piece(i, min(1 << 20, total - i * (1 << 20)), False))
-            send({"id": rid, "result": {"sessionId": SESSION}})
+            send({"id": rid, "result": {"sessionId": SESSION, **session_offer()}})
+        elif method in SETUP_METHODS:
+            send({"id": rid, **SETUP_METHODS[method](params)})
         elif method == "session/prompt" and (error := failure(method)):
             send({"id": rid, "error": error})
         elif method == "session/prompt":
@@ -495,6 +513,139 @@ def replay(trace_path: str) -> None:
             if "method" not in frame and frame.get("id") == traced_id:
                 frame = {**frame, "id": message["id"]}
             send({k: v for k, v in frame.items() if k != "jsonrpc"})
+
+
+# Session setup (issue 11): config options, modes, usage, auth methods, session/close ---------------
+
+_config: list[dict[str, Any]] = []  # the config options, as last answered
+_mode: dict[str, Any] = {}  # the modes, as last answered
+
+
+def _parse_config(spec: str) -> list[dict[str, Any]]:
+    options = []
+    for part in filter(None, spec.split(";")):
+        option_id, _, values = part.partition(":")
+        option_id, _, named = option_id.partition("@")  # `id@category:...` names the category
+        category = {"category": named or option_id} if (named or option_id) in ("mode", "model") else {}
+        if values == "bool":
+            options.append(
+                {
+                    "id": option_id,
+                    "name": option_id.title(),
+                    "type": "boolean",
+                    "currentValue": False,
+                    **category,
+                }
+            )
+            continue
+        choices = [{"value": v, "name": v.title()} for v in values.split("|")]
+        options.append(
+            {
+                "id": option_id,
+                "name": option_id.title(),
+                "type": "select",
+                "currentValue": choices[0]["value"],
+                "options": choices,
+                **category,
+            }
+        )
+    return options
+
+
+def initialize_result() -> dict[str, Any]:
+    result: dict[str, Any] = {"protocolVersion": 1, "agentCapabilities": {}}
+    if opt("can_close"):
+        result["agentCapabilities"] = {"sessionCapabilities": {"close": {}}}
+    if opt("agent_info"):
+        name, title, version = opt("agent_info").split("/")
+        result["agentInfo"] = {"name": name, "title": title, "version": version}
+    methods = {
+        "codex": [
+            {"id": "chatgpt", "name": "Login with ChatGPT", "description": "Sign in with your account"},
+            {
+                "id": "api-key",
+                "name": "Use CODEX_API_KEY",
+                "type": "env_var",
+                "vars": [{"name": "CODEX_API_KEY"}],
+            },
+            {"id": "tui", "name": "Log in in a terminal", "type": "terminal", "args": ["--login"]},
+        ],
+        "opencode": [
+            {
+                "id": "opencode-login",
+                "name": "Login",
+                "description": "Run `opencode auth login` in the terminal",
+            }
+        ],
+    }
+    if opt("auth_methods"):
+        result["authMethods"] = methods[opt("auth_methods")]
+    return result
+
+
+def session_offer() -> dict[str, Any]:
+    """What session/new offers beyond the id."""
+    offer: dict[str, Any] = {}
+    if opt("session_config"):
+        _config[:] = _parse_config(opt("session_config"))
+        offer["configOptions"] = _config
+    if opt("session_modes"):
+        modes = opt("session_modes").split("|")
+        _mode.update(currentModeId=modes[0], availableModes=[{"id": m, "name": m.title()} for m in modes])
+        offer["modes"] = _mode
+    return offer
+
+
+def set_config_option(params: dict[str, Any]) -> dict[str, Any]:
+    for option in _config:
+        if option["id"] == params.get("configId"):
+            option["currentValue"] = params.get("value")
+            if opt("config_update"):
+                notify({"sessionUpdate": "config_option_update", "configOptions": _config})
+            return {"result": {"configOptions": _config}}
+    return {"error": {"code": -32602, "message": f"no option {params.get('configId')}"}}
+
+
+def set_mode(params: dict[str, Any]) -> dict[str, Any]:
+    _mode["currentModeId"] = params.get("modeId")
+    notify({"sessionUpdate": "current_mode_update", "currentModeId": params.get("modeId")})
+    return {"result": {}}
+
+
+def close_session(params: dict[str, Any]) -> dict[str, Any]:
+    if not opt("can_close"):
+        return {"error": {"code": -32601, "message": "Method not found"}}
+    cancelled.set()
+    return {"result": {}}
+
+
+SETUP_METHODS = {
+    "session/set_config_option": set_config_option,
+    "session/set_mode": set_mode,
+    "session/close": close_session,
+}
+
+
+def current_mode() -> str | None:
+    for option in _config:
+        if option["id"] == "mode":
+            return str(option["currentValue"])
+    return _mode.get("currentModeId")
+
+
+def asks_in_this_mode() -> bool:
+    return bool(opt("ask_in_mode")) and current_mode() == opt("ask_in_mode")
+
+
+def setup_at_prompt() -> None:
+    if opt("usage"):
+        used, size, *cost = opt("usage").split("/")
+        if opt("usage_twice"):
+            notify({"sessionUpdate": "usage_update", "used": int(used) // 2, "size": int(size)})
+        update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": int(used), "size": int(size)}
+        if cost:
+            update["cost"] = {"amount": float(cost[0]), "currency": cost[1]}
+        notify(update)
 
 
 def main() -> None:

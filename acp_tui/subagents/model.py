@@ -135,6 +135,7 @@ class AuthMethodInfo:
     description: str | None = None
     type: str | None = None
     vars: tuple[str, ...] = ()  # for `env_var`: the variables the agent reads
+    args: tuple[str, ...] = ()  # for `terminal`: what to add to the agent's command line to log in
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description}
@@ -142,7 +143,30 @@ class AuthMethodInfo:
             data["type"] = self.type
         if self.vars:
             data["vars"] = list(self.vars)
+        if self.args:
+            data["args"] = list(self.args)
         return data
+
+
+@dataclass(frozen=True)
+class ConfigOptionInfo:
+    """A session config option as the agent offers it: `values` are the value ids (`true`/`false`
+    for a boolean option). Agents with modes only get one, `mode`, made from their modes."""
+
+    id: str
+    name: str
+    category: str | None
+    current: str
+    values: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "category": self.category,
+            "current": self.current,
+            "values": list(self.values),
+        }
 
 
 @dataclass(frozen=True)
@@ -206,6 +230,7 @@ class SessionStarted:
     agent: AgentInfo | None
     options: dict[str, str]
     auth_methods: tuple[AuthMethodInfo, ...] = ()
+    offered: tuple[ConfigOptionInfo, ...] = ()  # what a chooser may offer for the next runs
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -19,7 +20,6 @@ from typing import TYPE_CHECKING, Any, cast
 from ...untrusted import without_surrogates
 from ..events import EventStream
 from ..model import (
-    Cost,
     EndedBy,
     Finished,
     HiddenUpdate,
@@ -29,6 +29,7 @@ from ..model import (
     PermissionRecord,
     RunEvent,
     RunStatus,
+    SessionStarted,
     StatusChanged,
     StderrLine,
     Stopping,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
 
     from .provider import AcpProviderConfig
+    from .session_setup import SessionSetup
 
 STDERR_TAIL_LINES = 200
 STDERR_LINE_CHARS = 2000  # a longer stderr line is cut (after masking) to this
@@ -104,6 +106,8 @@ class AcpSubagentRun:
         self._transport: StdioTransport | None = None
         self._trace: TraceWriter | None = None
         self._session_id: str | None = None
+        self._setup: SessionSetup | None = None
+        self._grace_deadline: float | None = None  # when a cancel's grace runs out
         # Updates that arrive before `session/new` answers: text (charged to the output cap as it
         # comes, so an early flood cannot grow memory) and hidden kinds, replayed in order.
         self._early_updates: list[tuple[str, str, str]] = []  # (session id, "text" | "hidden", value)
@@ -220,43 +224,49 @@ class AcpSubagentRun:
         # Imported only now, so the child boots while we pay for the SDK.
         import_acp()
         import acp
-        from acp.schema import ClientCapabilities, Implementation
         from pydantic import ValidationError
 
         from .client import RunClient
+        from .session_setup import SessionSetup, SessionSetupError
 
         self._conn = conn = acp.connect_to_agent(cast(Any, RunClient(self)), cast(Any, transport))
-        step = "initialize"
+        self._setup = setup = SessionSetup(
+            conn,
+            cwd=self.cwd,
+            options=self.config.options,
+            mcp_servers=self.config.mcp_servers,
+            name=self.config.name or os.path.basename(self.config.command),
+        )
         try:
             self._set_status("initializing")
             try:
                 async with asyncio.timeout(self.config.handshake_timeout):
-                    await self._unless_interrupted(
-                        conn.initialize(
-                            protocol_version=acp.PROTOCOL_VERSION,
-                            client_capabilities=ClientCapabilities(),
-                            client_info=Implementation(name="acp-tui", version="0.1.0"),
-                        )
-                    )
-                    step = "session/new"
-                    session = await self._unless_interrupted(conn.new_session(cwd=self.cwd, mcp_servers=[]))
+                    session_id = await self._unless_interrupted(setup.start(self._session_opened))
             except TimeoutError:
-                return self._failed(
-                    f"handshake timed out after {self.config.handshake_timeout:g} s (no answer to {step})"
+                timeout = self.config.handshake_timeout
+                return self._failed(f"handshake timed out after {timeout:g} s (no answer to {setup.step})")
+            self._events.push(
+                SessionStarted(
+                    self._clean_json(setup.agent),
+                    setup.current_options,
+                    self._clean_json(setup.auth_methods),
+                    setup.offered,
                 )
-            self._session_id = session.session_id
-            self._replay_early_updates()
-            step = "session/prompt"
+            )
             self._set_status("prompting")
-            stop_reason = await self._prompt(conn, session.session_id)
+            stop_reason = await self._prompt(conn, session_id)
+            if not self._cancel_requested:
+                await setup.close(self.config.cancel_grace)
         except _Interrupted:
             if self._cancel_requested:
                 return SubagentStopReason.ABORTED, self._cancel_reason
             return self._failed(await self._exit_message(child))
+        except SessionSetupError as exc:
+            return self._failed(str(exc))
         except acp.RequestError as exc:
-            return self._failed(_rpc_error_text(step, exc))
+            return self._failed(setup.failure(setup.step, exc) or _rpc_error_text(setup.step, exc))
         except ValidationError as exc:
-            return self._failed(_invalid_response_text(step, exc))
+            return self._failed(_invalid_response_text(setup.step, exc))
         except (ConnectionError, OSError, EOFError):
             return self._failed(await self._exit_message(child))
         if self._cancel_requested:  # some agents answer end_turn to a cancel: still aborted
@@ -265,6 +275,11 @@ class AcpSubagentRun:
         if mapped is SubagentStopReason.ERROR:
             return mapped, f"agent stopped with {stop_reason!r}"
         return mapped, None
+
+    def _session_opened(self, session_id: str) -> None:
+        """`session/new` answered: the updates that came before it are this session's now."""
+        self._session_id = session_id
+        self._replay_early_updates()
 
     async def _prompt(self, conn: ClientSideConnection, session_id: str) -> str:
         import acp
@@ -281,7 +296,7 @@ class AcpSubagentRun:
             # Ask the agent to end its turn and give it cancel_grace to do so. After a broken pipe
             # even this notification can hang, so it shares the same bound.
             grace = self.config.cancel_grace
-            deadline = asyncio.get_running_loop().time() + grace
+            deadline = self._grace_deadline = asyncio.get_running_loop().time() + grace
             self._stop_step("cancel-sent")
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.cancel(session_id=session_id), grace)
@@ -313,6 +328,12 @@ class AcpSubagentRun:
         running."""
         self._interrupt.set()  # questions still open (a policy asking a human) are answered now
         child = self._child
+        if self._setup is not None and not self._child_gone:
+            # session/close within what is left of the cancel's grace: never later than the kill.
+            grace = self.config.cancel_grace
+            if self._grace_deadline is not None:
+                grace = self._grace_deadline - asyncio.get_running_loop().time()
+            await self._setup.close(grace)
         if child is not None:
             try:
                 if child.process.stdin is not None:
@@ -361,7 +382,10 @@ class AcpSubagentRun:
             stderr_tail=list(self._stderr),
             truncated=self._truncated,
             ended_by=self._ended_by,
+            agent=self._clean_json(self._setup.agent) if self._setup else None,
+            options=self._setup.current_options if self._setup else {},
             usage=self._usage,
+            auth_methods=self._clean_json(self._setup.auth_methods) if self._setup else (),
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -455,8 +479,10 @@ class AcpSubagentRun:
         if text is not None:
             self._append_output(text)
             return
-        if kind == "usage_update":
-            self._on_usage(update)
+        usage = self._setup.on_update(update) if self._setup is not None else None
+        if usage is not None:  # still counted below, as a hidden kind
+            self._usage = usage
+            self._events.push(UsageReported(usage))
         self._count_hidden(kind)
 
     def _keep_early(self, session_id: str, kind: str, text: str | None) -> None:
@@ -486,15 +512,6 @@ class AcpSubagentRun:
     def _count_hidden(self, kind: str) -> None:
         self._hidden[kind] += 1
         self._events.push(HiddenUpdate(kind))
-
-    def _on_usage(self, update: Any) -> None:
-        cost = getattr(update, "cost", None)
-        self._usage = Usage(
-            used=int(update.used),
-            size=int(update.size),
-            cost=Cost(float(cost.amount), self._clean(str(cost.currency))) if cost is not None else None,
-        )
-        self._events.push(UsageReported(self._usage))
 
     async def on_permission(self, ask: PermissionAsk) -> str | None:
         ask = PermissionAsk(
@@ -565,13 +582,16 @@ class AcpSubagentRun:
         return self._mask(without_surrogates(text))
 
     def _clean_json(self, value: Any) -> Any:
-        """`_clean` on every string of a JSON-shaped value (keys included)."""
+        """`_clean` on every string of a JSON-shaped value (keys included), or of a dataclass."""
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            cleaned = {f.name: self._clean_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+            return dataclasses.replace(value, **cleaned)
         if isinstance(value, str):
             return self._clean(value)
         if isinstance(value, dict):
             return {self._clean(str(k)): self._clean_json(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self._clean_json(v) for v in value]
+            return type(value)(self._clean_json(v) for v in value)
         return value
 
     def _one_line(self, text: str, limit: int = ERROR_CHARS) -> str:
