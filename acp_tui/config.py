@@ -42,8 +42,11 @@ DEFAULT_HANDSHAKE_TIMEOUT = 60.0
 
 _TOP_KEYS = ("prompt", "agent", "policy")
 _AGENT_KEYS = ("name", "command", "args", "cwd", "env", "policy", "handshake_timeout")
-_POLICY_KEYS = ("default", "rule")
-_RULE_KEYS = ("name", "kind", "title", "action")
+_POLICY_KEYS = ("default", "rule", "order")
+_RULE_KEYS = ("name", "kind", "title", "action", "command", "path", "option")
+RULE_ACTIONS = ("allow", "reject", "ask")
+RULE_ORDERS = ("first-match", "deny-first")
+OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 
 
 class ConfigError(ValueError):
@@ -322,8 +325,11 @@ def _parse_policy(name: str, raw: Any, label: str) -> RulePolicy:
     raw_rules = raw.get("rule", [])
     if not isinstance(raw_rules, list) or not all(isinstance(r, dict) for r in raw_rules):
         raise ConfigError(f'{where}"rule" must be an array of tables ([[policy.{name}.rule]])')
+    order = raw.get("order", "first-match")
+    if order not in RULE_ORDERS:
+        raise ConfigError(f'{where}"order" must be "first-match" or "deny-first"')
     rules = tuple(_parse_rule(number, r, where) for number, r in enumerate(raw_rules, start=1))
-    return RulePolicy(name=name, rules=rules, default=default)
+    return RulePolicy(name=name, rules=rules, default=default, order=order)
 
 
 def _parse_rule(number: int, raw: Mapping[str, Any], policy_where: str) -> Rule:
@@ -348,16 +354,36 @@ def _parse_rule(number: int, raw: Mapping[str, Any], policy_where: str) -> Rule:
 
     action = raw.get("action")
     if action is None:
-        raise ConfigError(f'{where}"action" is required (allow or reject)')
-    if action not in ACTIONS:
-        raise ConfigError(f'{where}"action" must be "allow" or "reject"')
+        raise ConfigError(f'{where}"action" is required (allow, reject or ask)')
+    if action not in RULE_ACTIONS:
+        raise ConfigError(f'{where}"action" must be "allow", "reject" or "ask"')
+
+    commands = _globs(raw, "command", where)
+    paths = _globs(raw, "path", where)
+    offered = _globs(raw, "option", where)
+    for kind in offered:
+        if kind not in OPTION_KINDS:
+            raise ConfigError(f'{where}unknown option kind "{kind}" (expected {_one_of(OPTION_KINDS)})')
 
     return Rule(
         name=rule_name.strip() if rule_name else f"rule {number}",
         action=action,
         kinds=tuple(kinds),
         title=title,
+        commands=commands,
+        paths=paths,
+        offered=offered,
     )
+
+
+def _globs(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """A rule's `command` / `path` / `option`: a string or a list of non-empty strings."""
+    value = raw.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f'{where}"{key}" must be a string or a list of non-empty strings')
+    return tuple(value)
 
 
 def _check_keys(raw: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:

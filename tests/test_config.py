@@ -233,7 +233,7 @@ def test_the_sample_file_is_valid() -> None:
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nname = "ok"\naction = "maybe"\n',
-            'agents.toml: policy "p": rule "ok": "action" must be "allow" or "reject"',
+            'agents.toml: policy "p": rule "ok": "action" must be "allow", "reject" or "ask"',
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\n[policy.p]\ndefault = "ask"\n',
