@@ -67,6 +67,9 @@ Hostile options (tests/hostile/):
   stderr_at_prompt=TEXT  write TEXT as a stderr line when the prompt arrives (a readiness mark)
   env_dump=PATH       at start, write {"env": the environment, "cwd": the working directory} to PATH
   permission_title=T  the title of the `permission=` tool call (default "Write proof.txt")
+  permission_kind=K   its kind (default edit)
+  permission_raw=JSON its rawInput (a JSON value), as real agents send it
+  permission_paths=P,Q  its locations (paths, comma-separated)
   noise=TEXT          before the answer, a stdout line that is not JSON and carries TEXT
   invalid_update=TEXT before the answer, an agent_message_chunk the schema rejects, carrying TEXT
   lone_surrogate=1    the answer is "x\ud800y": valid JSON, but no valid Unicode text (no UTF-8 for it)
@@ -301,7 +304,16 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
         permission_storm(int(opt("storm")))
     if opt("permission"):
         title = opt("permission_title", "Write proof.txt")
-        call = {"toolCallId": "t1", "title": title, "kind": "edit", "status": "pending"}
+        call: dict[str, Any] = {
+            "toolCallId": "t1",
+            "title": title,
+            "kind": opt("permission_kind", "edit"),
+            "status": "pending",
+        }
+        if opt("permission_raw"):
+            call["rawInput"] = json.loads(opt("permission_raw"))
+        if opt("permission_paths"):
+            call["locations"] = [{"path": path} for path in opt("permission_paths").split(",")]
         if opt("exit_at") == "permission":
             params = {"sessionId": SESSION, "toolCall": call, "options": permission_options()}
             send({"id": 1, "method": "session/request_permission", "params": params})

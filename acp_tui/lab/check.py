@@ -6,7 +6,7 @@ of `session/new`, and the client's answer) and from JSON records (`acp-tui run -
 app's export: each record's `permissions`; older records without `raw_input` / `locations` still
 read, and rules on commands and paths then have nothing to match). A folder stands for every
 `*.json` / `*.jsonl` file under it; a trace that a record of the same check names is read once, as
-the record (which also knows the rule that decided).
+the trace (it keeps what a rule needs, the cwd too) with the rules that decided from the record.
 
 Each request gives a row: `agent`, `kind`, `title`, `was` and `now` (`{decision, rule}`: the chosen
 option's kind, `cancelled`, or `ask`), `changed`. The status: 0 when no decision changed, 1 when any
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -112,15 +112,32 @@ def load_requests(paths: Sequence[Path]) -> list[Request]:
             traces.append((path, items))
         else:
             records.append((path, items))
+    # A record naming a trace that is also given is read from the trace, which keeps everything a
+    # rule needs (raw input, locations, the cwd), with the rules that decided from the record.
+    by_trace = {_resolved(path): (path, entries) for path, entries in traces}
     requests: list[Request] = []
-    named: set[Path] = set()
+    used: set[Path] = set()
     for path, lines in records:
         for number, record in lines:
-            requests.extend(_record_requests(record, f"{path} line {number}"))
-            if isinstance(record.get("trace"), str):
-                named.add(_resolved(Path(record["trace"])))
+            own = list(_record_requests(record, f"{path} line {number}"))
+            trace = (
+                by_trace.get(_resolved(Path(record["trace"])))
+                if isinstance(record.get("trace"), str)
+                else None
+            )
+            if trace is None:
+                requests.extend(own)
+                continue
+            used.add(_resolved(trace[0]))
+            traced = trace_requests(*trace)
+            if [r.ask.title for r in traced] == [r.ask.title for r in own]:
+                traced = [
+                    replace(t, agent=o.agent, recorded=replace(t.recorded, rule=o.recorded.rule))
+                    for t, o in zip(traced, own, strict=True)
+                ]
+            requests.extend(traced)
     for path, entries in traces:
-        if _resolved(path) not in named:
+        if _resolved(path) not in used:
             requests.extend(trace_requests(path, entries))
     return requests
 

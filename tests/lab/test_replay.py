@@ -38,7 +38,9 @@ def replayer(trace: Path | str, *extra: str, policy: str = "allow") -> AcpProvid
     )
 
 
-async def run(config: AcpProviderConfig, cwd: Path, trace_dir: Path | None = None) -> tuple[SubagentResult, Any]:
+async def run(
+    config: AcpProviderConfig, cwd: Path, trace_dir: Path | None = None
+) -> tuple[SubagentResult, Any]:
     if trace_dir is not None:
         config = dataclasses.replace(config, trace_dir=str(trace_dir))
     handle = await AcpSubagentProvider(config).start(SubagentRequest("ping", cwd=str(cwd)))
@@ -84,7 +86,7 @@ async def test_a_replay_under_the_recorded_policy_is_the_same_run_and_writes_not
 async def test_a_replay_under_another_policy_reports_the_divergence_and_goes_on(
     recorded: tuple[SubagentResult, Path], tmp_path: Path
 ) -> None:
-    original, trace = recorded
+    _, trace = recorded
     work = tmp_path / "elsewhere"
     work.mkdir()
     config = replayer(trace, "--speed", "0", policy="reject")
@@ -115,15 +117,21 @@ def synthetic_trace(path: Path, gap: float) -> Path:
         frame = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": update}}
         return {"t": t, "dir": "in", "frame": frame}
 
+    def call(t: float, rid: int, method: str) -> dict[str, Any]:
+        return {"t": t, "dir": "out", "frame": {"jsonrpc": "2.0", "id": rid, "method": method, "params": {}}}
+
+    def reply(t: float, rid: int, result: dict[str, Any]) -> dict[str, Any]:
+        return {"t": t, "dir": "in", "frame": {"jsonrpc": "2.0", "id": rid, "result": result}}
+
     entries = [
-        {"t": 0.0, "dir": "out", "frame": {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}},
-        {"t": 0.1, "dir": "in", "frame": {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}},
-        {"t": 0.2, "dir": "out", "frame": {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {}}},
-        {"t": 0.3, "dir": "in", "frame": {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": sid}}},
-        {"t": 0.4, "dir": "out", "frame": {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {}}},
+        call(0.0, 0, "initialize"),
+        reply(0.1, 0, {"protocolVersion": 1}),
+        call(0.2, 1, "session/new"),
+        reply(0.3, 1, {"sessionId": sid}),
+        call(0.4, 2, "session/prompt"),
         chunk(0.5, "before "),
         chunk(0.5 + gap, "after"),
-        {"t": 0.6 + gap, "dir": "in", "frame": {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}},
+        reply(0.6 + gap, 2, {"stopReason": "end_turn"}),
     ]
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
     return path
