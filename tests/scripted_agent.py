@@ -35,9 +35,6 @@ test can make the agent leak its own credentials without putting them on its com
                       JSON in braces, invalid UTF-8 in braces, an object that is no JSON-RPC message,
                       a response to an id never sent, an unknown notification
   record=PATH         append every message received to PATH, one JSON per line
-  replay=TRACE        play the agent's side of a protocol trace (`acp-tui run --trace`): to each
-                      request of the client, the frames the traced agent sent after the same request,
-                      responses renumbered to the live request's id. A trace is a bug report.
   kill=SIGNAL         kill itself with SIGNAL (a name such as SIGTERM, or a number) at `exit_at`
                       (same steps as exit=, plus `permission`: while a permission request is pending)
   fail=METHOD:CODE:MESSAGE
@@ -438,33 +435,7 @@ def serve() -> None:
     time.sleep(3600)
 
 
-def replay(trace_path: str) -> None:
-    """Answer each client request as the traced agent did after the same request."""
-    entries = [json.loads(line) for line in open(trace_path) if line.strip()]  # noqa: SIM115
-    answers: dict[str, list[tuple[Any, dict[str, Any]]]] = {}  # method -> (traced id, frames after)
-    current: list[dict[str, Any]] | None = None
-    for entry in entries:
-        frame = entry["frame"]
-        if entry["dir"] == "out" and "method" in frame and "id" in frame:
-            current = []
-            answers.setdefault(frame["method"], []).append((frame["id"], current))
-        elif entry["dir"] == "in" and current is not None:
-            current.append(frame)
-    for raw in sys.stdin.buffer:
-        message = json.loads(raw)
-        if "method" not in message or "id" not in message or not answers.get(message["method"]):
-            continue  # answers and notifications of the client: nothing was traced for them
-        traced_id, frames = answers[message["method"]].pop(0)
-        for frame in frames:
-            if "method" not in frame and frame.get("id") == traced_id:
-                frame = {**frame, "id": message["id"]}
-            send({k: v for k, v in frame.items() if k != "jsonrpc"})
-
-
 def main() -> None:
-    if opt("replay"):
-        replay(opt("replay"))
-        return
     if opt("wrapper") or opt("orphan"):
         args = [a for a in sys.argv[1:] if not a.startswith(("wrapper=", "orphan="))]
         child = subprocess.Popen([sys.executable, __file__, *args])
