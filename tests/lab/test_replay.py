@@ -166,11 +166,13 @@ async def test_a_cancel_ends_a_replayed_turn_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - started < 0.5 + 0.3 + 0.5  # cancel_grace + term_grace + slack
 
 
-def test_a_bad_trace_is_one_line_and_status_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("via", ["module", "command line"])
+def test_a_bad_trace_is_one_line_and_status_2(tmp_path: Path, via: str) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"t": 0, "dir": "out", "frame": {}}\nnot json\n')
+    argv = replay_argv(str(bad)) if via == "module" else [sys.executable, "-m", "acp_tui", "replay", str(bad)]
     done = subprocess.run(
-        replay_argv(str(bad)),
+        argv,
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
