@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..subagents.acp.permissions import PermissionAsk, PermissionPolicy
-from ..subagents.model import PermissionOptionInfo
+from ..subagents.model import PermissionOptionInfo, PermissionRecord
 from ..untrusted import one_line
 from .trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line
 
@@ -277,6 +277,19 @@ def _answered(answer: dict[str, Any] | None, options: tuple[PermissionOptionInfo
             if option.option_id == outcome.get("optionId"):
                 return option.kind
     return "cancelled"
+
+
+def ask_of(record: PermissionRecord, cwd: str | None = None) -> PermissionAsk:
+    """A recorded request asked again: everything a policy reads, from the run's record."""
+    return PermissionAsk(
+        title=record.title,
+        kind=record.kind,
+        options=record.options,
+        content=record.content,
+        raw_input=record.raw_input,
+        locations=record.locations,
+        cwd=cwd,
+    )
 
 
 # Deciding ---------------------------------------------------------------------------------------
