@@ -42,7 +42,7 @@ def replay(ctx: click.Context, trace: Path, speed: float, no_wait: bool) -> int:
     from .trace_file import TraceError
 
     try:
-        return run(trace, speed=speed, wait=not no_wait)
+        run(trace, speed=speed, wait=not no_wait)
     except TraceError as exc:
         raise click.UsageError(str(exc), ctx) from None
 
@@ -100,8 +100,10 @@ def check_command(
     if fmt == "json":
         import json
 
+        from ..untrusted import json_safe
+
         for row in rows:
-            click.echo(json.dumps(row.to_json(), ensure_ascii=False))
+            click.echo(json_safe(json.dumps(row.to_json(), ensure_ascii=False)))
     else:
         labels = {"was_label": policy_name, "now_label": against} if against else {"now_label": policy_name}
         click.echo(text_table(rows, **labels), nl=False)

@@ -18,13 +18,15 @@ Standard library only (no ACP SDK): it starts as fast as the scripted agents of 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from .trace_file import Entry, load_trace
 
@@ -270,11 +272,18 @@ def _said(choice: dict[str, Any]) -> str:
     return f"{json.dumps(choice['option_id'])} ({choice['kind']})"
 
 
-def run(trace: str | Path, *, speed: float = 1.0, wait: bool = True) -> int:
-    """Replay `trace` on this process's stdio. The trace is read (and checked) before anything."""
+def run(trace: str | Path, *, speed: float = 1.0, wait: bool = True) -> NoReturn:
+    """Replay `trace` on this process's stdio, then end the process. The trace is read (and
+    checked) before anything; a bad one raises `TraceError`."""
     entries = load_trace(trace)
     replay = Replay(entries, speed=speed, wait=wait, out=sys.stdout.buffer, err=sys.stderr)
-    return replay.serve(sys.stdin.buffer)
+    status = replay.serve(sys.stdin.buffer)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    # The reader thread may still sit in a read of stdin: an ordinary exit would wait for its lock
+    # at shutdown and abort. There is nothing left to clean up.
+    os._exit(status)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.speed < 0:
         parser.error("--speed must be >= 0")
     try:
-        return run(args.trace, speed=args.speed, wait=not args.no_wait)
+        run(args.trace, speed=args.speed, wait=not args.no_wait)
     except TraceError as exc:
         print(f"acp-tui replay: error: {exc}", file=sys.stderr)
         return 2

@@ -185,18 +185,17 @@ def test_a_bad_trace_is_one_line_and_status_2(tmp_path: Path, via: str) -> None:
     assert line.endswith(f"replay: error: {bad} line 2: not JSON"), line
 
 
-def test_the_replay_agent_does_not_load_the_sdk(tmp_path: Path) -> None:
+@pytest.mark.parametrize("via", ["module", "command line"])
+def test_the_replay_agent_does_not_load_the_sdk(tmp_path: Path, via: str) -> None:
     """It is spawned like any agent, often many at once: it must start as fast as a stdlib one."""
     trace = synthetic_trace(tmp_path / "t.jsonl", gap=0)
-    code = (
-        "import sys, runpy; sys.argv = ['acp-tui', 'replay', sys.argv[1]]\n"
-        "try:\n    runpy.run_module('acp_tui', run_name='__main__')\n"
-        "except SystemExit: pass\n"
-        "print(sorted(m for m in sys.modules if m == 'acp' or m.startswith(('acp.', 'textual', 'pydantic'))),"
-        " file=sys.stderr)"
+    argv = (
+        replay_argv(str(trace))
+        if via == "module"
+        else [sys.executable, "-m", "acp_tui", "replay", str(trace)]
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(trace)],
+        [argv[0], "-X", "importtime", *argv[1:]],
         input="",
         capture_output=True,
         text=True,
@@ -204,4 +203,12 @@ def test_the_replay_agent_does_not_load_the_sdk(tmp_path: Path) -> None:
         timeout=30,
         check=False,
     )
-    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+    assert done.returncode == 0, done.stderr
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "acp_tui.lab.trace_file" in imported
+    heavy = {name for name in imported if name.split(".")[0] in ("acp", "pydantic", "textual", "rich")}
+    assert heavy == set()
