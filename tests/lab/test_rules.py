@@ -379,3 +379,69 @@ async def test_codex_shaped_read_paths_come_from_parsed_cmd(tmp_path: Path) -> N
     assert Rule("reads in src", "allow", kinds=("read",), paths=("src/**",)).matches(request)
     assert Rule("cat", "allow", commands=("cat *",)).matches(request)
     assert sys.executable  # the scripted agent ran under our interpreter
+
+
+# The config file ---------------------------------------------------------------------------------
+
+RULES_TOML = """
+[[agent]]
+name = "a"
+command = "x"
+
+[policy.careful]
+order = "deny-first"
+[[policy.careful.rule]]
+name = "status"
+action = "allow"
+command = ["git status", "git status *"]
+[[policy.careful.rule]]
+name = "src"
+action = "ask"
+kind = "edit"
+path = "src/**"
+option = ["allow_once"]
+[[policy.careful.rule]]
+name = "no pushes"
+action = "reject"
+command = "git push*"
+"""
+
+
+def test_rules_with_the_new_fields_load_from_the_config_file() -> None:
+    import tomllib
+
+    from acp_tui.config import parse_settings
+
+    policy = parse_settings(tomllib.loads(RULES_TOML), label="agents.toml").policies["careful"]
+    assert policy.order == "deny-first"
+    assert policy.rules == (
+        Rule("status", "allow", commands=("git status", "git status *")),
+        Rule("src", "ask", kinds=("edit",), paths=("src/**",), offered=("allow_once",)),
+        Rule("no pushes", "reject", commands=("git push*",)),
+    )
+    assert policy.describe() == [
+        "1. no pushes: reject command git push*",
+        "2. src: ask kind edit and path src/** and offered allow_once",
+        "3. status: allow command git status or git status *",
+        "otherwise: reject (deny-first: reject rules, then ask, then allow)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("command = 3", '"command" must be a string or a list of non-empty strings'),
+        ('path = [""]', '"path" must be a string or a list of non-empty strings'),
+        ('option = "allow_sometimes"', 'unknown option kind "allow_sometimes"'),
+        ('colour = "red"', 'unknown key "colour"'),
+    ],
+)
+def test_mistakes_in_the_new_fields_are_one_line(line: str, says: str) -> None:
+    import tomllib
+
+    from acp_tui.config import ConfigError, parse_settings
+
+    toml = f'[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nname = "r"\naction = "allow"\n{line}\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(tomllib.loads(toml), label="agents.toml")
+    assert str(caught.value).startswith('agents.toml: policy "p": rule "r": ') and says in str(caught.value)

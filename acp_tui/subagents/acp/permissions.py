@@ -108,6 +108,20 @@ class Rule:
     paths: tuple[str, ...] = ()  # globs on the paths the call touches, relative to the run's cwd
     offered: tuple[str, ...] = ()  # option kinds, one of which the agent must have offered
 
+    def describe(self) -> str:
+        """The rule in one line, for people (the policies screen): `NAME: ACTION when ...`."""
+        criteria = []
+        for label, values in (
+            ("kind", self.kinds),
+            ("title", (self.title,) if self.title is not None else ()),
+            ("command", self.commands),
+            ("path", self.paths),
+            ("offered", self.offered),
+        ):
+            if values:
+                criteria.append(f"{label} {' or '.join(values)}")
+        return f"{self.name}: {self.action} " + (" and ".join(criteria) if criteria else "always")
+
     def matches(self, ask: PermissionAsk) -> bool:
         if self.kinds and (ask.kind or "other") not in self.kinds:
             return False
@@ -342,6 +356,12 @@ class RulePolicy:
     default: Action = "reject"
     order: RuleOrder = "first-match"
     ask_handler: AskHandler | None = field(default=None, compare=False, repr=False)
+
+    def describe(self) -> list[str]:
+        """The policy for people: its rules in the order they are tried, then the default."""
+        order = " (deny-first: reject rules, then ask, then allow)" if self.order == "deny-first" else ""
+        lines = [f"{i}. {rule.describe()}" for i, rule in enumerate(self.ordered_rules(), start=1)]
+        return [*lines, f"otherwise: {self.default}{order}"]
 
     def ordered_rules(self) -> tuple[Rule, ...]:
         if self.order == "deny-first":
