@@ -239,6 +239,10 @@ def test_command_lines_come_from_the_fields_agents_send(raw_input: Any, lines: l
         ("'git' push", False, True),
         ("git status 'unbalanced", False, False),
         ("git status#; git push", False, True),
+        ("bash -c 'git push'", False, True),  # a reject rule sees into `sh -c`
+        ("sudo git push", False, True),
+        ("env X=1 git push", False, True),
+        ("git status 2>&1", True, False),  # a redirection, not a background job
     ],
 )
 def test_command_globs_follow_the_shell(line: str, allowed: bool, rejected: bool) -> None:

@@ -187,6 +187,11 @@ def simple_commands(line: str) -> list[str] | None:
     """The simple commands of a shell line (split at `;`, `&&`, `||`, `|`, `&`, newlines, parens),
     each as its words joined by one space; None when that cannot be told from the text (unbalanced
     quotes, command or process substitution)."""
+    commands = _command_words(line)
+    return None if commands is None else [" ".join(words) for words in commands]
+
+
+def _command_words(line: str) -> list[list[str]] | None:
     if any(mark in line for mark in _OPAQUE):
         return None
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()\n")
@@ -199,26 +204,44 @@ def simple_commands(line: str) -> list[str] | None:
         return None
     commands: list[list[str]] = [[]]
     for i, token in enumerate(tokens):
-        redirect = token == "&" and (
-            (i > 0 and tokens[i - 1].endswith((">", "<"))) or tokens[i + 1 : i + 2] == [">"]
-        )
+        # `2>&1` and `&>file` are redirections, not a command sent to the background.
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        before = tokens[i - 1] if i > 0 else ""
+        redirect = token == "&" and (before.endswith((">", "<")) or after.startswith(">"))
         if token and set(token) <= _SEPARATORS and not redirect:
             commands.append([])
         else:
             commands[-1].append(token)
-    return [" ".join(words) for words in commands if words]
+    return [words for words in commands if words]
 
 
-def _without_assignments(command: str) -> str:
-    words = command.split(" ")
-    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", words[0]):
-        words.pop(0)
-    return " ".join(words)
+# What a reject rule sees through: `VAR=value`, these wrappers, and `sh -c SCRIPT` (and the like).
+WRAPPERS = ("sudo", "env", "nohup", "time", "exec", "command", "nice")
+
+
+def _unwrapped(words: list[str]) -> list[str]:
+    while words and (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", words[0]) or words[0] in WRAPPERS):
+        words = words[1:]
+    return words
+
+
+def _any_candidates(line: str, depth: int = 0) -> list[str]:
+    """Everything a reject or ask rule tries its globs on: the line, each simple command, each
+    without its wrappers, and the scripts handed to a shell with `-c`."""
+    found = [line.strip()]
+    for words in _command_words(line) or ():
+        inner = _unwrapped(words)
+        found += [" ".join(words), " ".join(inner)]
+        if depth < 3 and len(inner) >= 3 and os.path.basename(inner[0]) in SHELLS:
+            script = _argv_line(inner)
+            if script != shlex.join(inner):
+                found += _any_candidates(script, depth + 1)
+    return found
 
 
 def commands_match(globs: Sequence[str], lines: Sequence[str], *, every: bool) -> bool:
     """`every`: each simple command of each line matches a glob (an opaque line never does).
-    Otherwise: any line, or any of its simple commands (also without leading `VAR=value`), does."""
+    Otherwise: any line, or anything in it a command could hide behind (see `_any_candidates`)."""
     if not lines:
         return False
 
@@ -231,11 +254,7 @@ def commands_match(globs: Sequence[str], lines: Sequence[str], *, every: bool) -
             if not commands or not all(hit(command) for command in commands):
                 return False
         return True
-    for line in lines:
-        candidates = [line.strip(), *(simple_commands(line) or ())]
-        if any(hit(c) or hit(_without_assignments(c)) for c in candidates):
-            return True
-    return False
+    return any(hit(candidate) for line in lines for candidate in _any_candidates(line))
 
 
 def touched_paths(ask: PermissionAsk) -> list[str]:
