@@ -449,3 +449,22 @@ def test_mistakes_in_the_new_fields_are_one_line(line: str, says: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_settings(tomllib.loads(toml), label="agents.toml")
     assert str(caught.value).startswith('agents.toml: policy "p": rule "r": ') and says in str(caught.value)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the core does not pass the tool call's raw input, locations and cwd to policies yet "
+    "(client.permission_ask / run.on_permission): drop this marker when it does",
+)
+async def test_a_live_run_is_decided_by_what_its_command_will_do(tmp_path: Path) -> None:
+    import dataclasses
+
+    policy = RulePolicy("careful", (Rule("no pushes", "reject", commands=("git push*",)),), default="allow")
+    raw = {"command": "git push origin main", "description": "Push"}
+    config = scripted(permission="normal", permission_kind="execute", permission_raw=json.dumps(raw))
+    run = await AcpSubagentProvider(dataclasses.replace(config, permission_policy=policy)).start(
+        SubagentRequest("go", cwd=str(tmp_path))
+    )
+    [record] = (await run.result()).permissions
+    assert (record.decision, record.rule) == ("reject_once", "no pushes")
+    assert record.raw_input == raw
