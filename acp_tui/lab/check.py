@@ -157,7 +157,10 @@ def _read_file(path: Path) -> tuple[str, Any]:
     except UnicodeDecodeError:
         raise RecordsError(f"{path}: not UTF-8 text") from None
     parsed: list[tuple[int, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    whole = _whole_document(text)
+    if whole is not None:  # one JSON document: a record, or a list of them
+        parsed = [(1, item) for item in whole]
+    for number, line in enumerate(text.splitlines() if whole is None else (), start=1):
         if not line.strip():
             continue
         try:
@@ -175,6 +178,17 @@ def _read_file(path: Path) -> tuple[str, Any]:
                 f'{path} line {number}: neither a run record (with "permissions") nor a trace line'
             )
     return "records", parsed
+
+
+def _whole_document(text: str) -> list[Any] | None:
+    """A file holding one JSON value over several lines (pretty-printed): its records."""
+    if text.count("\n") <= 1 or not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None  # JSON lines, or broken: read line by line, which names the bad line
+    return data if isinstance(data, list) else [data]
 
 
 def _record_requests(record: dict[str, Any], where: str) -> Iterable[Request]:

@@ -234,3 +234,14 @@ def test_usage_errors_exit_2(runs: Path, tmp_path: Path) -> None:
     bad_config.write_text('[[agent]]\nname="a"\ncommand="x"\n[policy.p]\norder = "random"\n')
     done = acp_tui("policy", "check", "--config", str(bad_config), "--policy", "p", str(runs / "records"))
     assert done.returncode == 2 and '"order" must be "first-match" or "deny-first"' in done.stderr
+
+
+def test_a_pretty_printed_record_or_a_list_of_them_reads_too(runs: Path, tmp_path: Path) -> None:
+    records = [json.loads(line) for line in (runs / "records" / "runs.jsonl").read_text().splitlines()]
+    for record in records:
+        record["trace"] = None
+    (tmp_path / "one.json").write_text(json.dumps(records[0], indent=2))
+    (tmp_path / "all.json").write_text(json.dumps(records[1:], indent=2))
+    done = check(runs, "--policy", "allow", "--format", "json", folder=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 3
