@@ -89,6 +89,7 @@ class Replay:
         self._answers: dict[str, dict[str, Any]] = {}
         self._cancelled = False
         self._in_prompt = False
+        self._cancel_queued = False
         self._eof = False
         self._live_ids: dict[str, Any] = {}  # recorded id of a client request -> its live id
 
@@ -107,7 +108,11 @@ class Replay:
                     if "id" in message:
                         self._answers[_key(message["id"])] = message
                 elif message["method"] == "session/cancel":
-                    self._cancelled = self._in_prompt  # nothing to stop outside a turn
+                    # It stops the turn being played, or one that came in just before it.
+                    if self._in_prompt:
+                        self._cancelled = True
+                    elif any(m and m.get("method") == "session/prompt" for m in self._inbox):
+                        self._cancel_queued = True
                 elif "id" in message:
                     self._inbox.append(message)
                 self._changed.notify_all()
@@ -157,7 +162,8 @@ class Replay:
         self._live_ids[_key(segment.recorded_id)] = live_id
         if method == "session/prompt":
             with self._changed:
-                self._in_prompt, self._cancelled = True, False  # a cancel belongs to its turn
+                self._in_prompt, self._cancelled = True, self._cancel_queued  # a cancel is for one turn
+                self._cancel_queued = False
         try:
             return self._play(segment, live_id)
         finally:

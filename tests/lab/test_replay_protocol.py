@@ -130,3 +130,24 @@ def test_a_trace_cut_in_the_middle_of_a_prompt_ends_the_replay(tmp_path: Path) -
         assert peer.process.stdout is not None and peer.process.stdout.read() == b""
         assert peer.process.stderr is not None
         assert b"the trace ends without the agent's answer to session/prompt" in peer.process.stderr.read()
+
+
+def test_a_cancel_sent_right_after_the_prompt_stops_that_turn(tmp_path: Path) -> None:
+    with replaying(permission_trace(tmp_path / "t.jsonl")) as peer:
+        peer.send({"id": 10, "method": "initialize", "params": {"protocolVersion": 1}})
+        peer.receive()
+        peer.send({"id": 11, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}})
+        peer.receive()
+        # Both in one write: the cancel may be read before the turn has started playing.
+        assert peer.process.stdin is not None
+        peer.process.stdin.write(
+            b'{"jsonrpc":"2.0","id":12,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[]}}\n'
+            b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}\n'
+        )
+        peer.process.stdin.flush()
+        frames = [peer.receive()]
+        while "id" not in frames[-1] or frames[-1].get("method"):
+            if frames[-1].get("method") == "session/request_permission":
+                peer.send({"id": 7, "result": {"outcome": {"outcome": "cancelled"}}})
+            frames.append(peer.receive())
+        assert frames[-1]["id"] == 12 and frames[-1]["result"]["stopReason"] == "cancelled"
