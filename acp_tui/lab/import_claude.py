@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..untrusted import one_line
+from ..untrusted import one_line, without_surrogates
 
 ACTIONS = {"deny": "reject", "ask": "ask", "allow": "allow"}  # in Claude Code's order
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -78,8 +78,9 @@ def translate(claude_action: str, rule: str, *, base: Path) -> Translated:
     fields: dict[str, Any] = {"name": source, "action": action}
     if tool == "Bash":
         fields["kind"] = ["execute"]
-        if spec is not None:
-            fields["command"] = command_globs(spec)
+        globs = command_globs(spec) if spec is not None else []
+        if globs:
+            fields["command"] = globs
         return Translated(source, fields)
     if tool == "Read" or tool in EDIT_TOOLS:
         if tool == "Read":
@@ -115,8 +116,8 @@ def command_globs(spec: str) -> list[str]:
     spec = spec.strip()
     if spec.endswith(":*"):
         prefix = spec[:-2].rstrip()
-        return [prefix, f"{prefix} *"]
-    return [spec]
+        return [prefix, f"{prefix} *"] if prefix else []  # `Bash(:*)`: any command
+    return [spec] if spec else []
 
 
 def path_glob(spec: str, base: Path) -> str:
@@ -162,7 +163,15 @@ def to_toml(permissions: dict[str, Any], *, name: str, source: Path, base: Path)
 
 
 def _toml(value: Any) -> str:
-    """A string or a list of strings as TOML (JSON's string escapes are TOML's)."""
+    """A string or a list of strings as TOML basic strings."""
     if isinstance(value, list):
-        return "[" + ", ".join(json.dumps(item, ensure_ascii=False) for item in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    return '"' + "".join(_toml_char(char) for char in without_surrogates(str(value))) + '"'
+
+
+def _toml_char(char: str) -> str:
+    if char in ('"', "\\"):
+        return "\\" + char
+    if ord(char) < 0x20 or ord(char) == 0x7F:  # TOML allows no control character in a string
+        return f"\\u{ord(char):04X}"
+    return char

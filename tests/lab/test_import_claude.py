@@ -9,6 +9,9 @@ import sys
 import tomllib
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from acp_tui.config import parse_settings
 from acp_tui.subagents.acp.permissions import PermissionAsk, Rule, RulePolicy
 from acp_tui.subagents.model import PermissionOptionInfo
@@ -143,3 +146,29 @@ def test_a_file_that_is_not_claude_settings_is_one_line_and_status_2(tmp_path: P
     assert done.returncode == 2 and done.stdout == ""
     [line] = done.stderr.splitlines()
     assert line.endswith(f'{bad}: "permissions.allow" must be a list of strings'), line
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["allow", "ask", "deny"]),
+        st.lists(
+            st.one_of(
+                st.text(max_size=12),
+                st.builds(
+                    "{}({})".format,
+                    st.sampled_from(["Bash", "Read", "Edit", "Write", "WebFetch", "Grep", "mcp__x", "Task"]),
+                    st.text(max_size=10),
+                ),
+            ),
+            max_size=4,
+        ),
+    )
+)
+def test_any_claude_rules_give_a_policy_the_config_loads(permissions: dict[str, list[str]]) -> None:
+    from acp_tui.lab.import_claude import to_toml
+
+    text = to_toml(permissions, name="claude", source=Path("settings.json"), base=Path("/project"))
+    toml = text + '\n[[agent]]\nname = "a"\ncommand = "x"\n'
+    policy = parse_settings(tomllib.loads(toml), label="imported.toml").policies["claude"]
+    assert policy.order == "deny-first"
