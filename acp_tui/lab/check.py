@@ -25,7 +25,7 @@ from typing import Any
 from ..subagents.acp.permissions import PermissionAsk, PermissionPolicy
 from ..subagents.model import PermissionOptionInfo, PermissionRecord
 from ..untrusted import one_line
-from .trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line
+from .trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
 
 ASK = "ask"
 
@@ -245,26 +245,29 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
                 _merge(tool_calls, update)
         elif entry.dir == "in" and method == "session/request_permission" and entry.is_request:
             where = f"{path} line {number}"
-            call = params.get("toolCall")
-            if not isinstance(call, dict):
-                raise RecordsError(f'{where}: a permission request without "toolCall"')
+            call, options = params.get("toolCall"), _trace_options(params.get("options"))
+            if not isinstance(call, dict) or options is None:
+                continue  # not a request the client could decide (it answered with an error)
             fields = _merge(tool_calls, call)
-            options = _trace_options(params.get("options"), where)
             ask = PermissionAsk(
                 title=str(fields.get("title") or fields.get("toolCallId") or ""),
                 kind=fields["kind"] if isinstance(fields.get("kind"), str) else None,
                 options=options,
                 raw_input=fields.get("rawInput"),
-                locations=tuple(
-                    loc["path"]
-                    for loc in fields.get("locations") or ()
-                    if isinstance(loc, dict) and isinstance(loc.get("path"), str)
-                ),
+                locations=_location_paths(fields.get("locations")),
                 cwd=cwd,
             )
             answer = answers.get(json.dumps(frame["id"]))
             requests.append(Request(agent, ask, Decision(_answered(answer, options), None), where))
     return requests
+
+
+def _location_paths(locations: Any) -> tuple[str, ...]:
+    if not isinstance(locations, list):
+        return ()
+    return tuple(
+        loc["path"] for loc in locations if isinstance(loc, dict) and isinstance(loc.get("path"), str)
+    )
 
 
 def _merge(tool_calls: dict[str, dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any]:
@@ -275,18 +278,18 @@ def _merge(tool_calls: dict[str, dict[str, Any]], fields: dict[str, Any]) -> dic
     return dict(merged)
 
 
-def _trace_options(raw: Any, where: str) -> tuple[PermissionOptionInfo, ...]:
+def _trace_options(raw: Any) -> tuple[PermissionOptionInfo, ...] | None:
     if not isinstance(raw, list) or not all(
         isinstance(o, dict) and all(isinstance(o.get(k), str) for k in ("optionId", "name", "kind"))
         for o in raw
     ):
-        raise RecordsError(f'{where}: "options" must be a list of {{optionId, name, kind}}')
+        return None
     return tuple(PermissionOptionInfo(o["optionId"], o["name"], o["kind"]) for o in raw)
 
 
 def _answered(answer: dict[str, Any] | None, options: tuple[PermissionOptionInfo, ...]) -> str:
-    outcome = ((answer or {}).get("result") or {}).get("outcome")
-    if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+    outcome = obj(obj(obj(answer).get("result")).get("outcome"))
+    if outcome.get("outcome") == "selected":
         for option in options:
             if option.option_id == outcome.get("optionId"):
                 return option.kind

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from .trace_file import Entry, load_trace
+from .trace_file import Entry, load_trace, obj
 
 META_KEY = "acp-tui/replay"
 PERMISSION = "session/request_permission"
@@ -101,7 +101,7 @@ class Replay:
                 message = json.loads(raw)
             except ValueError:
                 continue
-            if not isinstance(message, dict):
+            if not isinstance(message, dict) or not isinstance(message.get("method", ""), str):
                 continue
             with self._changed:
                 if "method" not in message:
@@ -238,14 +238,15 @@ class Replay:
                     divergences.append(divergence)
 
     def _compare(self, request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any] | None:
-        params = request.get("params") or {}
-        offered = [o for o in params.get("options") or () if isinstance(o, dict)]
-        options = {o.get("optionId"): o.get("kind") for o in offered}
+        params = obj(request.get("params"))
+        offered = params.get("options")
+        offered = [o for o in offered if isinstance(o, dict)] if isinstance(offered, list) else []
+        options = {_key(o.get("optionId")): o.get("kind") for o in offered}
         recorded = _choice(self.recorded.get(_key(request["id"])), options)
         chosen = _choice(answer, options)
         if recorded == chosen:
             return None
-        call = params.get("toolCall") or {}
+        call = obj(params.get("toolCall"))
         title = call.get("title") or call.get("toolCallId") or "?"
         self.note(
             f"divergence at permission request {json.dumps(title)} (id {json.dumps(request['id'])}): "
@@ -257,7 +258,7 @@ class Replay:
         if not divergences or not isinstance(frame.get("result"), dict):
             return frame
         result = dict(frame["result"])
-        meta = dict(result.get("_meta") or {})
+        meta = dict(obj(result.get("_meta")))
         meta[META_KEY] = {"divergences": list(divergences)}
         result["_meta"] = meta
         return {**frame, "result": result}
@@ -265,10 +266,10 @@ class Replay:
 
 def _choice(answer: dict[str, Any] | None, kinds: dict[Any, Any]) -> dict[str, Any]:
     """A permission answer as {outcome, option_id, kind}; no answer at all reads as cancelled."""
-    outcome = ((answer or {}).get("result") or {}).get("outcome")
-    if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+    outcome = obj(obj(obj(answer).get("result")).get("outcome"))
+    if outcome.get("outcome") == "selected":
         option_id = outcome.get("optionId")
-        return {"outcome": "selected", "option_id": option_id, "kind": kinds.get(option_id)}
+        return {"outcome": "selected", "option_id": option_id, "kind": kinds.get(_key(option_id))}
     return {"outcome": "cancelled", "option_id": None, "kind": None}
 
 

@@ -33,6 +33,11 @@ class Entry:
         return "method" not in self.frame and "id" in self.frame
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: a recorded frame may be anything."""
+    return value if isinstance(value, dict) else {}
+
+
 def is_trace_line(data: Any) -> bool:
     return isinstance(data, dict) and "dir" in data and "frame" in data
 

@@ -65,7 +65,7 @@ def written(lines: list[Any]) -> Path:
     return path
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(json_values, min_size=1, max_size=4))
 def test_any_json_as_records_is_rows_or_one_line(lines: list[Any]) -> None:
     path = written(lines)
@@ -106,3 +106,45 @@ def test_any_json_as_claude_settings_is_a_policy_or_one_line(data: Any) -> None:
         tomllib.loads(text)  # whatever came out is TOML
         return
     assert str(path) in message and "\n" not in message
+
+
+frames = st.dictionaries(
+    st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"]),
+    json_values,
+    max_size=4,
+) | st.fixed_dictionaries(
+    {
+        "id": st.integers(0, 3) | st.text(max_size=2),
+        "method": st.sampled_from(
+            ["initialize", "session/new", "session/prompt", "session/request_permission", "session/update"]
+        ),
+    },
+    optional={"params": json_values, "result": json_values},
+)
+entries = st.lists(
+    st.builds(
+        lambda t, d, f: {"t": t, "dir": d, "frame": f},
+        st.floats(0, 1),
+        st.sampled_from(["in", "out"]),
+        frames,
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(trace=entries, client=st.lists(frames, max_size=6))
+def test_any_trace_replays_without_a_traceback(
+    trace: list[dict[str, Any]], client: list[dict[str, Any]]
+) -> None:
+    """Whatever was recorded and whatever the client sends, the replay answers or ends: 0 or 1."""
+    import io
+
+    from acp_tui.lab.replay import Replay
+    from acp_tui.lab.trace_file import entry_from
+
+    replay = Replay(
+        [entry_from(e, "trace") for e in trace], speed=0, wait=True, out=io.BytesIO(), err=io.StringIO()
+    )
+    stdin = io.BytesIO(b"".join(json.dumps(frame).encode() + b"\n" for frame in client) + b"not json\n")
+    assert replay.serve(stdin) in (0, 1)
