@@ -293,6 +293,29 @@ def test_allow_needs_every_path_reject_needs_one() -> None:
     assert Rule("src and etc", "allow", paths=("src/**", "/etc/*")).matches(touched)
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    request=asks,
+    globs=st.lists(
+        st.sampled_from(["**", "/**", "~/**", "*", "[", "[!", "a/", ""]) | texts, min_size=1, max_size=3
+    ),
+    action=st.sampled_from(["allow", "reject", "ask"]),
+)
+def test_matching_never_raises(request: PermissionAsk, globs: list[str], action: Any) -> None:
+    Rule("r", action, commands=tuple(globs), paths=tuple(globs), title="*").matches(request)
+    Rule("r", action, paths=tuple(globs)).matches(request)
+
+
+def test_a_relative_cwd_places_nothing() -> None:
+    """As no cwd: an absolute path only meets absolute globs, a relative one only relative globs."""
+    absolute = ask(None, kind="edit", locations=("/w/a",), cwd="relative")
+    assert not Rule("r", "reject", paths=("**",)).matches(absolute)
+    assert Rule("r", "reject", paths=("/w/*",)).matches(absolute)
+    relative = ask(None, kind="edit", locations=("b",), cwd="relative")
+    assert Rule("r", "reject", paths=("**",)).matches(relative)
+    assert not Rule("r", "reject", paths=("/**",)).matches(relative)
+
+
 def test_without_a_cwd_only_absolute_globs_match_absolute_paths() -> None:
     request = ask(None, kind="edit", locations=("/w/src/a.py",), cwd=None)
     assert not Rule("r", "reject", paths=("**",)).matches(request)

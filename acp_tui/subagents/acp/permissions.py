@@ -307,7 +307,7 @@ def _placed(path: str, cwd: str | None) -> tuple[str | None, str | None]:
     """A path as (absolute, relative to cwd): either is None when it cannot be said (no cwd, or
     the path is outside it)."""
     path = os.path.expanduser(path)
-    base = os.path.normpath(cwd) if cwd else None
+    base = os.path.normpath(cwd) if cwd and os.path.isabs(cwd) else None  # a relative cwd says nothing
     if os.path.isabs(path):
         absolute: str | None = os.path.normpath(path)
     elif base is not None:
