@@ -353,7 +353,10 @@ def path_glob(glob: str) -> re.Pattern[str]:
             i = end + 1
         else:
             out.append(re.escape(char))
-    return re.compile("".join(out) + r"\Z")
+    try:
+        return re.compile("".join(out) + r"\Z")
+    except re.error:  # a class such as `[b-a]`: the glob is taken literally
+        return re.compile(re.escape(glob) + r"\Z")
 
 
 # Policies ---------------------------------------------------------------------------------------
