@@ -492,3 +492,16 @@ async def test_a_live_run_is_decided_by_what_its_command_will_do(tmp_path: Path)
     [record] = (await run.result()).permissions
     assert (record.decision, record.rule) == ("reject_once", "no pushes")
     assert record.raw_input == raw
+
+
+async def test_allow_once_over_real_stdio_skips_the_lasting_option_offered_first() -> None:
+    run = await AcpSubagentProvider(scripted(policy="allow-once", permission="allow_always_first")).start(
+        SubagentRequest("go")
+    )
+    [record] = (await run.result()).permissions
+    assert (record.decision, record.option_id, record.rule) == ("allow_once", "a1", "allow-once")
+    allow_only = await AcpSubagentProvider(scripted(policy="allow-once", permission="allow_only")).start(
+        SubagentRequest("go")
+    )
+    [record] = (await allow_only.result()).permissions
+    assert (record.decision, record.option_id) == ("allow_once", "a1")
