@@ -20,6 +20,7 @@ import click
 
 from . import __version__
 from .config import AgentPreset, ConfigError, Settings, load_settings, parse_option_specs, with_options
+from .lab.commands import policy, replay
 from .logs import route_logging
 
 EXIT_INTERRUPTED = 130
@@ -254,6 +255,10 @@ def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str)
     global _headless_done
     _headless_done = True
     return status
+
+
+main.add_command(replay)
+main.add_command(policy)
 
 
 def _secrets(presets: Iterable[AgentPreset]) -> list[str]:

@@ -35,9 +35,6 @@ test can make the agent leak its own credentials without putting them on its com
                       JSON in braces, invalid UTF-8 in braces, an object that is no JSON-RPC message,
                       a response to an id never sent, an unknown notification
   record=PATH         append every message received to PATH, one JSON per line
-  replay=TRACE        play the agent's side of a protocol trace (`acp-tui run --trace`): to each
-                      request of the client, the frames the traced agent sent after the same request,
-                      responses renumbered to the live request's id. A trace is a bug report.
   kill=SIGNAL         kill itself with SIGNAL (a name such as SIGTERM, or a number) at `exit_at`
                       (same steps as exit=, plus `permission`: while a permission request is pending)
   fail=METHOD:CODE:MESSAGE
@@ -67,6 +64,9 @@ Hostile options (tests/hostile/):
   stderr_at_prompt=TEXT  write TEXT as a stderr line when the prompt arrives (a readiness mark)
   env_dump=PATH       at start, write {"env": the environment, "cwd": the working directory} to PATH
   permission_title=T  the title of the `permission=` tool call (default "Write proof.txt")
+  permission_kind=K   its kind (default edit)
+  permission_raw=JSON its rawInput (a JSON value), as real agents send it
+  permission_paths=P,Q  its locations (paths, comma-separated)
   noise=TEXT          before the answer, a stdout line that is not JSON and carries TEXT
   invalid_update=TEXT before the answer, an agent_message_chunk the schema rejects, carrying TEXT
   lone_surrogate=1    the answer is "x\ud800y": valid JSON, but no valid Unicode text (no UTF-8 for it)
@@ -332,7 +332,16 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
         permission_storm(int(opt("storm")))
     if opt("permission") or asks_in_this_mode():
         title = opt("permission_title", "Write proof.txt")
-        call = {"toolCallId": "t1", "title": title, "kind": "edit", "status": "pending"}
+        call: dict[str, Any] = {
+            "toolCallId": "t1",
+            "title": title,
+            "kind": opt("permission_kind", "edit"),
+            "status": "pending",
+        }
+        if opt("permission_raw"):
+            call["rawInput"] = json.loads(opt("permission_raw"))
+        if opt("permission_paths"):
+            call["locations"] = [{"path": path} for path in opt("permission_paths").split(",")]
         if opt("exit_at") == "permission":
             params = {"sessionId": SESSION, "toolCall": call, "options": permission_options()}
             send({"id": 1, "method": "session/request_permission", "params": params})
@@ -492,29 +501,6 @@ def serve() -> None:
     time.sleep(3600)
 
 
-def replay(trace_path: str) -> None:
-    """Answer each client request as the traced agent did after the same request."""
-    entries = [json.loads(line) for line in open(trace_path) if line.strip()]  # noqa: SIM115
-    answers: dict[str, list[tuple[Any, dict[str, Any]]]] = {}  # method -> (traced id, frames after)
-    current: list[dict[str, Any]] | None = None
-    for entry in entries:
-        frame = entry["frame"]
-        if entry["dir"] == "out" and "method" in frame and "id" in frame:
-            current = []
-            answers.setdefault(frame["method"], []).append((frame["id"], current))
-        elif entry["dir"] == "in" and current is not None:
-            current.append(frame)
-    for raw in sys.stdin.buffer:
-        message = json.loads(raw)
-        if "method" not in message or "id" not in message or not answers.get(message["method"]):
-            continue  # answers and notifications of the client: nothing was traced for them
-        traced_id, frames = answers[message["method"]].pop(0)
-        for frame in frames:
-            if "method" not in frame and frame.get("id") == traced_id:
-                frame = {**frame, "id": message["id"]}
-            send({k: v for k, v in frame.items() if k != "jsonrpc"})
-
-
 # Session setup (issue 11): config options, modes, usage, auth methods, session/close ---------------
 
 _config: list[dict[str, Any]] = []  # the config options, as last answered
@@ -649,9 +635,6 @@ def setup_at_prompt() -> None:
 
 
 def main() -> None:
-    if opt("replay"):
-        replay(opt("replay"))
-        return
     if opt("wrapper") or opt("orphan"):
         args = [a for a in sys.argv[1:] if not a.startswith(("wrapper=", "orphan="))]
         child = subprocess.Popen([sys.executable, __file__, *args])
