@@ -18,6 +18,7 @@ and the demo set and `--agent` specs never pay for them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import sys
@@ -270,7 +271,8 @@ class Settings:
                 raise ConfigError(f'{where}policy "ask" needs someone to ask: it works in the app only')
             return AskPolicy(ask_handler)
         if name in self.policies:
-            return self.policies[name]
+            # `ask` rules reach a person where there is one (the app); headless, the default decides.
+            return dataclasses.replace(self.policies[name], ask_handler=ask_handler)
         raise ConfigError(f'{where}unknown policy "{name}" (expected {_one_of(self.policy_names)})')
 
     def provider_config(
