@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from .subagents.acp.config import AcpProviderConfig
+from .subagents.acp.permissions import BUILTIN_POLICIES as CORE_BUILTINS
 from .subagents.acp.permissions import (
     TOOL_KINDS,
     AskHandler,
@@ -150,6 +151,8 @@ class AgentPreset:
             raise ConfigError(
                 f'agent "{self.name}": policy "{chosen}" needs Settings.provider_config to resolve it'
             )
+        if isinstance(chosen, str) and chosen not in CORE_BUILTINS:  # the core's, once it has them
+            raise ConfigError(f'agent "{self.name}": policy "{chosen}" is not available in this build')
         if self.create_cwd and self.cwd:
             # Should this fail, the run says "working directory not found", naming it.
             with contextlib.suppress(OSError):
