@@ -15,6 +15,7 @@ import os
 import signal
 import time
 from collections import Counter, deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ...untrusted import without_surrogates
@@ -88,8 +89,9 @@ class AcpSubagentRun:
         self.status: RunStatus = "spawning"
         self._policy = policy
         self._abort = abort
-        self._mask = SecretMask(config.env.values())
-        self._stream_mask = SecretMask(config.env.values())  # holds back a tail between chunks
+        self._secrets = _secret_values(config)
+        self._mask = SecretMask(self._secrets)
+        self._stream_mask = SecretMask(self._secrets)  # holds back a tail between chunks
         self._events = EventStream()
         self._started = time.monotonic()
         self._last_frame = self._started
@@ -205,7 +207,7 @@ class AcpSubagentRun:
             with contextlib.suppress(OSError):  # no trace is no reason to fail the run
                 # Frames are traced as they came, so a value split across two of them is masked
                 # by its fragments.
-                trace_mask = SecretMask(self.config.env.values(), fragments=True)
+                trace_mask = SecretMask(self._secrets, fragments=True)
                 self._trace = TraceWriter.for_run(
                     self.config.trace_dir, label, child.pid, trace_mask, self._note
                 )
@@ -646,6 +648,18 @@ class AcpSubagentRun:
     def _note(self, message: str) -> None:
         """Our own diagnostics about the child, shown with its stderr."""
         self._on_stderr_line(f"[acp-tui] {message}")
+
+
+def _secret_values(config: AcpProviderConfig) -> list[str]:
+    """What the run hands the agent that could be a credential: its env, and its MCP servers' env
+    and header values (as `session/new` carries them: lists of name/value)."""
+    values = list(config.env.values())
+    for server in config.mcp_servers:
+        for key in ("env", "headers"):
+            for item in server.get(key) or ():
+                if isinstance(item, Mapping) and isinstance(item.get("value"), str):
+                    values.append(item["value"])
+    return values
 
 
 def _rpc_error_text(step: str, exc: Any) -> str:
