@@ -38,6 +38,7 @@ PERMISSION_KEYS = {
     "at",
     "raw_input",
     "locations",
+    "waited_s",
 }
 DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
 

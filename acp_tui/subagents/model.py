@@ -80,6 +80,7 @@ class PermissionRecord:
     # as the agent sent it (JSON-shaped, masked) and the paths of its `locations`.
     raw_input: Any = None
     locations: tuple[str, ...] = ()
+    waited_s: float = 0.0  # from the request to its answer (a person deciding takes a while)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,6 +93,7 @@ class PermissionRecord:
             "at": round(self.at, 3),
             "raw_input": self.raw_input,
             "locations": list(self.locations),
+            "waited_s": round(self.waited_s, 3),
         }
 
 
@@ -186,6 +188,9 @@ class SubagentResult:
     options: dict[str, str] = field(default_factory=dict)  # config option id -> current value id
     usage: Usage | None = None
     auth_methods: tuple[AuthMethodInfo, ...] = ()
+    # Tool kinds (`edit`, `execute`, ...) of the tool calls the agent announced, counted: a run that
+    # edited without one permission request had a policy with nothing to decide.
+    tool_kinds: dict[str, int] = field(default_factory=dict)
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.

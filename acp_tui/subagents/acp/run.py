@@ -99,6 +99,7 @@ class AcpSubagentRun:
         self._output_chars = 0
         self._truncated = False
         self._hidden: Counter[str] = Counter()
+        self._tool_kinds: Counter[str] = Counter()
         self._permissions: list[PermissionRecord] = []
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._usage: Usage | None = None
@@ -388,6 +389,7 @@ class AcpSubagentRun:
             options=self._setup.current_options if self._setup else {},
             usage=self._usage,
             auth_methods=self._clean_json(self._setup.auth_methods) if self._setup else (),
+            tool_kinds=dict(self._tool_kinds),
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -481,6 +483,8 @@ class AcpSubagentRun:
         if text is not None:
             self._append_output(text)
             return
+        if kind == "tool_call":
+            self._tool_kinds[str(getattr(update, "kind", None) or "other")] += 1
         usage = self._setup.on_update(update) if self._setup is not None else None
         if usage is not None:  # still counted below, as a hidden kind
             self._usage = usage
@@ -529,6 +533,7 @@ class AcpSubagentRun:
             locations=tuple(self._clean(path) for path in ask.locations),
             cwd=self.cwd,
         )
+        asked = time.monotonic()
         option_id: str | None = None
         rule = "cancelled"  # what decided, unless the policy gets to
         try:
@@ -553,6 +558,7 @@ class AcpSubagentRun:
                 content=ask.content,
                 raw_input=ask.raw_input,
                 locations=ask.locations,
+                waited_s=time.monotonic() - asked,
             )
             if not self._result.done():
                 self._permissions.append(record)
