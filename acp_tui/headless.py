@@ -120,7 +120,12 @@ class _Fanout:
         if result is None:  # the stream always ends with Finished; this is belt and braces
             result = await run.result()
         record = run_record(
-            job.preset, result, prompt=self.request.prompt, policy=job.policy, trace=run.trace_path
+            job.preset,
+            result,
+            prompt=self.request.prompt,
+            policy=job.policy,
+            trace=run.trace_path,
+            cwd=run.cwd,
         )
         self._write(self.out, json_line(record) + "\n" if self.fmt == "json" else text_block(record) + "\n")
         return result

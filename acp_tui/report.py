@@ -8,7 +8,9 @@ force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `out
 file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
 (every config option of the session after ours were set: id -> current value id), `usage` (the last
 `usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
-(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given).
+(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
+agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
+agent's working directory: path rules of `acp-tui policy check` are taken from it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ RECORD_KEYS = (
     "options",
     "usage",
     "auth_methods",
+    "ended_by",
+    "cwd",
 )
 
 
@@ -49,6 +53,7 @@ def run_record(
     prompt: str,
     policy: str | None = None,
     trace: str | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """The record of one run. `policy` is the one in force when it differs from the preset's."""
     return {
@@ -69,6 +74,8 @@ def run_record(
         "options": dict(result.options),
         "usage": result.usage.to_json() if result.usage else None,
         "auth_methods": [method.to_json() for method in result.auth_methods],
+        "ended_by": result.ended_by,
+        "cwd": cwd,
     }
 
 
