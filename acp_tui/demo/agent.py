@@ -17,6 +17,7 @@ over stdio (stdout carries only the protocol, logs go to stderr). Personas:
 - ``max-tokens``: ``--chunks`` (default 20) pieces of an answer cut mid-sentence, then ``max_tokens``.
 - ``max-turn-requests``: a short explanation, then ``max_turn_requests``.
 - ``echo``: the prompt text back verbatim in one chunk, then ``end_turn``.
+- ``edit``, ``create``: change files in the session cwd ("edit FILE", "create FILE"); see `editing.py`.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from . import editing  # the personas that change files
+
 PERSONAS: tuple[str, ...] = (
     "pong",
     "essay",
@@ -100,6 +103,7 @@ PERSONAS: tuple[str, ...] = (
     "max-tokens",
     "max-turn-requests",
     "echo",
+    *editing.PERSONAS,
 )
 AGENT_NAME = "acp-tui-demo"
 AGENT_VERSION = "0.1.0"
@@ -119,6 +123,7 @@ DEFAULT_DELAYS: dict[str, float] = {
     "max-tokens": 0.05,
     "max-turn-requests": 0.05,
     "echo": 0.0,
+    **editing.DELAYS,
 }
 # Number of answer chunks, for the personas where a count makes sense; `--chunks` overrides it.
 DEFAULT_CHUNKS: dict[str, int] = {"slow": 60, "max-tokens": 20}
@@ -435,6 +440,8 @@ class DemoAgent:
         return PromptResponse(stop_reason=stop_reason)
 
     async def _run_persona(self, session: Session, text: str) -> StopReason:
+        if self.persona in editing.PERSONAS:
+            return await editing.PERSONAS[self.persona](self, session, text)
         if self.persona == "pong":
             return await self._pong(session)
         if self.persona == "essay":
