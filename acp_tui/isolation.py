@@ -148,7 +148,10 @@ async def _spawn_git(args: Sequence[str], cwd: Path | None, env: Mapping[str, st
 
 
 async def _reap(process: Any) -> None:
-    """A git we started and no longer wait for (cancelled, or we read enough): gone before we go."""
+    """A git we started and no longer wait for (cancelled, or we read enough): gone before we go.
+
+    Only for a git that may still run: `kill()` polls first, and a poll that reaps a git which just
+    exited leaves asyncio's watcher to report 255 for it."""
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
@@ -336,6 +339,7 @@ async def _diff_against(base: str, cwd: Path, env: Mapping[str, str], limit: int
     truncated = False
     err = b""
     errors = asyncio.ensure_future(process.stderr.read())  # read alongside: a full pipe would stall git
+    finished = False
     try:
         files = insertions = deletions = 0
         while line := await process.stdout.readline():
@@ -356,9 +360,12 @@ async def _diff_against(base: str, cwd: Path, env: Mapping[str, str], limit: int
             patch = patch[: patch.rfind(b"\n", 0, limit) + 1]
         else:
             err = await errors
+            await process.wait()
+            finished = True
     finally:
         errors.cancel()
-        await asyncio.shield(_reap(process))
+        if not finished:
+            await asyncio.shield(_reap(process))
     if not truncated and process.returncode != 0:
         raise IsolationError(_last_line(err.decode("utf-8", "replace")) or "git diff failed")
     return Change(DiffStat(files, insertions, deletions), patch.decode("utf-8", "surrogateescape"), truncated)
