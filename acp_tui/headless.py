@@ -105,10 +105,11 @@ class _Fanout:
             loop.add_signal_handler(sig, self._interrupt, sig)
         try:
             if self.isolation is not None:
-                from .isolation import Isolation
+                from .isolation import Isolation, IsolationError
 
                 self._worktrees = Isolation()
-                await self._worktrees.start()
+                with contextlib.suppress(IsolationError):  # then each run says so, in its record
+                    await self._worktrees.start()
                 self._write(self.err, "".join(f"acp-tui: {note}\n" for note in self.isolation.notes))
             results = await asyncio.gather(
                 *(self._drive(job, self._origin(i)) for i, job in enumerate(self.jobs))

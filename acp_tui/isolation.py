@@ -258,9 +258,10 @@ def plan(cwds: Sequence[str | Path], *, base: str | None = None, keep: bool = Fa
 class Worktree:
     """One run's checkout. `cwd` is where the agent works; `change` is set by `record()`."""
 
-    def __init__(self, origin: Origin, path: Path) -> None:
+    def __init__(self, origin: Origin, path: Path, turn: asyncio.Lock) -> None:
         self.origin = origin
         self.path = path
+        self._turn = turn  # held while git's list of worktrees changes (see `Isolation.add`)
         self.cwd = path / origin.prefix if origin.prefix else path
         self.change: Change | None = None
         self.kept = False
@@ -310,11 +311,10 @@ class Worktree:
         if self.kept or self.removed:
             return
         self.removed = True
-        code, _, _ = await git(
-            "worktree", "remove", "--force", "--force", str(self.path), cwd=self.origin.toplevel, check=False
-        )
-        if code != 0 or self.path.exists():  # damaged by its agent, or git refused: by hand
-            await asyncio.to_thread(shutil.rmtree, self.path, True)
+        # `git worktree remove`, in two steps: the files at once with the other runs' (the slow
+        # part), then git's entry for it in turn. The folder may hold anything its agent left.
+        await asyncio.to_thread(shutil.rmtree, self.path, True)
+        async with self._turn:
             await git("worktree", "prune", cwd=self.origin.toplevel, check=False)
 
     def fields(self) -> dict[str, Any]:
@@ -386,6 +386,7 @@ class Isolation:
         self._lock: int | None = None
         self._starting: asyncio.Future[list[Path]] | None = None
         self._count = 0
+        self._turns: dict[Path, asyncio.Lock] = {}  # per repository
 
     async def start(self) -> list[Path]:
         """Take our folder, and prune what dead processes left: the worktrees removed (to the first
@@ -397,7 +398,10 @@ class Isolation:
         return []
 
     async def _start(self) -> list[Path]:
-        stale, repositories = await asyncio.to_thread(self._claim_and_sweep)
+        try:
+            stale, repositories = await asyncio.to_thread(self._claim_and_sweep)
+        except OSError as exc:
+            raise IsolationError(f"{self.root}: {exc.strerror or exc}") from None
         await asyncio.gather(
             *(git("--git-dir", str(repo), "worktree", "prune", check=False) for repo in repositories)
         )
@@ -433,14 +437,26 @@ class Isolation:
         await self.start()
         self._count += 1
         path = self.folder / f"{_safe(name)}-{self.token}{self._count}"
-        await git(
-            *_HOOKS_OFF, "worktree", "add", "--quiet", "--detach", str(path), origin.base,
-            cwd=origin.toplevel,
-        )  # fmt: skip
-        worktree = Worktree(origin, path)
-        if origin.prefix:  # a directory that holds no tracked file is not checked out
-            worktree.cwd.mkdir(parents=True, exist_ok=True)
+        # Two gits changing one repository's list of worktrees at once can fail (`worktree add`
+        # reads the other's half-written entry): registering takes turns, per repository, and the
+        # checkout of the files, the slow part, runs at once for every run.
+        turn = self._turns.setdefault(origin.common_dir, asyncio.Lock())
+        async with turn:
+            await git(
+                *_HOOKS_OFF, "worktree", "add", "--quiet", "--detach", "--no-checkout", str(path),
+                origin.base, cwd=origin.toplevel,
+            )  # fmt: skip
+        worktree = Worktree(origin, path, turn)
         self.worktrees.append(worktree)
+        try:
+            await git("reset", "--hard", "--quiet", cwd=path)
+            if origin.prefix:  # a directory that holds no tracked file is not checked out
+                worktree.cwd.mkdir(parents=True, exist_ok=True)
+        except BaseException as exc:
+            await asyncio.shield(worktree.remove())
+            if isinstance(exc, OSError):
+                raise IsolationError(f"{worktree.cwd}: {exc.strerror or exc}") from None
+            raise
         return worktree
 
     @contextlib.asynccontextmanager
