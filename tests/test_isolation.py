@@ -10,8 +10,10 @@ import asyncio
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from acp_tui.isolation import (
 )
 from acp_tui.subagents.acp import client as _sdk_loaded  # noqa: F401 - the SDK loaded up front
 from acp_tui.untrusted import json_safe
-from tests.helpers import demo
+from tests.helpers import demo, our_live_processes
 
 IDENTITY = ("-c", "user.name=acp-tui tests", "-c", "user.email=tests@acp-tui.invalid")
 DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
@@ -451,3 +453,71 @@ def test_apply_command_bad_records_are_one_line(tmp_path: Path, repo: Path) -> N
     unisolated.write_text(json.dumps({"name": "a", "worktree": None, "base": None, "diff": None}))
     result = CliRunner().invoke(main, ["apply", str(unisolated), "--cwd", str(repo)])
     assert result.exit_code == 2 and 'run "a" was not isolated' in result.stderr
+
+
+# Signals and crashes of `acp-tui run` itself: a real process ----------------------------------------
+
+
+def start_cli(repo: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "acp_tui", "run", "--worktree", "--format", "json", "--cwd", str(repo), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+
+
+def wait_for_stderr(proc: subprocess.Popen[str], needle: str) -> None:
+    """Read stderr until a line holds `needle` (the test timeout bounds this)."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if needle in line:
+            return
+    raise AssertionError(f"stderr ended without {needle!r}")
+
+
+def slow_editor() -> str:
+    return agent("slow", "edit", "--delay", "0.2", "--chunks", "100")
+
+
+def test_sigint_mid_edit_records_the_partial_diff_and_removes_the_worktree(repo: Path) -> None:
+    proc = start_cli(repo, "--prompt", "edit README.md", "--agent", slow_editor())
+    try:
+        wait_for_stderr(proc, "[slow] demo agent: prompt")
+        proc.send_signal(signal.SIGINT)
+        stdout, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    (record,) = map(json.loads, stdout.splitlines())
+    assert record["stop_reason"] == "aborted"
+    assert record["diff_stat"]["files"] in (0, 1) and record["diff_stat"]["insertions"] < 100
+    assert not Path(record["worktree"]).exists()
+    assert worktree_paths(repo) == [str(repo)]
+
+
+def test_a_sigkilled_run_leaves_a_worktree_that_the_next_run_prunes(repo: Path, cache_home: Path) -> None:
+    proc = start_cli(repo, "--prompt", "edit README.md", "--agent", slow_editor())
+    try:
+        wait_for_stderr(proc, "[slow] demo agent: prompt")
+        [left] = [Path(p) for p in worktree_paths(repo) if p != str(repo)]
+        proc.kill()  # no cleanup of ours runs; the watchdog ends the agent
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert left.is_dir()
+    deadline = time.monotonic() + 10
+    while our_live_processes() and time.monotonic() < deadline:  # the watchdog's SIGTERM, SIGKILL
+        time.sleep(0.05)
+
+    result = run("--worktree", "--cwd", str(repo), "--prompt", "hi", "--agent", agent("e", "echo"))
+
+    assert result.exit_code == 0, result.stderr
+    assert not left.exists() and not left.parent.exists()
+    assert worktree_paths(repo) == [str(repo)]
+    assert not any(p.is_dir() for p in cache_home.iterdir())
