@@ -238,17 +238,24 @@ def run_command(
 def _isolation_plan(
     ctx: click.Context, jobs: Sequence[Any], cwd: Path | None, *, worktree: bool, base: str | None, keep: bool
 ) -> Any:
-    """`--worktree`: every run's checkout found (and pruned) before anything is spawned, else exit 2."""
-    if not worktree:
+    """`--worktree` (or a preset's `isolation = "worktree"`): every isolated run's checkout found
+    (and pruned) before anything is spawned, else exit 2."""
+    isolated = [worktree or job.preset.isolation == "worktree" for job in jobs]
+    if not any(isolated):
         if base is not None or keep:
             raise click.UsageError("--base and --keep-worktrees need --worktree", ctx)
         return None
     from .isolation import IsolationError, plan
 
     # The demo's scratch dir only keeps its writes out of the user's checkout: a worktree does that.
-    cwds = [cwd or (None if job.preset.create_cwd else job.preset.cwd) or os.getcwd() for job in jobs]
+    cwds = [
+        os.path.abspath(cwd or (None if job.preset.create_cwd else job.preset.cwd) or os.getcwd())
+        if isolated_job
+        else None
+        for job, isolated_job in zip(jobs, isolated, strict=True)
+    ]
     try:
-        return plan([os.path.abspath(c) for c in cwds], base=base, keep=keep)
+        return plan(cwds, base=base, keep=keep)
     except IsolationError as exc:
         raise click.UsageError(f"--worktree: {exc}", ctx) from None
 

@@ -41,7 +41,8 @@ DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
 DEFAULT_HANDSHAKE_TIMEOUT = 60.0
 
 _TOP_KEYS = ("prompt", "agent", "policy")
-_AGENT_KEYS = ("name", "command", "args", "cwd", "env", "policy", "handshake_timeout")
+_AGENT_KEYS = ("name", "command", "args", "cwd", "env", "policy", "handshake_timeout", "isolation")
+ISOLATIONS = ("none", "worktree")
 _POLICY_KEYS = ("default", "rule")
 _RULE_KEYS = ("name", "kind", "title", "action")
 
@@ -61,6 +62,7 @@ class AgentPreset:
     env: dict[str, str] = field(default_factory=dict, hash=False)  # explicit credentials
     policy: str = "reject"  # reject | allow | ask | a named policy of the settings
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
+    isolation: str = "none"  # "worktree": each run in its own git worktree (see `isolation.py`)
     # The demo's scratch dir is made when a run is configured, never merely by loading settings.
     create_cwd: bool = field(default=False, compare=False, repr=False)
 
@@ -298,6 +300,10 @@ def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
         raise ConfigError(f'{where}"handshake_timeout" must be a positive number of seconds')
 
+    isolation = raw.get("isolation", "none")
+    if isolation not in ISOLATIONS:
+        raise ConfigError(f'{where}"isolation" must be one of {_one_of(ISOLATIONS)}')
+
     return AgentPreset(
         name=name,
         command=command.strip(),
@@ -306,6 +312,7 @@ def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path
         env=dict(env),
         policy=policy,
         handshake_timeout=float(timeout),
+        isolation=isolation,
     )
 
 

@@ -230,24 +230,25 @@ async def find_origin(cwd: str | Path, base: str | None = None) -> Origin:
 class IsolationPlan:
     """`acp-tui run --worktree`: each job's origin (in job order), found before anything spawns."""
 
-    origins: tuple[Origin, ...]
+    origins: tuple[Origin | None, ...]  # None: that job is not isolated
     keep: bool = False
 
     @property
     def notes(self) -> list[str]:
         """One line per checkout the runs come from, for the operator."""
-        return [f"each isolated run works {origin.note}" for origin in dict.fromkeys(self.origins)]
+        distinct = dict.fromkeys(origin for origin in self.origins if origin is not None)
+        return [f"each isolated run works {origin.note}" for origin in distinct]
 
 
-def plan(cwds: Sequence[str | Path], *, base: str | None = None, keep: bool = False) -> IsolationPlan:
-    """The command line's check of every run's cwd, in one pass; raises `IsolationError`."""
+def plan(cwds: Sequence[str | Path | None], *, base: str | None = None, keep: bool = False) -> IsolationPlan:
+    """The command line's check of every job's cwd (None: not isolated) in one pass, before anything
+    is spawned; raises `IsolationError`."""
 
     async def find_all() -> IsolationPlan:
-        distinct = list(dict.fromkeys(str(cwd) for cwd in cwds))
-        found = dict(
-            zip(distinct, await asyncio.gather(*(find_origin(c, base) for c in distinct)), strict=True)
-        )
-        return IsolationPlan(tuple(found[str(cwd)] for cwd in cwds), keep)
+        distinct = list(dict.fromkeys(str(cwd) for cwd in cwds if cwd is not None))
+        origins = await asyncio.gather(*(find_origin(cwd, base) for cwd in distinct))
+        found = dict(zip(distinct, origins, strict=True))
+        return IsolationPlan(tuple(found[str(cwd)] if cwd is not None else None for cwd in cwds), keep)
 
     return asyncio.run(find_all())
 

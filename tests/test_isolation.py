@@ -521,3 +521,24 @@ def test_a_sigkilled_run_leaves_a_worktree_that_the_next_run_prunes(repo: Path, 
     assert not left.exists() and not left.parent.exists()
     assert worktree_paths(repo) == [str(repo)]
     assert not any(p.is_dir() for p in cache_home.iterdir())
+
+
+def test_a_preset_may_ask_for_a_worktree_of_its_own(repo: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agents.toml"
+    argv = [*DEMO, "create"]
+    config.write_text(
+        f'[[agent]]\nname = "isolated"\ncommand = {json.dumps(argv[0])}\nargs = {json.dumps(argv[1:])}\n'
+        f'cwd = {json.dumps(str(repo))}\nisolation = "worktree"\n\n'
+        f'[[agent]]\nname = "plain"\ncommand = {json.dumps(argv[0])}\n'
+        f"args = {json.dumps([*DEMO[1:], 'echo'])}\n"
+    )
+    result = run("--config", str(config), "--format", "json", "--prompt", "create a.txt")
+    assert result.exit_code == 0, result.stderr
+    records = json_records(result)
+    assert records["isolated"]["diff_stat"] == {"files": 1, "insertions": 1, "deletions": 0}
+    assert records["plain"]["worktree"] is None and records["plain"]["diff"] is None
+    assert not (repo / "a.txt").exists()
+
+    config.write_text(config.read_text().replace('isolation = "worktree"', 'isolation = "docker"'))
+    bad = run("--config", str(config), "--prompt", "x")
+    assert bad.exit_code == 2 and '"isolation" must be one of none or worktree' in bad.stderr
