@@ -141,7 +141,7 @@ async def _spawn_git(args: Sequence[str], cwd: Path | None, env: Mapping[str, st
         )
     except FileNotFoundError:
         if shutil.which("git", path=os.environ.get("PATH")) is None:
-            raise IsolationError("git not found: worktree isolation needs git on PATH") from None
+            raise IsolationError("git not found on PATH") from None
         raise IsolationError(f"{cwd}: no such directory") from None
     except OSError as exc:
         raise IsolationError(f"git could not start: {exc.strerror or exc}") from None
@@ -194,11 +194,11 @@ async def find_origin(cwd: str | Path, base: str | None = None) -> Origin:
     )
     if code != 0:
         if "not a git repository" in err:
-            raise IsolationError(f"{where} is not in a git repository: --worktree needs one")
+            raise IsolationError(f"{where} is not in a git repository")
         raise IsolationError(f"{where}: {_last_line(err) or 'git rev-parse failed'}")
     bare, inside_git_dir = out.split()
     if bare == "true":
-        raise IsolationError(f"{where} is in a bare repository (no checkout): --worktree needs a checkout")
+        raise IsolationError(f"{where} is in a bare repository, which has no checkout")
     if inside_git_dir == "true":
         raise IsolationError(f"{where} is inside a repository's git directory, not its checkout")
     _, out, _ = await git("rev-parse", "--show-toplevel", "--git-common-dir", "--show-prefix", cwd=where)
