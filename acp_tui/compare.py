@@ -135,6 +135,10 @@ def heading(number: int, record: Record) -> str:
 
 def _answer_section(number: int, record: Record) -> str:
     lines = [f"### {heading(number, record)}: {inline(str(record.get('stop_reason', '')))}\n"]
+    info = record.get("agent")
+    if isinstance(info, Mapping) and info.get("name"):  # what the agent said it is, at `initialize`
+        said = " ".join(str(info[key]) for key in ("title", "version") if info.get(key))
+        lines.append(f"Agent: {inline(str(info['name']))}" + (f" ({inline(said)})" if said else "") + "\n")
     if record.get("error"):
         lines.append(f"Error: {inline(str(record['error']))}\n")
     answer = str(record.get("output") or "")

@@ -71,7 +71,9 @@ def test_sections_come_in_order_each_answer_and_diff_under_its_own_heading() -> 
                 diff="diff --git a/f b/f\n+x\n",
                 diff_stat={"files": 1, "insertions": 1, "deletions": 0},
             ),
-            record("a", output="", stop_reason="error", error="it broke"),  # the same agent twice
+            record(
+                "a", output="", stop_reason="error", error="it broke", agent={"name": "x", "version": "2"}
+            ),
         ]
     )
     headings = re.findall(r"^#+ .*$", document, re.MULTILINE)
@@ -86,6 +88,7 @@ def test_sections_come_in_order_each_answer_and_diff_under_its_own_heading() -> 
     ]
     assert "```markdown\nFirst answer\n```" in document
     assert "Error: it broke" in document and "*(no answer)*" in document
+    assert "Agent: x (2)\n" in document
     assert "```diff\ndiff --git a/f b/f\n+x\n```" in document
     assert "*(no change)*" in document
     assert "**Prompt**\n\n```text\nFix the bug\n```" in document
