@@ -1,17 +1,20 @@
 """Git worktrees for runs: each isolated run works in its own checkout, and what it changed is kept.
 
-One `Isolation` per process owns a folder under the user cache dir
-(`user_cache_path("acp-tui")/worktrees/<owner>/`), held by an advisory lock for as long as the process
-lives. A run's worktree is a fresh `git worktree add --detach` of the repository that holds the run's
-cwd, at the base commit (HEAD, or `--base REF`), and the agent's cwd is the matching path inside it.
-Uncommitted changes of the main checkout are not carried (`Origin.note` says so, for the pane).
+One `Isolation` per process owns a slot under the user cache dir
+(`user_cache_path("acp-tui")/worktrees/slot-N/`, the first one free), held by an advisory lock for as
+long as the process lives; slots are reused, so the cache holds one folder per acp-tui running at
+once, never one per acp-tui that ever ran. A run's worktree is a fresh `git worktree add --detach` of
+the repository that holds the run's cwd, at the base commit (HEAD, or `--base REF`), and the agent's
+cwd is the matching path inside it. Uncommitted changes of the main checkout are not carried
+(`Origin.note` says so, for the pane).
 
 When the run ends, `Worktree.record()` stages everything (`git add -A`) into a temporary index (the
 worktree's own index is left as the agent left it), then diffs that index against the base, so new
 files count: `diff_stat` (files, insertions, deletions) and `diff` (the patch, `--binary`, cut at
 the answers' size limit with `diff_truncated` set). `remove()` deletes the worktree unless it is
-kept. A process that died without cleaning up leaves its folder unlocked: the next
-`Isolation.start()` removes those worktrees and runs `git worktree prune` in their repositories.
+kept. A process that died without cleaning up leaves its slot unlocked: the next
+`Isolation.start()` removes the worktrees left in any free slot (not the kept ones) and runs
+`git worktree prune` in their repositories.
 
 `apply_diff()` applies a recorded diff to a main checkout with `git apply --3way`, after a trial in a
 temporary index: when it would conflict, nothing is written and the conflicting paths are listed.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import itertools
 import os
 import re
 import secrets
@@ -381,8 +385,8 @@ class Isolation:
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root if root is not None else default_root()
-        self.token = secrets.token_hex(3)
-        self.folder = self.root / f"{os.getpid()}-{self.token}"
+        self.token = secrets.token_hex(3)  # worktree names never repeat, whoever had the slot before
+        self.folder = self.root / "slot-?"  # the first free slot, taken by `start()`
         self.worktrees: list[Worktree] = []
         self._lock: int | None = None
         self._starting: asyncio.Future[list[Path]] | None = None
@@ -410,16 +414,26 @@ class Isolation:
 
     def _claim_and_sweep(self) -> tuple[list[Path], set[Path]]:
         self.root.mkdir(parents=True, exist_ok=True)
-        # One sweeper or claimer at a time: a folder is never taken for stale while it is being made.
+        # One claimer or sweeper at a time: a slot is never swept while someone is taking it.
         with _flocked(self.root / ".sweep.lock", fcntl.LOCK_EX):
-            self.folder.mkdir()
-            fd = os.open(self.folder / OWNER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            self._lock = fd
+            for number in itertools.count():
+                folder = self.root / f"slot-{number}"
+                folder.mkdir(exist_ok=True)
+                fd = os.open(folder / OWNER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:  # a live process's slot
+                    os.close(fd)
+                    continue
+                self.folder, self._lock = folder, fd
+                break
             stale: list[Path] = []
             repositories: set[Path] = set()
             for folder in sorted(self.root.iterdir()):
-                if folder == self.folder or not folder.is_dir():
+                if not folder.is_dir():
+                    continue
+                if folder == self.folder:  # what the last owner of our slot left
+                    _sweep(folder, stale, repositories)
                     continue
                 try:
                     with _flocked(folder / OWNER_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB):
@@ -428,9 +442,6 @@ class Isolation:
                     continue  # its process is alive
                 except OSError:
                     continue  # not ours to judge (permissions, vanished): leave it
-                with contextlib.suppress(OSError):
-                    (folder / OWNER_LOCK).unlink()
-                    folder.rmdir()  # only when nothing kept is left in it
         return stale, repositories
 
     async def add(self, origin: Origin, name: str) -> Worktree:
@@ -474,14 +485,10 @@ class Isolation:
             await asyncio.shield(worktree.remove())
 
     async def aclose(self) -> None:
-        """Remove every worktree not kept, and give our folder up (it stays only to hold kept ones)."""
+        """Remove every worktree not kept, and give our slot up (its empty folder stays for the next)."""
         await asyncio.gather(*(worktree.remove() for worktree in self.worktrees))
         if self._lock is None:
             return
-        with contextlib.suppress(OSError):
-            if not any(p.name != OWNER_LOCK for p in self.folder.iterdir()):
-                (self.folder / OWNER_LOCK).unlink()
-                self.folder.rmdir()
         os.close(self._lock)
         self._lock = None
         self._starting = None

@@ -78,6 +78,12 @@ def change(worktree: Path, n: int) -> None:
         (worktree / f"new_{n}_{i}.py").write_text(f"NEW = {n}\n")
 
 
+def settle() -> None:
+    """Before each timed phase: the disk work the last one left (writeback, and on a filesystem
+    mounted with `discard`, the trims of deleted files) is done, so neither side is billed for it."""
+    os.sync()
+
+
 class Round:
     def __init__(self, repo: Path, scratch: Path, runs: int) -> None:
         self.repo = repo
@@ -91,6 +97,7 @@ class Round:
 
     def ours(self) -> float:
         async def go() -> None:
+            settle()
             started = time.perf_counter()
             origin = await find_origin(self.repo)
             isolation = Isolation(self.scratch / "cache")
@@ -99,10 +106,12 @@ class Round:
             self.note("ours set-up", time.perf_counter() - started)
             for n, worktree in enumerate(worktrees):
                 change(worktree.path, n)
+            settle()
             started = time.perf_counter()
             changes = await asyncio.gather(*(worktree.record() for worktree in worktrees))
             self.note("ours recording", time.perf_counter() - started)
             assert all(c.stat is not None and c.stat.files == 5 for c in changes), changes[0]
+            settle()
             started = time.perf_counter()
             await isolation.aclose()
             self.note("ours removal", time.perf_counter() - started)
@@ -112,12 +121,14 @@ class Round:
 
     def bare(self) -> float:
         paths = [self.scratch / "bare" / f"run{i}" for i in range(self.runs)]
+        settle()
         started = time.perf_counter()
         for path in paths:
             git(self.repo, "worktree", "add", "--quiet", "--detach", str(path), "HEAD")
         self.note("bare set-up", time.perf_counter() - started)
         for n, path in enumerate(paths):
             change(path, n)
+        settle()
         started = time.perf_counter()
         for path in paths:
             index = Path(git(path, "rev-parse", "--git-path", "index").decode().strip())
@@ -128,6 +139,7 @@ class Round:
             git(path, "diff", "--cached", "--numstat", "--patch", "--binary", self.base, env=env)
             scratch_index.unlink()
         self.note("bare recording", time.perf_counter() - started)
+        settle()
         started = time.perf_counter()
         for path in paths:
             git(self.repo, "worktree", "remove", "--force", str(path))
