@@ -14,13 +14,17 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import __version__
 from .config import AgentPreset, ConfigError, Settings, load_settings
 from .logs import route_logging
+
+if TYPE_CHECKING:
+    from .headless import Job
+    from .isolation import IsolationPlan
 
 EXIT_INTERRUPTED = 130
 
@@ -236,8 +240,8 @@ def run_command(
 
 
 def _isolation_plan(
-    ctx: click.Context, jobs: Sequence[Any], cwd: Path | None, *, worktree: bool, base: str | None, keep: bool
-) -> Any:
+    ctx: click.Context, jobs: Sequence[Job], cwd: Path | None, *, worktree: bool, base: str | None, keep: bool
+) -> IsolationPlan | None:
     """`--worktree` (or a preset's `isolation = "worktree"`): every isolated run's checkout found
     (and pruned) before anything is spawned, else exit 2."""
     isolated = [worktree or job.preset.isolation == "worktree" for job in jobs]
