@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,10 @@ from . import __version__
 from .config import AgentPreset, ConfigError, Settings, load_settings, parse_option_specs, with_options
 from .lab.commands import policy, replay
 from .logs import route_logging
+
+if TYPE_CHECKING:
+    from .headless import Job
+    from .isolation import IsolationPlan
 
 EXIT_INTERRUPTED = 130
 
@@ -146,13 +150,28 @@ def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> in
     metavar="SECONDS",
     help="Dispose a run that outlives this; it ends aborted.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="markdown: one comparison report of every run, once all have ended.",
+)
 @click.option(
     "--trace",
     type=click.Path(file_okay=False, path_type=Path),
     metavar="DIR",
     help="Write every JSON-RPC frame of each run to DIR/<name>-<stamp>-<pid>.jsonl.",
 )
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Run each agent in its own git worktree of its cwd's repository (uncommitted changes are not "
+    "carried); record what it changed.",
+)
+@click.option("--base", metavar="REF", help="With --worktree: the commit to start at (default: HEAD).")
+@click.option("--keep-worktrees", is_flag=True, help="With --worktree: leave the worktrees in place.")
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -166,6 +185,9 @@ def run_command(
     timeout: float | None,
     fmt: str,
     trace: Path | None,
+    worktree: bool,
+    base: str | None,
+    keep_worktrees: bool,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
 
@@ -214,6 +236,7 @@ def run_command(
             raise click.UsageError(f"{exc}; choose another with --policy", ctx) from None
         jobs.append(Job(preset, provider_config, policy or preset.policy))
 
+    isolation = _isolation_plan(ctx, jobs, cwd, worktree=worktree, base=base, keep=keep_worktrees)
     route_logging(_secrets(job.preset for job in jobs))
     from .headless import run_jobs
 
@@ -222,7 +245,8 @@ def run_command(
         prompt,
         cwd=os.path.abspath(cwd) if cwd is not None else None,
         timeout=timeout,
-        fmt="json" if fmt == "json" else "text",
+        fmt="json" if fmt == "json" else "markdown" if fmt == "markdown" else "text",
+        isolation=isolation,
     )
     global _headless_done
     _headless_done = True
@@ -261,6 +285,31 @@ main.add_command(replay)
 main.add_command(policy)
 
 
+def _isolation_plan(
+    ctx: click.Context, jobs: Sequence[Job], cwd: Path | None, *, worktree: bool, base: str | None, keep: bool
+) -> IsolationPlan | None:
+    """`--worktree` (or a preset's `isolation = "worktree"`): every isolated run's checkout found
+    (and pruned) before anything is spawned, else exit 2."""
+    isolated = [worktree or job.preset.isolation == "worktree" for job in jobs]
+    if not any(isolated):
+        if base is not None or keep:
+            raise click.UsageError("--base and --keep-worktrees need --worktree", ctx)
+        return None
+    from .isolation import IsolationError, plan
+
+    # The demo's scratch dir only keeps its writes out of the user's checkout: a worktree does that.
+    cwds = [
+        os.path.abspath(cwd or (None if job.preset.create_cwd else job.preset.cwd) or os.getcwd())
+        if isolated_job
+        else None
+        for job, isolated_job in zip(jobs, isolated, strict=True)
+    ]
+    try:
+        return plan(cwds, base=base, keep=keep)
+    except IsolationError as exc:
+        raise click.UsageError(f"--worktree: {exc}", ctx) from None
+
+
 def _secrets(presets: Iterable[AgentPreset]) -> list[str]:
     return [value for preset in presets for value in preset.secrets()]
 
@@ -273,3 +322,8 @@ def _parse_env(ctx: click.Context, pairs: Sequence[str]) -> dict[str, str]:
             raise click.UsageError(f'--env "{pair}": expected KEY=VALUE', ctx)
         overlay[key] = value
     return overlay
+
+
+from .isolation_cli import apply_command  # noqa: E402 - after `main`, which it is added to
+
+main.add_command(apply_command)

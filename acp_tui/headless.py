@@ -12,23 +12,34 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, TextIO
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .config import AgentPreset
 from .report import json_line, run_record, text_block
 from .subagents.acp.provider import AcpProviderConfig, AcpSubagentProvider
 from .subagents.acp.run import AcpSubagentRun
-from .subagents.model import Finished, StderrLine, SubagentRequest, SubagentResult, SubagentStopReason
+from .subagents.model import (
+    Finished,
+    OutputDelta,
+    StderrLine,
+    SubagentRequest,
+    SubagentResult,
+    SubagentStopReason,
+)
 from .untrusted import one_line
+
+if TYPE_CHECKING:
+    from .isolation import Isolation, IsolationPlan, Origin, Worktree
 
 EXIT_OK = 0
 EXIT_NOT_COMPLETED = 1
 EXIT_INTERRUPTED = 130
 INTERRUPTING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-Format = Literal["text", "json"]
+Format = Literal["text", "json", "markdown"]
 
 
 @dataclass(frozen=True)
@@ -49,11 +60,15 @@ def run_jobs(
     fmt: Format = "text",
     out: TextIO | None = None,
     err: TextIO | None = None,
+    isolation: IsolationPlan | None = None,
 ) -> int:
-    """Run `jobs` in parallel on `prompt`, print each result as it finishes, return the exit status."""
+    """Run `jobs` in parallel on `prompt`, print each result as it finishes, return the exit status.
+
+    With `isolation`, each job runs in its own git worktree (see `acp_tui.isolation`)."""
     fanout = _Fanout(
         jobs, prompt, cwd=cwd, timeout=timeout, fmt=fmt, out=out or sys.stdout, err=err or sys.stderr
     )
+    fanout.isolation = isolation
     return asyncio.run(fanout.run())
 
 
@@ -79,26 +94,66 @@ class _Fanout:
         self.interrupted: str | None = None
         self._disposals: set[asyncio.Task[None]] = set()
         self._out_closed = False
+        # Isolation (`--worktree`): the plan checked by the command line, the worktrees it made.
+        self.isolation: IsolationPlan | None = None
+        self._worktrees: Isolation | None = None
+        self._records: dict[int, dict[str, Any]] = {}  # by id(job), for the comparison
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         for sig in INTERRUPTING_SIGNALS:
             loop.add_signal_handler(sig, self._interrupt, sig)
         try:
-            results = await asyncio.gather(*(self._drive(job) for job in self.jobs))
+            if self.isolation is not None:
+                from .isolation import Isolation, IsolationError
+
+                self._worktrees = Isolation()
+                with contextlib.suppress(IsolationError):  # then each run says so, in its record
+                    await self._worktrees.start()
+                self._write(self.err, "".join(f"acp-tui: {note}\n" for note in self.isolation.notes))
+            results = await asyncio.gather(
+                *(self._drive(job, self._origin(i)) for i, job in enumerate(self.jobs))
+            )
             if self._disposals:
                 await asyncio.gather(*self._disposals)
         finally:
             for sig in INTERRUPTING_SIGNALS:
                 loop.remove_signal_handler(sig)
+            if self._worktrees is not None:
+                await self._worktrees.aclose()
+                kept = [w.path for w in self._worktrees.worktrees if w.kept]
+                self._write(self.err, "".join(f"acp-tui: kept the worktree {path}\n" for path in kept))
+        if self.fmt == "markdown":
+            from .compare import comparison_markdown
+
+            records = [self._records[id(job)] for job in self.jobs if id(job) in self._records]
+            self._write(self.out, comparison_markdown(records))
         if self.interrupted:
             return EXIT_INTERRUPTED
         if all(r.stop_reason is SubagentStopReason.COMPLETED for r in results):
             return EXIT_OK
         return EXIT_NOT_COMPLETED
 
-    async def _drive(self, job: Job) -> SubagentResult:
-        run = await AcpSubagentProvider(job.config).start(self.request)
+    def _origin(self, index: int) -> Origin | None:
+        return self.isolation.origins[index] if self.isolation is not None else None
+
+    async def _drive(self, job: Job, origin: Origin | None = None) -> SubagentResult:
+        request, worktree = self.request, None
+        if origin is not None and self._worktrees is not None:
+            from .isolation import IsolationError
+
+            try:
+                worktree = await self._worktrees.add(origin, job.preset.name)
+            except IsolationError as exc:  # never run in the main checkout instead
+                failed = SubagentResult(SubagentStopReason.ERROR, "", error=f"no worktree: {exc}")
+                self._emit(job, failed, None, None, None)
+                return failed
+            if self.isolation is not None and self.isolation.keep:
+                worktree.keep()
+            request = replace(request, cwd=str(worktree.cwd))
+        started = time.monotonic()
+        first_chunk: float | None = None
+        run = await AcpSubagentProvider(job.config).start(request)
         self.runs.append(run)
         if self.interrupted:  # the signal came while this one was spawning
             self._dispose(run, self.interrupted)
@@ -110,7 +165,9 @@ class _Fanout:
         result: SubagentResult | None = None
         try:
             async for event in run.events():
-                if isinstance(event, StderrLine):
+                if isinstance(event, OutputDelta) and first_chunk is None:
+                    first_chunk = time.monotonic() - started
+                elif isinstance(event, StderrLine):
                     self._write(self.err, f"[{one_line(name)}] {one_line(event.text)}\n")
                 elif isinstance(event, Finished):
                     result = event.result
@@ -119,16 +176,37 @@ class _Fanout:
                 timer.cancel()
         if result is None:  # the stream always ends with Finished; this is belt and braces
             result = await run.result()
-        record = run_record(
-            job.preset,
-            result,
-            prompt=self.request.prompt,
-            policy=job.policy,
-            trace=run.trace_path,
-            cwd=run.cwd,
-        )
-        self._write(self.out, json_line(record) + "\n" if self.fmt == "json" else text_block(record) + "\n")
+        if worktree is not None:
+            change = await worktree.record()
+            if change.error:
+                self._write(self.err, f"[{one_line(name)}] {one_line(change.error)}\n")
+            await worktree.remove()  # unless kept
+        self._emit(job, result, run.trace_path, worktree, first_chunk, run.cwd)
         return result
+
+    def _emit(
+        self,
+        job: Job,
+        result: SubagentResult,
+        trace: str | None,
+        worktree: Worktree | None,
+        first_chunk: float | None,
+        cwd: str | None = None,
+    ) -> None:
+        record = run_record(
+            job.preset, result, prompt=self.request.prompt, policy=job.policy, trace=trace, cwd=cwd
+        )
+        if worktree is not None:
+            record.update(worktree.fields())
+        else:  # the same keys, without importing git's module for a run that never needed it
+            record.update(worktree=None, base=None, diff_stat=None, diff=None, diff_truncated=False)
+        record["first_chunk_s"] = round(first_chunk, 3) if first_chunk is not None else None
+        if self.fmt == "markdown":
+            self._records[id(job)] = record  # the comparison is printed once every run has ended
+        elif self.fmt == "json":
+            self._write(self.out, json_line(record) + "\n")
+        else:
+            self._write(self.out, text_block(record) + "\n")
 
     def _interrupt(self, sig: signal.Signals) -> None:
         if self.interrupted:

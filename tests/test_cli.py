@@ -93,7 +93,10 @@ ASK_CONFIG = '[[agent]]\nname = "asker"\ncommand = "true"\npolicy = "ask"\n'
         ),
         (["--env", "NOVALUE"], '--env "NOVALUE": expected KEY=VALUE'),
         (["--timeout", "0"], "Invalid value for '--timeout': 0.0 is not in the range x>0."),
-        (["--format", "xml"], "Invalid value for '--format': 'xml' is not one of 'text', 'json'."),
+        (
+            ["--format", "xml"],
+            "Invalid value for '--format': 'xml' is not one of 'text', 'json', 'markdown'.",
+        ),
         (
             ["--cwd", "/nonexistent/dir"],
             "Invalid value for '--cwd': Directory '/nonexistent/dir' does not exist.",

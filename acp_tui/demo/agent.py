@@ -22,6 +22,7 @@ over stdio (stdout carries only the protocol, logs go to stderr). Personas:
   ``session/new`` fails with -32000 "Authentication required" unless ``ACP_TUI_DEMO_KEY`` is set or a
   terminal login happened. ``--login`` is that login: run in a terminal, it asks for Enter, leaves a
   mark in the user cache dir and exits 0 (``--logout`` removes it). Logged in, it answers as ``echo``.
+- ``edit``, ``create``: change files in the session cwd ("edit FILE", "create FILE"); see `editing.py`.
 
 Every persona's session offers the config options ``mode`` (``ask``: asks before writing, the
 default; ``auto``: writes without asking; ``read-only``: never writes nor asks) and ``model``
@@ -117,6 +118,8 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from . import editing  # the personas that change files
+
 PERSONAS: tuple[str, ...] = (
     "pong",
     "essay",
@@ -127,6 +130,7 @@ PERSONAS: tuple[str, ...] = (
     "max-turn-requests",
     "echo",
     "locked",
+    *editing.PERSONAS,
 )
 AGENT_NAME = "acp-tui-demo"
 AGENT_VERSION = "0.1.0"
@@ -156,6 +160,7 @@ DEFAULT_DELAYS: dict[str, float] = {
     "max-turn-requests": 0.05,
     "echo": 0.0,
     "locked": 0.0,
+    **editing.DELAYS,
 }
 # Number of answer chunks, for the personas where a count makes sense; `--chunks` overrides it.
 DEFAULT_CHUNKS: dict[str, int] = {"slow": 60, "max-tokens": 20}
@@ -513,6 +518,8 @@ class DemoAgent:
         )
 
     async def _run_persona(self, session: Session, text: str) -> StopReason:
+        if self.persona in editing.PERSONAS:
+            return await editing.PERSONAS[self.persona](self, session, text)
         if self.persona == "pong":
             return await self._pong(session)
         if self.persona == "essay":

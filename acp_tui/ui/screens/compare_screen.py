@@ -1,0 +1,118 @@
+"""A round's comparison: the report's table, the answers side by side, the focused run's diff.
+
+It takes the runs' JSON records (as `acp_tui.compare` does), so it knows nothing of panes or ACP.
+Every cell and answer is untrusted text: shown as `Text` (never markup), control characters made
+visible. `a` dismisses with the focused run's index when it has a diff to apply; the app applies it
+(`isolation.apply_diff`) and says what happened. Escape closes with None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Label, Static
+
+from ...compare import COLUMNS, heading, row
+from ...untrusted import one_line, visible
+
+# A diff is drawn whole by Rich's Syntax; past this it is cut for the screen (the record keeps it).
+SHOWN_DIFF_CHARS = 200_000
+
+
+def diff_renderable(record: Mapping[str, Any]) -> Text | Syntax:
+    """The run's diff, highlighted (Rich's `diff` lexer), or a line saying why there is none."""
+    diff = record.get("diff")
+    if not record.get("base"):
+        return Text("not isolated: no worktree, no recorded change", style="dim")
+    if diff is None:
+        return Text("the change could not be recorded", style="dim")
+    if not diff:
+        return Text("no change", style="dim")
+    shown = visible(diff[:SHOWN_DIFF_CHARS])
+    if len(diff) > SHOWN_DIFF_CHARS or record.get("diff_truncated"):
+        shown += "\n… (cut here: the diff is longer)\n"
+    return Syntax(shown, "diff", theme="ansi_dark", word_wrap=False, background_color="default")
+
+
+def can_apply(record: Mapping[str, Any]) -> bool:
+    return bool(record.get("base") and record.get("diff") and not record.get("diff_truncated"))
+
+
+class CompareScreen(ModalScreen[int | None]):
+    CSS_PATH = "compare_screen.tcss"
+    BINDINGS = [
+        Binding("escape,q,v", "close", "Close"),
+        Binding("a", "apply", "Apply this run's diff"),
+    ]
+
+    def __init__(
+        self, records: Sequence[Mapping[str, Any]], *, focused: int = 0, title: str = "Compare"
+    ) -> None:
+        super().__init__()
+        self.records = list(records)
+        self.chosen = min(max(focused, 0), max(len(self.records) - 1, 0))
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(Text(one_line(self.title_text, 120), style="bold"), id="title")
+            yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+            with Horizontal(id="answers"):
+                for number, record in enumerate(self.records, 1):
+                    with VerticalScroll(classes="answer"):
+                        yield Label(
+                            Text(f"{number}. {one_line(str(record.get('name', '')), 60)}", style="bold")
+                        )
+                        output = str(record.get("output") or "")
+                        yield Static(
+                            Text(visible(output)) if output else Text("(no answer)", style="dim"),
+                            classes="answer-text",
+                        )
+            with VerticalScroll(id="diff"):
+                yield Static(id="diff-view")
+            yield Label(
+                "up/down: choose a run · a: apply its diff to the checkout · escape: close", classes="hint"
+            )
+
+    def on_mount(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        table.add_columns(*COLUMNS)
+        for number, record in enumerate(self.records, 1):
+            cells = row(record)
+            table.add_row(Text(f"{number}. {cells[0]}"), *(Text(cell) for cell in cells[1:]))
+        if self.records:
+            table.move_cursor(row=self.chosen)
+        self._show(self.chosen)
+        table.focus()
+
+    @on(DataTable.RowHighlighted, "#runs")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show(event.cursor_row)
+
+    def _show(self, index: int) -> None:
+        if not self.records:
+            self.query_one("#diff-view", Static).update(Text("no runs in this round", style="dim"))
+            return
+        self.chosen = index
+        for i, answer in enumerate(self.query(".answer")):
+            answer.set_class(i == index, "focused")
+        record = self.records[index]
+        self.query_one("#diff", VerticalScroll).border_title = f"diff of {heading(index + 1, record)}"
+        self.query_one("#diff-view", Static).update(diff_renderable(record))
+
+    def action_apply(self) -> None:
+        if self.records and can_apply(self.records[self.chosen]):
+            self.dismiss(self.chosen)
+        else:
+            self.notify("This run has no diff that can be applied.", severity="warning")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
