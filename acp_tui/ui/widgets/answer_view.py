@@ -42,6 +42,8 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...untrusted import visible
+
 DISPLAY_CAP = 256 * 1024  # characters of an answer kept on screen (the tail)
 STEP_CHARS = 4 * 1024  # new text taken into one rendering step
 OPEN_CAP = 8 * 1024  # a block still growing past this is cut, so that no render of it is long
@@ -116,9 +118,13 @@ class AnswerView(ScrollView, can_focus=False):
     # Writing ---------------------------------------------------------------------------------
 
     def append(self, fragment: str) -> None:
-        """Add text at the end. It is rendered soon, with whatever else arrives meanwhile."""
+        """Add text at the end. It is rendered soon, with whatever else arrives meanwhile.
+
+        Control characters are made visible here, once: Markdown is rendered as Markdown, but no
+        escape sequence the agent wrote can reach the terminal (Rich would pass most through).
+        """
         if fragment:
-            self._pending.append(fragment)
+            self._pending.append(visible(fragment))
             self._arm_step()
 
     def finish(self) -> None:
