@@ -29,6 +29,7 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.driver import Driver
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 MIN_PANE_WIDTH = 38
 MIN_PANE_HEIGHT = 10
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # kill, or the terminal went away
+TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the process, at most
 STATE_ORDER = (
     "live",
     "needs-you",
@@ -114,6 +116,7 @@ class SupervisorApp(App[None]):
         self.asks: list[PendingAsk] = []  # permission requests waiting for the user, oldest first
         self._last_pane: RunPane | None = None
         self._quitting = False
+        self._terminal_gone = False
 
     @property
     def rounds(self) -> int:
@@ -165,29 +168,47 @@ class SupervisorApp(App[None]):
         loop = asyncio.get_running_loop()
         for sig in TERMINATING_SIGNALS:
             loop.add_signal_handler(sig, self._on_terminate_signal, sig)
+        from .terminal import SupervisorDriver
+
+        if isinstance(self._driver, SupervisorDriver):
+            self._driver.on_terminal_lost = self.terminal_lost
         self.query_one(PromptBar).focus_prompt()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         self._update_subtitle()
 
     def _on_terminate_signal(self, sig: signal.Signals) -> None:
         if sig == signal.SIGHUP:
-            self._terminal_gone()
-        self.run_worker(self.action_quit(), group="quit")
+            self.terminal_lost()
+        else:
+            self.run_worker(self.action_quit(), group="quit")
 
-    def _terminal_gone(self) -> None:
-        """The terminal went away: nothing may be written to it again (each write would fail), and
-        the input thread must stop reading a descriptor that will only ever say EIO."""
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if driver is LinuxDriver:
+            from .terminal import SupervisorDriver
+
+            return SupervisorDriver
+        return driver
+
+    def terminal_lost(self) -> None:
+        """The terminal went away (SIGHUP, or EIO): dispose every run and exit, in 3 s at most.
+
+        Nothing is written to the terminal again; a hard deadline ends the process whatever the
+        shutdown does (the watchdog ends any agent left then).
+        """
+        from .terminal import SupervisorDriver, detach_from_terminal
+
+        if self._terminal_gone:
+            return
+        self._terminal_gone = True
         driver = self._driver
-        if driver is not None:
-            try:
-                null = os.open(os.devnull, os.O_RDWR)
-                for fd in (0, 1, 2):
-                    os.dup2(null, fd)
-                os.close(null)
-            except OSError:
-                pass
-        # A hard deadline: whatever happens to the shutdown, the process is gone in 3 s.
-        asyncio.get_running_loop().call_later(2.5, _exit_now)
+        if isinstance(driver, SupervisorDriver):
+            driver.terminal_lost()
+        detach_from_terminal()
+        asyncio.get_running_loop().call_later(TERMINAL_LOST_DEADLINE, _exit_now)
+        self.run_worker(self.action_quit(), group="quit")
 
     # Rounds and panes ------------------------------------------------------------------------
 
