@@ -29,8 +29,8 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.driver import Driver
 from textual.content import Content
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
@@ -158,8 +158,8 @@ class SupervisorApp(App[None]):
                 Content(""),
                 Content.from_markup(
                     "[b]Enter[/] sends the prompt to the checked agents; focus moves to their panes.\n"
-                    "[b]c[/] cancels the focused run, [b]ctrl+k[/] all of them; [b]/[/] returns to the prompt.\n"
-                    "[b]b[/] the board of every run, [b]?[/] every key, [b]ctrl+c[/] quits and stops every agent."
+                    "[b]c[/] cancels the focused run, [b]ctrl+k[/] all of them; [b]/[/] back to the prompt.\n"
+                    "[b]b[/] the board of every run, [b]?[/] every key, [b]ctrl+c[/] quits, stopping every agent."
                 ),
             ]
         )
@@ -523,7 +523,7 @@ class SupervisorApp(App[None]):
         else:
             self.trace_dir = str(trace_directory())
             self.notify(
-                f"New runs write protocol traces to {text.safe_notice(self.trace_dir)} (t on a pane shows it).",
+                f"New runs write protocol traces to {text.safe_notice(self.trace_dir)} (t shows a pane's).",
                 markup=False,
             )
 

@@ -9,6 +9,7 @@ the app is told (it disposes every run and exits).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -76,10 +77,8 @@ class SupervisorDriver(LinuxDriver):
         self._drain_writes()
         loop, callback = self._loop, self.on_terminal_lost
         if callback is not None and not loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 loop.call_soon_threadsafe(callback)
-            except RuntimeError:  # the loop closed meanwhile
-                pass
 
     def _drain_writes(self) -> None:
         """Writes queued for a terminal that is gone are dropped, so no put() waits for room."""

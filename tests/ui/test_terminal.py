@@ -7,9 +7,10 @@ pty). Closing the master is closing the terminal window: the kernel sends SIGHUP
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
-import os
 import json
+import os
 import signal
 import struct
 import subprocess
@@ -94,10 +95,8 @@ def app_in_a_pty(config: Path, columns: int = 120, rows: int = 40) -> Iterator[T
         if process.poll() is None:
             process.kill()
             process.wait()
-        try:
+        with contextlib.suppress(OSError):  # closed by the test already
             os.close(master)
-        except OSError:
-            pass
 
 
 def agents_file(directory: Path, agents: dict[str, list[str]]) -> Path:
@@ -164,7 +163,8 @@ def test_closing_the_terminal_with_live_runs_ends_everything_within_3_s(tmp_path
         took = time.monotonic() - closed
         assert took < 3
         for pid in agents_pids:
-            assert not Path(f"/proc/{pid}").exists() or open(f"/proc/{pid}/stat").read().split()[2] in "ZX"
+            stat = Path(f"/proc/{pid}/stat")
+            assert not stat.exists() or stat.read_text().split()[2] in "ZX"
 
 
 def test_sigterm_is_honoured_with_live_runs(tmp_path: Path) -> None:

@@ -19,7 +19,9 @@ class PolicyScreen(DialogScreen[dict[str, str] | None]):
     DEFAULT_CSS = """
     PolicyScreen {
         & > #dialog { width: 72; }
-        & #rows { grid-size: 2; grid-columns: 1fr 2fr; grid-rows: 1; grid-gutter: 1 2; height: auto; margin: 1 0; }
+        & #rows {
+            grid-size: 2; grid-columns: 1fr 2fr; grid-rows: 1; grid-gutter: 1 2; height: auto; margin: 1 0;
+        }
         & #buttons { height: auto; margin-bottom: 1; }
         & #buttons Button { margin-right: 2; }
     }

@@ -131,7 +131,10 @@ class RunPane(Vertical, can_focus=True):
         height: 1fr;
         &:focus {{ border-title-style: bold reverse; }}
         {_pane_css()}
-        &.-state-error {{ border: thick {STATE_COLOURS["error"]}; &:focus {{ border: thick {STATE_COLOURS["error"]}; }} }}
+        &.-state-error {{
+            border: thick {STATE_COLOURS["error"]};
+            &:focus {{ border: thick {STATE_COLOURS["error"]}; }}
+        }}
 
         .pane-header {{
             height: 1;
