@@ -159,7 +159,7 @@ class SupervisorApp(App[None]):
                 Content.from_markup(
                     "[b]Enter[/] sends the prompt to the checked agents; focus moves to their panes.\n"
                     "[b]c[/] cancels the focused run, [b]ctrl+k[/] all of them; [b]/[/] back to the prompt.\n"
-                    "[b]b[/] the board of every run, [b]?[/] every key, [b]ctrl+c[/] quits, stopping every agent."
+                    "[b]b[/] the board of runs, [b]?[/] every key, [b]ctrl+c[/] quits (every agent stops)."
                 ),
             ]
         )
