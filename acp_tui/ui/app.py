@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.driver import Driver
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
@@ -79,9 +80,11 @@ class PendingAsk:
 
 
 def grid_shape(count: int, width: int) -> int:
-    """Columns for `count` panes at `width` cells: as many as fit, balanced (four are 2 x 2)."""
+    """Columns for `count` panes at `width` cells: up to three side by side, more in a square
+    (four are 2 x 2, nine 3 x 3), never more than fit at the minimum width; rows balanced."""
     fit = max(1, width // MIN_PANE_WIDTH)
-    columns = max(1, min(fit, count))
+    wanted = count if count <= 3 else math.ceil(math.sqrt(count))
+    columns = max(1, min(fit, wanted))
     rows = math.ceil(count / columns)
     return math.ceil(count / rows)
 
@@ -132,34 +135,32 @@ class SupervisorApp(App[None]):
     def _welcome(self) -> Content:
         """What a newcomer sees first: who will answer, how, and the keys that matter."""
         presets = self.settings.presets
-        commands = [display_command(p.argv) for p in presets]
-        name_width = max((len(text.line(p.name).plain) for p in presets), default=0)
-        command_width = max((len(text.line(c).plain) for c in commands), default=0)
+        names = [text.line(p.name, 24).plain for p in presets]
+        policies = [text.line(p.policy, 16).plain for p in presets]
+        name_width = max(map(len, names), default=0)
+        policy_width = max(map(len, policies), default=0)
         rows = [
             Content.assemble(
                 "  ",
-                (text.line(p.name).plain.ljust(name_width), "bold"),
-                "   ",
-                text.line(command).plain.ljust(command_width),
-                "   ",
-                (f"policy {text.line(p.policy).plain}", "dim"),
+                (name.ljust(name_width), "bold"),
+                "  ",
+                (policy.ljust(policy_width), "dim"),
+                "  ",
+                text.line(display_command(preset.argv)).plain,
             )
-            for p, command in zip(presets, commands, strict=True)
+            for name, policy, preset in zip(names, policies, presets, strict=True)
         ]
         source = f" from {self.settings.source}" if self.settings.source else ""
         return Content("\n").join(
             [
-                Content.from_markup(
-                    "[b]acp-tui[/] runs ACP agents side by side and shows each one's final answer."
-                ),
-                text.markup("[dim]Agents$source:[/]", source=source),
-                Content(""),
+                Content.from_markup("[b]acp-tui[/] runs ACP agents side by side: each one's final answer."),
+                text.markup("[dim]Agents$source (name, policy, command):[/]", source=source),
                 *rows,
                 Content(""),
                 Content.from_markup(
-                    "[b]Enter[/] sends the prompt to the checked agents; focus moves to their panes.\n"
-                    "[b]c[/] cancels the focused run, [b]ctrl+k[/] all of them; [b]/[/] back to the prompt.\n"
-                    "[b]b[/] the board of runs, [b]?[/] every key, [b]ctrl+c[/] quits (every agent stops)."
+                    "[b]Enter[/] sends the prompt to the checked agents, focus goes to their panes.\n"
+                    "[b]c[/] cancels the focused run, [b]ctrl+k[/] all; [b]/[/] back to the prompt.\n"
+                    "[b]b[/] the board of runs, [b]?[/] every key, [b]ctrl+c[/] quits (agents stop)."
                 ),
             ]
         )
@@ -349,8 +350,9 @@ class SupervisorApp(App[None]):
     def on_run_pane_run_finished(self) -> None:
         self._update_subtitle()
 
-    def on_resize(self) -> None:
-        self._relayout()
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: the app's own is set after this handler runs (a resize behind).
+        self._relayout(event.size)
 
     def _panes(self) -> list[RunPane]:
         # Only the grid's own children: a query of the whole DOM walks every answer's blocks.
@@ -363,16 +365,17 @@ class SupervisorApp(App[None]):
     def pane_for(self, attempt: Attempt) -> RunPane | None:
         return next((pane for pane in self._panes() if pane.attempt is attempt), None)
 
-    def _relayout(self) -> None:
-        """Columns from the screen's width of now (the grid's own size is a resize behind); rows
+    def _relayout(self, size: Size | None = None) -> None:
+        """Columns from the terminal's width of now (not the grid's: it is a resize behind); rows
         fill the height, else scroll."""
         runs = self.query_one("#runs", VerticalScroll)
         count = len(self._panes())
         if not count:
             runs.styles.grid_size_columns = 1
             return
-        width = self.size.width - 2  # the grid's padding
-        height = max(MIN_PANE_HEIGHT, self.size.height - 6)  # header, prompt bar, footer
+        size = size or self.size
+        width = size.width - 2  # the grid's padding
+        height = max(MIN_PANE_HEIGHT, size.height - 7)  # header, prompt bar, footer
         columns = grid_shape(count, width)
         rows = math.ceil(count / columns)
         runs.styles.grid_size_columns = columns

@@ -138,9 +138,9 @@ class RunPane(Vertical, can_focus=True):
 
         .pane-header {{
             height: 1;
-            #where {{ width: auto; color: $text-muted; padding: 0 1; }}
-            #elapsed {{ width: 1fr; content-align: right middle; color: $text-muted; padding: 0 1; }}
-            #usage {{ width: auto; max-width: 24; color: $text-muted; padding: 0 1 0 0; }}
+            #where {{ width: auto; color: $text-muted; padding: 0 0 0 1; }}
+            #elapsed {{ width: 1fr; min-width: 5; content-align: right middle; color: $text-muted; padding: 0 1; }}
+            #usage {{ width: auto; max-width: 24; color: $text-muted; }}
             #cancel {{ min-width: 8; }}
         }}
         #asked {{
@@ -178,8 +178,8 @@ class RunPane(Vertical, can_focus=True):
     BINDINGS = [
         Binding("c", "cancel", "Cancel"),
         Binding("r", "rerun", "Re-run"),
-        Binding("x", "close", "Close"),
-        Binding("z", "app.zoom", "Zoom"),
+        Binding("x", "close", "Close", show=False),  # the footer stays whole at 80 columns: ? lists all
+        Binding("z", "app.zoom", "Zoom", show=False),
         Binding("e", "toggle_stderr", "Stderr", show=False),
         Binding("l", "permissions", "Permission log", show=False),
         Binding("t", "trace", "Trace", show=False),
@@ -495,7 +495,8 @@ class RunPane(Vertical, can_focus=True):
             self._stderr_unshown.clear()
         if self._stats_dirty:
             self._stats_dirty = False
-            self.query_one("#usage", Static).update(usage_summary(self.attempt.usage))
+            usage = usage_summary(self.attempt.usage)
+            self.query_one("#usage", Static).update(f"{usage} " if usage else "")
             lines = [
                 line
                 for line in (permissions_summary(self.attempt.permissions), hidden_summary(self._hidden))
