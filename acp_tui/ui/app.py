@@ -392,9 +392,11 @@ class SupervisorApp(App[None]):
         for attempt in self.session.attempts:
             key = colour_key(state_of(attempt))
             counts[key] = counts.get(key, 0) + 1
-        parts = [f"{counts[key]} {key.replace('-', ' ')}" for key in STATE_ORDER if counts.get(key)]
-        if self.asks:
-            parts.insert(0, f"{len(self.asks)} waiting for you (a)")
+        parts = [
+            f"{counts[key]} {key.replace('-', ' ')}" + (" (a)" if key == "needs-you" else "")
+            for key in STATE_ORDER
+            if counts.get(key)
+        ]
         self.sub_title = " · ".join(parts) if parts else "no run yet"
 
     # Focus -------------------------------------------------------------------------------------

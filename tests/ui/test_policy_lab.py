@@ -59,7 +59,7 @@ async def test_cancelling_the_run_while_the_modal_is_open_answers_cancelled() ->
         assert pane.result.stop_reason is SubagentStopReason.ABORTED
         [record] = pane.result.permissions
         assert (record.decision, record.rule) == ("cancelled", "cancelled")
-        assert app.asks == [] and "waiting" not in app.sub_title  # the request left the queue
+        assert app.asks == [] and "needs you" not in app.sub_title  # the request left the queue
 
 
 async def test_the_permission_log_shows_what_was_asked_and_decided() -> None:

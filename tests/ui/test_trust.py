@@ -57,7 +57,7 @@ async def test_a_request_never_takes_the_keys_being_typed() -> None:
         await pilot.press(*"1 more thing")
         assert area.text == "1 more thing"
         assert not isinstance(app.screen, PermissionScreen) and pane.permissions == []
-        assert pane.state == "needs-you" and "1 waiting for you" in app.sub_title
+        assert pane.state == "needs-you" and "1 needs you (a)" in app.sub_title
 
 
 async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them() -> None:
@@ -71,7 +71,7 @@ async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them(
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.asks) == 2)
         assert [p.agent for p in app.asks] == ["first", "second"]
-        assert "2 waiting for you" in app.sub_title
+        assert "2 needs you (a)" in app.sub_title
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         screen = app.screen
@@ -86,7 +86,7 @@ async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them(
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await pilot.press("enter")  # the focused reject
         await wait_until(pilot, lambda: [p.agent for p in app.asks] == ["second"])
-        assert "1 waiting for you" in app.sub_title
+        assert "1 needs you (a)" in app.sub_title
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await pilot.press("1")  # allow, chosen by number

@@ -39,9 +39,10 @@ class DialogScreen(ModalScreen[ResultType]):
     }
     """
     BINDINGS = [Binding("escape", "close", "Close")]
+    DIALOG_FOCUSABLE = False  # True where nothing inside takes the focus: the keys scroll the dialog
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="dialog", can_focus=False):
+        with VerticalScroll(id="dialog", can_focus=self.DIALOG_FOCUSABLE):
             yield from self.compose_dialog()
         yield Footer(compact=True)
 

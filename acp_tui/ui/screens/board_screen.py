@@ -22,7 +22,9 @@ from ..widgets.run_pane import format_seconds, state_of, usage_summary
 from ..widgets.status_badge import LIVE_STATES, STATE_COLOURS, colour_key, label
 from ._dialog import DialogScreen
 
-COLUMNS = ("state", "agent", "r·a", "silent", "elapsed", "tokens/cost", "perms a/✓/✗", "reason", "prompt")
+# What answers "who is stuck?" first: state, agent, silence, the reason; then the rest.
+COLUMNS = ("state", "agent", "r·a", "silent", "reason", "elapsed", "perms a/✓/✗", "tokens", "prompt")
+WIDTHS = (11, 14, 5, 7, 28, 8, 11, 14, 40)
 
 
 def _row(attempt: Attempt, now: float) -> tuple[object, ...]:
@@ -38,10 +40,10 @@ def _row(attempt: Attempt, now: float) -> tuple[object, ...]:
         text.rich_text(attempt.agent),
         attempt.label,
         silent,
-        format_seconds(elapsed, live=result is None),
-        usage_summary(attempt.usage),
-        f"{len(records)}/{allowed}/{len(records) - allowed}",
         text.rich_text(reason),
+        format_seconds(elapsed, live=result is None),
+        f"{len(records)}/{allowed}/{len(records) - allowed}",
+        usage_summary(attempt.usage),
         text.rich_text(attempt.first_line),
     )
 
@@ -52,10 +54,10 @@ def _sort_key(attempt: Attempt, column: int, now: float) -> tuple[object, ...]:
         lambda a: a.agent,
         lambda a: (a.round_no, a.attempt_no),
         lambda a: -(now - (a.last_output_at or a.started_at)) if a.result is None else 0,
-        lambda a: -(a.result.duration_s if a.result else now - a.started_at),
-        lambda a: -(a.usage.used if a.usage else 0),
-        lambda a: -len(a.result.permissions if a.result else a.permissions),
         lambda a: (a.result.error or "") if a.result else "",
+        lambda a: -(a.result.duration_s if a.result else now - a.started_at),
+        lambda a: -len(a.result.permissions if a.result else a.permissions),
+        lambda a: -(a.usage.used if a.usage else 0),
         lambda a: a.first_line,
     ]
     return (keys[column](attempt), attempt.id)
@@ -85,7 +87,8 @@ class BoardScreen(DialogScreen[Attempt | None]):
     def compose_dialog(self) -> ComposeResult:
         yield Static("", id="board-hint")
         table: DataTable[object] = DataTable(zebra_stripes=True, cursor_type="row", id="board")
-        table.add_columns(*COLUMNS)
+        for name, width in zip(COLUMNS, WIDTHS, strict=True):
+            table.add_column(name, width=width)
         yield table
 
     def on_mount(self) -> None:
@@ -121,7 +124,9 @@ class BoardScreen(DialogScreen[Attempt | None]):
         total = len(self.session.attempts)
         where = f"state {self.state_filter}" if self.state_filter else "all states"
         order = f"sorted by {COLUMNS[self.sort_column]}" if self.sort_column is not None else "in start order"
-        self.query_one("#board-hint", Static).update(f"{table.row_count} of {total} runs · {where} · {order}")
+        self.query_one("#board-hint", Static).update(
+            f"{table.row_count} of {total} runs · {where} · {order} · enter: go to its pane"
+        )
 
     def action_jump(self) -> None:
         table = self.query_one(DataTable)

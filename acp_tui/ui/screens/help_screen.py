@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Grid
 from textual.widgets import Static
 
 from ._dialog import DialogScreen
@@ -41,24 +42,32 @@ KEYS = (
 
 
 def help_text() -> str:
-    width = max(len(key) for key, _ in KEYS)
-    lines: list[str] = []
-    for key, what in KEYS:
-        if not what:
-            lines.append(f"\n[b]{key}[/b]" if lines else f"[b]{key}[/b]")
-        else:
-            lines.append(f"  [$accent]{key.ljust(width)}[/]  {what}")
-    return "\n".join(lines)
+    """The keys as plain lines (for tests and the README)."""
+    return "\n".join(f"{key}  {what}" if what else f"\n{key}" for key, what in KEYS)
 
 
 class HelpScreen(DialogScreen[None]):
     DEFAULT_CSS = """
     HelpScreen {
-        & > #dialog { max-width: 110; }
+        & > #dialog { max-width: 100; }
+        & #keys { grid-size: 2; grid-columns: auto 1fr; grid-gutter: 0 2; height: auto; }
+        & .key { color: $text-accent; width: auto; max-width: 28; }
+        & .section { column-span: 2; text-style: bold; margin-top: 1; }
     }
     """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+    DIALOG_FOCUSABLE = True  # nothing else to focus: the keys scroll it
 
     def compose_dialog(self) -> ComposeResult:
-        self.border_title = "keys"
-        yield Static(help_text(), id="keys")  # our own text only: markup is ours
+        with Grid(id="keys"):
+            for key, what in KEYS:  # our own text only
+                if what:
+                    yield Static(key, classes="key", markup=False)
+                    yield Static(what, markup=False)
+                else:
+                    yield Static(key, classes="section", markup=False)
+
+    def on_mount(self) -> None:
+        dialog = self.query_one("#dialog")
+        dialog.border_title = "every key (escape: close)"
+        dialog.focus()

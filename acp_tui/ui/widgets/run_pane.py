@@ -139,7 +139,9 @@ class RunPane(Vertical, can_focus=True):
         .pane-header {{
             height: 1;
             #where {{ width: auto; color: $text-muted; padding: 0 0 0 1; }}
-            #elapsed {{ width: 1fr; min-width: 5; content-align: right middle; color: $text-muted; padding: 0 1; }}
+            #elapsed {{
+                width: 1fr; min-width: 5; content-align: right middle; color: $text-muted; padding: 0 1;
+            }}
             #usage {{ width: auto; max-width: 24; color: $text-muted; }}
             #cancel {{ min-width: 8; }}
         }}
@@ -268,6 +270,11 @@ class RunPane(Vertical, can_focus=True):
     def state(self) -> str:
         return state_of(self.attempt)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return self.live  # a finished run has nothing to cancel: the footer drops the key
+        return True
+
     def compose(self) -> ComposeResult:
         with Horizontal(classes="pane-header"):
             yield StatusBadge(self.state, id="badge")
@@ -375,6 +382,8 @@ class RunPane(Vertical, can_focus=True):
         if old == new:
             return
         self.query_one(StatusBadge).status = new
+        if self.has_focus:
+            self.refresh_bindings()
         # Only the pane's border follows the state: a class on the pane restyles its few children.
         self.remove_class(f"-state-{colour_key(old)}")
         self.add_class(f"-state-{colour_key(new)}")
