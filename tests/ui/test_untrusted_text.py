@@ -112,7 +112,7 @@ async def test_a_hostile_agent_is_shown_literally_everywhere(tmp_path: Path) -> 
         await pilot.pause()
         md = next(tmp_path.glob("*.md")).read_text(encoding="utf-8")
         jsonl = next(tmp_path.glob("*.jsonl")).read_text(encoding="utf-8")
-        assert "lone\ufffdsurrogate" in md  # the permission title's lone surrogate
+        assert "lone\\ud800surrogate" in md  # the permission title, made visible on its one line
         assert "lone\\ud800surrogate" in jsonl  # JSON keeps it exact, as an escape
         assert app.is_running and isinstance(app.screen.query_one("#runs"), object)
         assert [p for p in app.query(RunPane)] == [pane]
