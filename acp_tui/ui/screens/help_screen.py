@@ -27,7 +27,7 @@ KEYS = (
     ("e", "show or hide the run's stderr"),
     ("l", "the run's permission log: decision, rule, request, options"),
     ("t", "the run's protocol trace (when tracing was on as it started)"),
-    ("up down pgup pgdn home end", "scroll the answer; end follows it again"),
+    ("up down pgup pgdn", "scroll the answer; home to its start, end follows it again"),
     ("Anywhere", ""),
     ("a", "answer the oldest permission request waiting for you (the ask policy)"),
     ("b", "the board: every run of the session, sortable, filterable; enter jumps to it"),
@@ -50,9 +50,9 @@ class HelpScreen(DialogScreen[None]):
     DEFAULT_CSS = """
     HelpScreen {
         & > #dialog { max-width: 100; }
-        & #keys { grid-size: 2; grid-columns: auto 1fr; grid-gutter: 0 2; height: auto; }
-        & .key { color: $text-accent; width: auto; max-width: 28; }
-        & .section { column-span: 2; text-style: bold; margin-top: 1; }
+        & #keys { grid-size: 2; grid-columns: 18 1fr; grid-gutter: 0 2; grid-rows: auto; height: auto; }
+        & .key { color: $text-accent; }
+        & .section { column-span: 2; text-style: bold; height: 2; content-align: left bottom; }
     }
     """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]

@@ -11,6 +11,10 @@ from .. import text
 from ._dialog import DialogScreen
 
 
+def at_text(seconds: float) -> str:
+    return f"{seconds:.2f} s"
+
+
 class PermissionLogScreen(DialogScreen[None]):
     DEFAULT_CSS = """
     PermissionLogScreen {
@@ -40,7 +44,7 @@ class PermissionLogScreen(DialogScreen[None]):
                 text.rich_text(decision, "bold"),
                 text.rich_text(record.rule),
                 text.rich_text(record.title),
-                f"{record.at:.2f} s",
+                at_text(record.at),
                 text.rich_text(record.kind or "-"),
                 text.rich_text(offered),
             )

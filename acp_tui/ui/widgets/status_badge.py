@@ -42,7 +42,7 @@ def _badge_css() -> str:
     rules = []
     for key, colour in STATE_COLOURS.items():
         if key == "error":
-            rules.append(f"&.-{key} {{ background: {colour}; color: white; text-style: bold reverse; }}")
+            rules.append(f"&.-{key} {{ background: {colour}; color: white; text-style: bold; }}")
         elif key == "needs-you":
             rules.append(f"&.-{key} {{ background: {colour}; color: black; text-style: bold; }}")
         else:
