@@ -3,7 +3,6 @@ are fixed here (pane clocks, the board's times, the prompt's cursor)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,10 +26,9 @@ SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
 
 
 @pytest.fixture(autouse=True)
-def fixed_board_times(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def fixed_board_times(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(board_screen, "format_seconds", lambda seconds, live=False: "1.0 s")
     monkeypatch.setattr(permission_log_screen, "at_text", lambda seconds: "0.50 s")
-    yield
 
 
 def freeze_clocks(app: SupervisorApp) -> None:
