@@ -14,13 +14,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
 
 from ...session import Attempt, Session
 from .. import text
 from ..widgets.run_pane import format_seconds, state_of, usage_summary
 from ..widgets.status_badge import LIVE_STATES, STATE_COLOURS, colour_key, label
-from ._dialog import DialogScreen
 
 # What answers "who is stuck?" first: state, agent, silence, the reason; then the rest.
 COLUMNS = ("state", "agent", "r·a", "silent", "reason", "elapsed", "perms a/✓/✗", "tokens", "prompt")
@@ -63,10 +64,12 @@ def _sort_key(attempt: Attempt, column: int, now: float) -> tuple[object, ...]:
     return (keys[column](attempt), attempt.id)
 
 
-class BoardScreen(DialogScreen[Attempt | None]):
+class BoardScreen(Screen[Attempt | None]):
+    """A screen of its own, not a dialog: the app's keys (help, cancel all, quit) work from it."""
+
     DEFAULT_CSS = """
     BoardScreen {
-        & > #dialog { width: 100%; max-width: 100%; height: 1fr; max-height: 100%; border: round $primary; }
+        & > #dialog { height: 1fr; border: round $primary; border-title-style: bold; padding: 0 1; }
         & DataTable { height: 1fr; min-height: 5; }
         & #board-hint { height: 1; color: $text-muted; }
     }
@@ -74,8 +77,8 @@ class BoardScreen(DialogScreen[Attempt | None]):
     BINDINGS = [
         Binding("escape,b,q", "close", "Close"),
         Binding("enter", "jump", "Go to pane"),
-        Binding("s", "sort", "Sort by column"),
-        Binding("f", "filter", "Filter state"),
+        Binding("s", "sort", "Sort"),  # by the column under the cursor (or click a header)
+        Binding("f", "filter", "Filter"),  # by state, in turn
     ]
 
     def __init__(self, session: Session) -> None:
@@ -84,12 +87,17 @@ class BoardScreen(DialogScreen[Attempt | None]):
         self.sort_column: int | None = None
         self.state_filter: str | None = None
 
-    def compose_dialog(self) -> ComposeResult:
-        yield Static("", id="board-hint")
-        table: DataTable[object] = DataTable(zebra_stripes=True, cursor_type="row", id="board")
-        for name, width in zip(COLUMNS, WIDTHS, strict=True):
-            table.add_column(name, width=width)
-        yield table
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("", id="board-hint")
+            table: DataTable[object] = DataTable(zebra_stripes=True, cursor_type="row", id="board")
+            for name, width in zip(COLUMNS, WIDTHS, strict=True):
+                table.add_column(name, width=width)
+            yield table
+        yield Footer(compact=True)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
 
     def on_mount(self) -> None:
         self.query_one("#dialog").border_title = "board: every run of the session"
