@@ -39,7 +39,10 @@ def stream_text(n: int) -> str:
     return "".join(stream_piece(i) for i in range(n))
 
 
-_WORDS = ["the", "agent", "reads", "a", "file", "then", "writes", "its", "plan", "and", "checks", "every", "step", "before", "it", "answers"]
+_WORDS = [
+    *("the", "agent", "reads", "a", "file", "then", "writes", "its"),
+    *("plan", "and", "checks", "every", "step", "before", "it", "answers"),
+]
 
 
 def markdown_piece(i: int) -> str:
