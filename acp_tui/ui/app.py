@@ -33,13 +33,14 @@ from textual.content import Content
 from textual.driver import Driver
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ..session import Attempt, Session
 from ..subagents.model import SubagentRequest, SubagentRun
 from ..subagents.registry import Subagents
 from ..untrusted import json_safe, without_surrogates
 from . import text
+from .widgets.key_footer import KeyFooter
 from .widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ class SupervisorApp(App[None]):
         yield PromptBar(self.policies, self.settings.prompt)
         with VerticalScroll(id="runs", can_focus=False):
             yield Static(self._welcome(), id="welcome")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def _welcome(self) -> Content:
         """What a newcomer sees first: who will answer, how, and the keys that matter."""

@@ -244,14 +244,17 @@ async def test_the_board_lists_every_run_and_enter_reopens_a_closed_one() -> Non
 async def test_z_zooms_the_focused_pane_and_back() -> None:
     app = three()
     async with app.run_test(size=SIZE) as pilot:
+        app.query_one(PromptArea).text = "a task\nof two lines"
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         first = pane_list(app)[0]
         await pilot.press("z")
         assert app.screen.maximized is first and first.region.width > 140
-        assert first.query_one("#asked").has_class("-whole")
+        assert first.query_one("#asked").has_class("-whole")  # the whole prompt, both lines
         await pilot.press("z")
         assert app.screen.maximized is None and first.region.width < 60
+        await pilot.press("tab")
+        assert not first.query_one("#asked").has_class("-whole")  # its first line again
 
 
 async def test_question_mark_lists_every_key_and_the_palette_has_the_app_commands() -> None:

@@ -13,7 +13,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer
+
+from ..widgets.key_footer import KeyFooter
 
 ResultType = TypeVar("ResultType")
 
@@ -44,7 +45,7 @@ class DialogScreen(ModalScreen[ResultType]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog", can_focus=self.DIALOG_FOCUSABLE):
             yield from self.compose_dialog()
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def compose_dialog(self) -> ComposeResult:
         yield from ()

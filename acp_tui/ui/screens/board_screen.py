@@ -16,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ...session import Attempt, Session
 from .. import text
+from ..widgets.key_footer import KeyFooter
 from ..widgets.run_pane import format_seconds, state_of, usage_summary
 from ..widgets.status_badge import LIVE_STATES, STATE_COLOURS, colour_key, label
 
@@ -94,7 +95,7 @@ class BoardScreen(Screen[Attempt | None]):
             for name, width in zip(COLUMNS, WIDTHS, strict=True):
                 table.add_column(name, width=width)
             yield table
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -525,7 +525,12 @@ class RunPane(Vertical, can_focus=True):
 
     def _show_prompt(self, *, whole: bool) -> None:
         asked = self.query_one("#asked", Static)
-        asked.update(text.literal(self.prompt.strip()) if whole else text.line(self.attempt.first_line))
+        prompt = self.prompt.strip()
+        if whole and "\n" not in prompt and len(prompt) < asked.size.width:
+            whole = False  # one line that fits: already whole, and a focus change costs no layout
+        if whole == asked.has_class("-whole"):
+            return
+        asked.update(text.literal(prompt) if whole else text.line(self.attempt.first_line))
         asked.set_class(whole, "-whole")
 
     def zoomed(self, on: bool) -> None:
