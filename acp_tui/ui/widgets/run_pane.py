@@ -512,7 +512,9 @@ class RunPane(Vertical, can_focus=True):
                 if line
             ]
             stats = self.query_one("#stats", Static)
-            stats.update(Content("\n".join(lines)), layout=len(lines) != self._stats_lines)
+            # Kinds, decisions and rule names come from the agent or the config: literal, one line each.
+            shown = Content("\n".join(one_line(line) for line in lines))
+            stats.update(shown, layout=len(lines) != self._stats_lines)
             self._stats_lines = len(lines)
 
     # Focus shows the whole prompt --------------------------------------------------------------
