@@ -327,7 +327,7 @@ class SupervisorApp(App[None]):
             return
         pending = self.asks[0]
         screen = PermissionScreen(pending.agent, pending.ask, position=1, waiting=len(self.asks))
-        screen.pending = pending  # type: ignore[attr-defined]
+        screen.pending = pending
 
         def answered(option_id: str | None) -> None:
             if option_id != LATER and not pending.answer.done():

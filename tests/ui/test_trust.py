@@ -110,3 +110,21 @@ async def test_every_option_is_reachable_at_80x24() -> None:
             assert focused is not None
             await pilot.pause()
             assert app.screen.query_one("#dialog").region.contains_region(focused.region)
+
+
+async def test_each_request_belongs_to_its_own_run_of_the_same_agent() -> None:
+    app = SupervisorApp(settings(scripted_preset("asker", policy="ask", permission="normal")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.asks) == 1)
+        await pilot.press("slash", "enter", "y")  # a second round of the same agent, asked first
+        await wait_until(pilot, lambda: len(app.asks) == 2)
+        first, second = list(app.query(RunPane))
+        assert [p.attempt for p in app.asks] == [first.attempt, second.attempt]
+        assert first.state == second.state == "needs-you"
+        await first.action_cancel()  # its run ends: its request leaves the queue, the other stays
+        await wait_until(pilot, lambda: len(app.asks) == 1)
+        assert app.asks[0].attempt is second.attempt and second.state == "needs-you"
+        await pilot.press("ctrl+k")
+        await wait_until(pilot, all_finished(app))
+        assert app.asks == []

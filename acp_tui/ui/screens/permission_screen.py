@@ -45,6 +45,7 @@ class PermissionScreen(DialogScreen[str | None]):
         self.ask = ask
         self.position = position
         self.waiting = waiting
+        self.pending: object = None  # the app's queue entry this dialog answers
 
     def compose_dialog(self) -> ComposeResult:
         yield Static(text.markup("$agent asks permission", agent=self.agent), id="who")
