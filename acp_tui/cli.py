@@ -19,7 +19,8 @@ from typing import Any
 import click
 
 from . import __version__
-from .config import AgentPreset, ConfigError, Settings, load_settings
+from .config import AgentPreset, ConfigError, Settings, load_settings, parse_option_specs, with_options
+from .lab.commands import policy, replay
 from .logs import route_logging
 
 EXIT_INTERRUPTED = 130
@@ -143,6 +144,13 @@ def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> in
 )
 @click.option("--env", "env", multiple=True, metavar="KEY=VALUE", help="Extra environment for every agent.")
 @click.option(
+    "--option",
+    "options",
+    multiple=True,
+    metavar="ID=VALUE",
+    help="A session config option for every agent (e.g. mode=ask), set before the prompt. Repeatable.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
@@ -164,6 +172,7 @@ def run_command(
     policy: str | None,
     cwd: Path | None,
     env: tuple[str, ...],
+    options: tuple[str, ...],
     timeout: float | None,
     fmt: str,
     trace: Path | None,
@@ -180,6 +189,10 @@ def run_command(
     if not prompt.strip():
         raise click.UsageError("the prompt is empty", ctx)
     overlay = _parse_env(ctx, env)
+    try:
+        chosen_options = parse_option_specs(options)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc), ctx) from None
     settings = _settings(ctx, config or parent.get("config"), (*parent.get("agents", ()), *agents))
     if policy == "ask":
         raise click.UsageError(
@@ -204,6 +217,7 @@ def run_command(
     for preset in settings.selected_presets():
         if overlay:
             preset = replace(preset, env={**preset.env, **overlay})
+        preset = with_options(preset, chosen_options)
         try:
             provider_config = settings.provider_config(preset, policy_override=policy, trace_dir=trace_dir)
         except ConfigError as exc:
@@ -225,8 +239,40 @@ def run_command(
     return status
 
 
+@main.command("probe")
+@click.option("--agent", "agent", required=True, metavar="SPEC", help=AGENT_HELP.removesuffix(" Repeatable."))
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Agent presets (TOML). Default: agents.toml in the user config dir, else the demo agents.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str) -> int:
+    """Start an agent, set a session up in an empty temporary directory, print what it is and
+    offers (modes, config options, login methods), and dispose it. No prompt is sent.
+
+    Exit status: 0 when the session was created, 1 when not (the error and the login methods are
+    still printed), 2 for a usage or config error.
+    """
+    parent: dict[str, Any] = ctx.obj or {}
+    settings = _settings(ctx, config or parent.get("config"), (*parent.get("agents", ()), agent))
+    preset = settings.selected_presets()[-1]
+    route_logging(_secrets([preset]))
+    from .probe import probe
+
+    status = probe(preset.provider_config(policy="reject"), fmt=fmt)
+    global _headless_done
+    _headless_done = True
+    return status
+
+
+main.add_command(replay)
+main.add_command(policy)
+
+
 def _secrets(presets: Iterable[AgentPreset]) -> list[str]:
-    return [value for preset in presets for value in preset.env.values()]
+    return [value for preset in presets for value in preset.secrets()]
 
 
 def _parse_env(ctx: click.Context, pairs: Sequence[str]) -> dict[str, str]:

@@ -1,24 +1,36 @@
-"""Agent presets from TOML, validated at the edge so the app never starts half-configured.
+"""Settings: agent presets, named policies and app switches from TOML, validated at the edge so the
+app never starts half-configured.
 
 Where presets come from: `--config PATH`, else `agents.toml` in the user config dir, else the bundled
 demo set; `--agent` specs add to (or select from) them. Every problem is a `ConfigError` whose message
 is one line naming the file (or option), the agent or policy, and the field.
 
-This module runs before any child is spawned, on every start: stdlib and the core only, and
-`tomllib` / `platformdirs` imported only when a file is read or looked for.
+The settings are declared once, as the dataclasses below: each field's type, constraint, default and
+the words of its error live on that field. A file is validated against those declarations by pydantic
+(`TypeAdapter` of the dataclass itself); defaults shared with the core come from its
+`AcpProviderConfig`. This module runs before any child is spawned, on every start, so declaring
+costs nothing: pydantic, `tomllib` and `platformdirs` load only when a file is read or looked for,
+and the demo set and `--agent` specs never pay for them.
 """
+
+# ruff: noqa: RUF009  (`_says` is `dataclasses.field` with the words of the field's error)
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import Field, dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Annotated, Any, Literal
 
+from .subagents.acp.config import AcpProviderConfig
+from .subagents.acp.permissions import BUILTIN_POLICIES as CORE_BUILTINS
 from .subagents.acp.permissions import (
     TOOL_KINDS,
     AskHandler,
@@ -28,41 +40,103 @@ from .subagents.acp.permissions import (
     RulePolicy,
 )
 
-if TYPE_CHECKING:
-    # The backend itself loads when a run is configured, not when presets are read: the app's
-    # first frame and `run`'s first spawn come sooner.
-    from .subagents.acp.provider import AcpProviderConfig
-
 APP_NAME = "acp-tui"
 CONFIG_FILE_NAME = "agents.toml"
-BUILTIN_POLICIES = ("reject", "allow", "ask")
+# `allow-once` allows only through `allow_once` options (never `allow_always`), else rejects.
+BUILTIN_POLICIES = ("reject", "allow", "allow-once", "ask")
+# The built-in policies the core takes by name (the others are resolved here).
+CORE_POLICIES = ("reject", "allow", "allow-once")
 ACTIONS = ("allow", "reject")
+OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
-DEFAULT_HANDSHAKE_TIMEOUT = 60.0
-
-_TOP_KEYS = ("prompt", "agent", "policy")
-_AGENT_KEYS = ("name", "command", "args", "cwd", "env", "policy", "handshake_timeout")
-_POLICY_KEYS = ("default", "rule")
-_RULE_KEYS = ("name", "kind", "title", "action")
+_CORE = AcpProviderConfig  # its class attributes are the core's defaults
+DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
 
 
 class ConfigError(ValueError):
     """A bad preset file or option, said in one line."""
 
 
+# How fields are declared -------------------------------------------------------------------------
+
+
+class _Constraint:
+    """A constraint pydantic reads from an annotation (through its `__get_pydantic_core_schema__`
+    hook): declaring it imports nothing, pydantic only loads when a file is validated."""
+
+    def __init__(self, **schema: Any) -> None:
+        self.schema = schema
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        return {**handler(source), **self.schema}
+
+
+# Strict: a TOML `true` is no number and `1` no boolean.
+NonBlank = Annotated[str, _Constraint(strict=True, pattern=r"^\s*\S")]
+Seconds = Annotated[float, _Constraint(strict=True, gt=0)]
+Switch = Annotated[bool, _Constraint(strict=True)]
+SECONDS = "must be a positive number of seconds"
+
+
+def _says(message: str, *, required: str | None = None, **kwargs: Any) -> Any:
+    """A field, with the words of its error: `"<field>" <message>`."""
+    return field(metadata={"says": message, "required": required}, **kwargs)
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """An MCP server handed to the agent in `session/new`: stdio (`command`, `args`, `env`) or
+    `type = "http"` / `"sse"` (`url`, `headers`)."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
+    name: NonBlank = _says("must be a non-empty string")
+    type: Literal["stdio", "http", "sse"] = _says('must be "stdio", "http" or "sse"', default="stdio")
+    command: NonBlank | None = _says("must be a non-empty string", default=None)
+    args: tuple[str, ...] = _says("must be a list of strings", default=())
+    env: dict[str, str] = _says("must be a table of strings", default_factory=dict, repr=False)
+    url: NonBlank | None = _says("must be a non-empty string", default=None)
+    headers: dict[str, str] = _says("must be a table of strings", default_factory=dict, repr=False)
+
+    def to_acp(self) -> dict[str, Any]:
+        """The server as `session/new` carries it (`env` and `headers` as name/value lists)."""
+        if self.type == "stdio":
+            env = [{"name": k, "value": v} for k, v in self.env.items()]
+            return {"name": self.name, "command": self.command, "args": list(self.args), "env": env}
+        headers = [{"name": k, "value": v} for k, v in self.headers.items()]
+        return {"type": self.type, "name": self.name, "url": self.url, "headers": headers}
+
+
 @dataclass(frozen=True)
 class AgentPreset:
-    """One agent the user can run: how to start it and which permission policy answers it."""
+    """One agent the user can run: how to start it, how to set its session up, which permission
+    policy answers it. `repr()` never shows `env` (credentials) nor the MCP servers' env/headers."""
 
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict, hash=False)  # explicit credentials
-    policy: str = "reject"  # reject | allow | ask | a named policy of the settings
-    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
+    __pydantic_config__ = {"extra": "forbid"}
+
+    name: NonBlank = _says("must be a non-empty string")
+    command: NonBlank = _says("must be a non-empty string")
+    args: tuple[str, ...] = _says("must be a list of strings", default=())
+    cwd: NonBlank | None = _says("must be a non-empty string", default=None)
+    env: dict[str, str] = _says(
+        "must be a table of strings", default_factory=dict, hash=False, repr=False
+    )  # explicit credentials
+    policy: str = _says("must be a string", default="reject")  # built in, or a named policy
+    handshake_timeout: Seconds = _says(SECONDS, default=_CORE.handshake_timeout)
+    # Session config options to set before the prompt: option id -> value id.
+    options: dict[str, str] = _says(
+        "must be a table of option ids to value ids", default_factory=dict, hash=False
+    )
+    mcp_servers: tuple[McpServer, ...] = _says(
+        "must be an array of tables ([[agent.mcp_servers]])", default=(), hash=False, repr=False
+    )
+    run_timeout: Seconds | None = _says(SECONDS, default=_CORE.run_timeout)
+    idle_timeout: Seconds | None = _says(SECONDS, default=_CORE.idle_timeout)
+    isolation: Literal["none", "worktree"] = _says('must be "none" or "worktree"', default="none")
+    # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
+    replay: NonBlank | None = _says("must be a non-empty path", default=None)
     # The demo's scratch dir is made when a run is configured, never merely by loading settings.
-    create_cwd: bool = field(default=False, compare=False, repr=False)
+    create_cwd: bool = field(default=False, compare=False, repr=False, metadata={"internal": True})
 
     @property
     def argv(self) -> list[str]:
@@ -73,16 +147,16 @@ class AgentPreset:
     ) -> AcpProviderConfig:
         """The core's config for this preset. A named policy must come resolved (see `Settings`)."""
         chosen = self.policy if policy is None else policy
-        if isinstance(chosen, str) and chosen not in ("reject", "allow"):
+        if isinstance(chosen, str) and chosen not in CORE_POLICIES:
             raise ConfigError(
                 f'agent "{self.name}": policy "{chosen}" needs Settings.provider_config to resolve it'
             )
+        if isinstance(chosen, str) and chosen not in CORE_BUILTINS:  # the core's, once it has them
+            raise ConfigError(f'agent "{self.name}": policy "{chosen}" is not available in this build')
         if self.create_cwd and self.cwd:
             # Should this fail, the run says "working directory not found", naming it.
             with contextlib.suppress(OSError):
                 Path(self.cwd).mkdir(parents=True, exist_ok=True)
-        from .subagents.acp.provider import AcpProviderConfig
-
         return AcpProviderConfig(
             command=self.command,
             args=self.args,
@@ -92,7 +166,68 @@ class AgentPreset:
             handshake_timeout=self.handshake_timeout,
             name=self.name,
             trace_dir=trace_dir,
+            options=dict(self.options),
+            mcp_servers=tuple(server.to_acp() for server in self.mcp_servers),
+            run_timeout=self.run_timeout,
+            idle_timeout=self.idle_timeout,
         )
+
+    def secrets(self) -> list[str]:
+        """Every value this preset hands the agent that could be a credential."""
+        values = list(self.env.values())
+        for server in self.mcp_servers:
+            values.extend(server.env.values())
+            values.extend(server.headers.values())
+        return values
+
+
+@dataclass(frozen=True)
+class RuleTable:
+    """A `[[policy.NAME.rule]]`: every criterion given must match; `action` decides."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
+    action: Literal["allow", "reject", "ask"] = _says(
+        'must be "allow", "reject" or "ask"', required='"action" is required (allow, reject or ask)'
+    )
+    name: NonBlank | None = _says("must be a non-empty string", default=None)
+    kind: tuple[str, ...] = _says("must be a list of tool kinds", default=())
+    title: NonBlank | None = _says("must be a non-empty glob pattern", default=None)
+    command: tuple[NonBlank, ...] = _says("must be a glob or a list of globs", default=())
+    path: tuple[NonBlank, ...] = _says("must be a glob or a list of globs", default=())
+    option: tuple[str, ...] = _says("must be an option kind or a list of them", default=())
+
+
+# Fields that take one value or a list of them.
+_ONE_OR_MANY = ("kind", "command", "path", "option")
+
+
+@dataclass(frozen=True)
+class PolicyTable:
+    """A `[policy.NAME]`: ordered rules, and what decides when none matches."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
+    default: Literal["allow", "reject"] = _says('must be "allow" or "reject"', default="reject")
+    order: Literal["first-match", "deny-first"] = _says(
+        'must be "first-match" or "deny-first"', default="first-match"
+    )
+    rule: tuple[dict[str, Any], ...] = _says(
+        "must be an array of tables ([[policy.{name}.rule]])", default=()
+    )
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """The top level of the file."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
+    prompt: NonBlank = _says("must be a non-empty string", default=DEFAULT_PROMPT)
+    agent: tuple[dict[str, Any], ...] = _says("must be an array of tables ([[agent]])", default=())
+    policy: dict[str, Any] = _says("must be a table of named policies ([policy.NAME])", default_factory=dict)
+    bell: Switch = _says("must be true or false", default=True)  # ring when a run needs someone
+    toasts: Switch = _says("must be true or false", default=True)  # pop a note when a run ends
 
 
 @dataclass(frozen=True)
@@ -104,6 +239,8 @@ class Settings:
     prompt: str = DEFAULT_PROMPT
     source: Path | None = None  # the file the presets came from; None for the demo set
     selected: tuple[str, ...] = ()  # the presets `--agent` named, in order; empty: all of them
+    bell: bool = True
+    toasts: bool = True
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -128,16 +265,17 @@ class Settings:
     def resolve_policy(
         self, name: str, *, ask_handler: AskHandler | None = None, agent: str | None = None
     ) -> str | PermissionPolicy:
-        """A policy name as the core takes it: `reject`/`allow` as is, the others as objects."""
+        """A policy name as the core takes it: the built-in ones as is, the others as objects."""
         where = f'agent "{agent}": ' if agent else ""
-        if name in ("reject", "allow"):
+        if name in CORE_POLICIES:
             return name
         if name == "ask":
             if ask_handler is None:
                 raise ConfigError(f'{where}policy "ask" needs someone to ask: it works in the app only')
             return AskPolicy(ask_handler)
         if name in self.policies:
-            return self.policies[name]
+            # `ask` rules reach a person where there is one (the app); headless, the default decides.
+            return dataclasses.replace(self.policies[name], ask_handler=ask_handler)
         raise ConfigError(f'{where}unknown policy "{name}" (expected {_one_of(self.policy_names)})')
 
     def provider_config(
@@ -206,7 +344,8 @@ def load_file(path: Path, *, label: str | None = None) -> Settings:
 
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            raw = f.read()
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{label}: no such file") from None
     except IsADirectoryError:
@@ -217,96 +356,130 @@ def load_file(path: Path, *, label: str | None = None) -> Settings:
         raise ConfigError(f"{label}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label}: invalid TOML: {exc}") from None
-    return parse_settings(data, label=label, source=path)
+    seal = _seal(path, raw)
+    trusted = _was_valid(path, seal)
+    token = _TRUSTED.set(trusted)
+    try:
+        settings = parse_settings(data, label=label, source=path)
+    finally:
+        _TRUSTED.reset(token)
+    if not trusted:
+        _remember_valid(path, seal)
+    return settings
+
+
+# Validating costs pydantic (about a tenth of a second before the first frame): a file that passed
+# once, byte for byte, with this very code, is built from its declarations without it. Only a hash
+# is kept (in the user cache dir), never a value of the file.
+_TRUSTED: ContextVar[bool] = ContextVar("acp_tui_settings_trusted", default=False)
+
+
+def _seal(path: Path, raw: bytes) -> str:
+    import hashlib
+
+    code = Path(__file__).stat()
+    stamp = f"{APP_NAME} {code.st_mtime_ns} {code.st_size} {path.resolve()}\n".encode()
+    return hashlib.sha256(stamp + raw).hexdigest()
+
+
+def _seal_file(path: Path) -> Path:
+    import hashlib
+
+    import platformdirs
+
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    return platformdirs.user_cache_path(APP_NAME, appauthor=False) / "valid-settings" / name
+
+
+def _was_valid(path: Path, seal: str) -> bool:
+    try:
+        return _seal_file(path).read_text(encoding="ascii") == seal
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember_valid(path: Path, seal: str) -> None:
+    with contextlib.suppress(OSError):
+        marker = _seal_file(path)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(seal, encoding="ascii")
 
 
 def parse_settings(data: Mapping[str, Any], *, label: str, source: Path | None = None) -> Settings:
     """Validate a parsed TOML document. A relative `cwd` is taken from the directory of `source`."""
     base_dir = source.parent if source is not None else None
-    _check_keys(data, _TOP_KEYS, f"{label}: ")
-    prompt = data.get("prompt", DEFAULT_PROMPT)
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise ConfigError(f'{label}: "prompt" must be a non-empty string')
-
-    raw_policies = data.get("policy", {})
-    if not isinstance(raw_policies, dict):
-        raise ConfigError(f'{label}: "policy" must be a table of named policies ([policy.NAME])')
-    policies = {name: _parse_policy(name, raw, label) for name, raw in raw_policies.items()}
-
-    raw_agents = data.get("agent", [])
-    if not isinstance(raw_agents, list) or not all(isinstance(a, dict) for a in raw_agents):
-        raise ConfigError(f'{label}: "agent" must be an array of tables ([[agent]])')
-    if not raw_agents:
+    top = _validate(SettingsFile, data, f"{label}: ")
+    policies = {name: _parse_policy(name, raw, label) for name, raw in top.policy.items()}
+    if not top.agent:
         raise ConfigError(f"{label}: no agents: add at least one [[agent]] table")
+    known = (*BUILTIN_POLICIES, *policies)
     presets: list[AgentPreset] = []
-    for number, raw in enumerate(raw_agents, start=1):
+    for number, raw in enumerate(top.agent, start=1):
         preset = _parse_agent(number, raw, label, base_dir)
         if any(p.name == preset.name for p in presets):
             raise ConfigError(f'{label}: agent "{preset.name}": duplicate name')
-        known = (*BUILTIN_POLICIES, *policies)
         if preset.policy not in known:
-            expected = _one_of(known)
             raise ConfigError(
-                f'{label}: agent "{preset.name}": unknown policy "{preset.policy}" (expected {expected})'
+                f'{label}: agent "{preset.name}": unknown policy "{preset.policy}" '
+                f"(expected {_one_of(known)})"
             )
         presets.append(preset)
-    return Settings(presets=tuple(presets), policies=policies, prompt=prompt, source=source)
+    return Settings(
+        presets=tuple(presets),
+        policies=policies,
+        prompt=top.prompt,
+        source=source,
+        bell=top.bell,
+        toasts=top.toasts,
+    )
 
 
 def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path | None) -> AgentPreset:
     name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
-        where = f"{label}: agent #{number}: "
-        raise ConfigError(
-            f'{where}"name" is required' if name is None else f'{where}"name" must be a non-empty string'
-        )
-    name = name.strip()
-    where = f'{label}: agent "{name}": '
-    _check_keys(raw, _AGENT_KEYS, where)
-
-    command = raw.get("command")
-    if command is None:
-        raise ConfigError(f'{where}"command" is required')
-    if not isinstance(command, str) or not command.strip():
-        raise ConfigError(f'{where}"command" must be a non-empty string')
-
-    args = raw.get("args", [])
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise ConfigError(f'{where}"args" must be a list of strings')
-
-    cwd = raw.get("cwd")
-    if cwd is not None:
-        if not isinstance(cwd, str) or not cwd.strip():
-            raise ConfigError(f'{where}"cwd" must be a non-empty string')
-        expanded = Path(os.path.expanduser(cwd))
-        if not expanded.is_absolute() and base_dir is not None:
-            expanded = base_dir / expanded
-        cwd = str(expanded)
-
-    env = raw.get("env", {})
-    if not isinstance(env, dict):
-        raise ConfigError(f'{where}"env" must be a table of strings')
-    for key, value in env.items():
-        if not isinstance(value, str):
-            raise ConfigError(f'{where}"env.{key}" must be a string')
-
-    policy = raw.get("policy", "reject")
-    if not isinstance(policy, str):
-        raise ConfigError(f'{where}"policy" must be a string')
-
-    timeout = raw.get("handshake_timeout", DEFAULT_HANDSHAKE_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-        raise ConfigError(f'{where}"handshake_timeout" must be a positive number of seconds')
-
-    return AgentPreset(
-        name=name,
-        command=command.strip(),
-        args=tuple(args),
-        cwd=cwd,
-        env=dict(env),
-        policy=policy,
-        handshake_timeout=float(timeout),
+    named = name.strip() if isinstance(name, str) else ""
+    where = f'{label}: agent "{named}": ' if named else f"{label}: agent #{number}: "
+    replay = raw.get("replay")
+    if replay is not None and "command" in raw:
+        raise ConfigError(f'{where}"command" and "replay" are exclusive (replay PATH runs acp-tui replay)')
+    if replay is not None:
+        # The shorthand: the recorded trace, played by `acp-tui replay`, is the agent. (A `replay`
+        # that is no path is left as is, for the validation to name.)
+        raw = {**raw, "command": sys.executable}
+        if isinstance(replay, str) and replay.strip():
+            replay = raw["replay"] = str(_resolve(replay, base_dir))
+            args = raw.get("args", [])
+            extra = args if isinstance(args, list) else [args]  # a wrong `args` is still reported
+            raw["args"] = ["-m", "acp_tui", "replay", replay, *extra]
+    preset: AgentPreset = _validate(AgentPreset, raw, where)
+    for number, server in enumerate(preset.mcp_servers, start=1):
+        _check_mcp_server(server, f"{where}mcp server #{number}: ")
+    return replace(
+        preset,
+        name=preset.name.strip(),
+        command=preset.command.strip(),
+        cwd=str(_resolve(preset.cwd, base_dir)) if preset.cwd is not None else None,
     )
+
+
+def _resolve(path: str, base_dir: Path | None) -> Path:
+    """`~` expanded; a relative path is taken from the directory of the settings file."""
+    expanded = Path(os.path.expanduser(path))
+    if not expanded.is_absolute() and base_dir is not None:
+        expanded = base_dir / expanded
+    return expanded
+
+
+def _check_mcp_server(server: McpServer, where: str) -> None:
+    if server.type == "stdio":
+        if server.command is None:
+            raise ConfigError(f'{where}"command" is required (or type = "http" / "sse" with a url)')
+        if server.url is not None or server.headers:
+            raise ConfigError(f'{where}"url" and "headers" need type = "http" or "sse"')
+    else:
+        if server.url is None:
+            raise ConfigError(f'{where}"url" is required for type "{server.type}"')
+        if server.command is not None or server.args or server.env:
+            raise ConfigError(f'{where}"command", "args" and "env" are for stdio servers only')
 
 
 def _parse_policy(name: str, raw: Any, label: str) -> RulePolicy:
@@ -315,66 +488,125 @@ def _parse_policy(name: str, raw: Any, label: str) -> RulePolicy:
         raise ConfigError(f"{where}the name is reserved ({', '.join(BUILTIN_POLICIES)} are built in)")
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}must be a table ([policy.{name}])")
-    _check_keys(raw, _POLICY_KEYS, where)
-    default = raw.get("default", "reject")
-    if default not in ACTIONS:
-        raise ConfigError(f'{where}"default" must be "allow" or "reject"')
-    raw_rules = raw.get("rule", [])
-    if not isinstance(raw_rules, list) or not all(isinstance(r, dict) for r in raw_rules):
-        raise ConfigError(f'{where}"rule" must be an array of tables ([[policy.{name}.rule]])')
-    rules = tuple(_parse_rule(number, r, where) for number, r in enumerate(raw_rules, start=1))
-    return RulePolicy(name=name, rules=rules, default=default)
+    table = _validate(PolicyTable, raw, where, name=name)
+    rules = tuple(_parse_rule(number, r, where) for number, r in enumerate(table.rule, start=1))
+    return RulePolicy(name=name, rules=rules, default=table.default, order=table.order)
 
 
-def _parse_rule(number: int, raw: Mapping[str, Any], policy_where: str) -> Rule:
-    rule_name = raw.get("name")
-    if rule_name is not None and (not isinstance(rule_name, str) or not rule_name.strip()):
-        raise ConfigError(f'{policy_where}rule {number}: "name" must be a non-empty string')
-    where = f'{policy_where}rule "{rule_name}": ' if rule_name else f"{policy_where}rule {number}: "
-    _check_keys(raw, _RULE_KEYS, where)
-
-    kinds = raw.get("kind", [])
-    if isinstance(kinds, str):
-        kinds = [kinds]
-    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
-        raise ConfigError(f'{where}"kind" must be a list of tool kinds')
-    for kind in kinds:
+def _parse_rule(number: int, raw: Any, policy_where: str) -> Rule:
+    rule_name = raw.get("name") if isinstance(raw, dict) else None
+    named = isinstance(rule_name, str) and rule_name.strip()
+    where = f'{policy_where}rule "{rule_name}": ' if named else f"{policy_where}rule {number}: "
+    if isinstance(raw, dict):
+        raw = {k: [v] if k in _ONE_OR_MANY and isinstance(v, str) else v for k, v in raw.items()}
+    table = _validate(RuleTable, raw, where)
+    for kind in table.kind:
         if kind not in TOOL_KINDS:
             raise ConfigError(f'{where}unknown kind "{kind}" (expected {_one_of(TOOL_KINDS)})')
-
-    title = raw.get("title")
-    if title is not None and (not isinstance(title, str) or not title):
-        raise ConfigError(f'{where}"title" must be a non-empty glob pattern')
-
-    action = raw.get("action")
-    if action is None:
-        raise ConfigError(f'{where}"action" is required (allow or reject)')
-    if action not in ACTIONS:
-        raise ConfigError(f'{where}"action" must be "allow" or "reject"')
-
+    for kind in table.option:
+        if kind not in OPTION_KINDS:
+            raise ConfigError(f'{where}unknown option kind "{kind}" (expected {_one_of(OPTION_KINDS)})')
     return Rule(
-        name=rule_name.strip() if rule_name else f"rule {number}",
-        action=action,
-        kinds=tuple(kinds),
-        title=title,
+        name=table.name.strip() if table.name else f"rule {number}",
+        action=table.action,
+        kinds=table.kind,
+        title=table.title,
+        commands=table.command,
+        paths=table.path,
+        offered=table.option,
     )
+
+
+# Validation: the declarations above, checked by pydantic, said in one line ----------------------
+
+
+@cache
+def _adapter(cls: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(cls)
+
+
+def _validate(cls: Any, raw: Any, where: str, **fill: str) -> Any:
+    """`raw` as a `cls`, or a `ConfigError` about the first problem: `<where>"<field>" <says>`."""
+    if isinstance(raw, Mapping):
+        _check_keys(raw, _keys(cls), where)
+    if _TRUSTED.get():
+        return _build(cls, raw)
+    from pydantic import ValidationError
+
+    try:
+        return _adapter(cls).validate_python(raw)
+    except ValidationError as exc:
+        raise ConfigError(where + _say(cls, exc.errors()[0], fill)) from None
+
+
+def _build(cls: Any, raw: Mapping[str, Any]) -> Any:
+    """`raw` as a `cls` without checking it (it passed before): the conversions validation makes."""
+    values: dict[str, Any] = {}
+    for declared in fields(cls):
+        if declared.name not in raw:
+            continue
+        value = raw[declared.name]
+        kind = str(declared.type)
+        if declared.name == "mcp_servers":
+            value = tuple(_build(McpServer, server) for server in value)
+        elif kind.startswith("tuple") and isinstance(value, list):
+            value = tuple(value)
+        elif kind.startswith("Seconds") and isinstance(value, int):
+            value = float(value)
+        values[declared.name] = value
+    return cls(**values)
+
+
+def _say(cls: Any, error: Mapping[str, Any], fill: Mapping[str, str]) -> str:
+    loc: tuple[Any, ...] = tuple(error.get("loc", ()))
+    declared = {f.name: f for f in fields(cls)}
+    if not loc or loc[0] not in declared:
+        if error.get("type") == "unexpected_keyword_argument" and loc:
+            return _unknown_key(str(loc[-1]), _keys(cls))
+        return " ".join(str(error.get("msg", "invalid")).split())
+    name, rest = str(loc[0]), loc[1:]
+    item = _item_class(declared[name])
+    if item is not None and len(rest) >= 2 and isinstance(rest[0], int):  # inside a nested table
+        return f"mcp server #{rest[0] + 1}: " + _say(item, {**error, "loc": rest[1:]}, fill)
+    if error.get("type") == "missing":
+        return declared[name].metadata.get("required") or f'"{name}" is required'
+    if len(rest) == 1 and isinstance(rest[0], str):  # a value of a table of strings
+        return f'"{name}.{rest[0]}" must be a string'
+    says = declared[name].metadata.get("says") or "is invalid"
+    return f'"{name}" ' + says.format(**fill)
+
+
+def _item_class(declared: Field[Any]) -> type[Any] | None:
+    return McpServer if declared.name == "mcp_servers" else None
+
+
+@cache
+def _keys(cls: Any) -> tuple[str, ...]:
+    """The keys a table of the file may have: the declared fields but the internal ones."""
+    return tuple(f.name for f in fields(cls) if not f.metadata.get("internal"))
 
 
 def _check_keys(raw: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
     for key in raw:
         if key not in allowed:
-            import difflib
+            raise ConfigError(f"{where}{_unknown_key(str(key), allowed)}")
 
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f' (did you mean "{close[0]}"?)' if close else f" (expected {_one_of(allowed)})"
-            raise ConfigError(f'{where}unknown key "{key}"{hint}')
+
+def _unknown_key(key: str, allowed: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f' (did you mean "{close[0]}"?)' if close else f" (expected {_one_of(allowed)})"
+    return f'unknown key "{key}"{hint}'
 
 
 def _one_of(names: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
-# Agents from the command line ----------------------------------------------------------------------
+# Agents and options from the command line -------------------------------------------------------
 
 
 def parse_agent_spec(spec: str) -> AgentPreset | str:
@@ -397,6 +629,25 @@ def parse_agent_spec(spec: str) -> AgentPreset | str:
     if not argv:
         raise ConfigError(f'--agent "{spec}": the command is empty')
     return AgentPreset(name=name, command=argv[0], args=tuple(argv[1:]))
+
+
+def parse_option_specs(specs: Sequence[str]) -> dict[str, str]:
+    """`--option ID=VALUE`, repeatable: config option id -> value id (the last one given wins)."""
+    options: dict[str, str] = {}
+    for spec in specs:
+        option_id, sep, value = spec.partition("=")
+        option_id, value = option_id.strip(), value.strip()
+        if not sep or not option_id or not value or any(c.isspace() for c in option_id):
+            raise ConfigError(f'--option "{spec}": expected ID=VALUE (e.g. mode=ask)')
+        options[option_id] = value
+    return options
+
+
+def with_options(preset: AgentPreset, options: Mapping[str, str]) -> AgentPreset:
+    """The preset with `options` set on top of its own."""
+    if not options:
+        return preset
+    return replace(preset, options={**preset.options, **options})
 
 
 def with_agent_specs(settings: Settings, specs: Sequence[str]) -> Settings:
@@ -422,10 +673,22 @@ def with_agent_specs(settings: Settings, specs: Sequence[str]) -> Settings:
         if name in selected:
             raise ConfigError(f'--agent "{name}": given twice')
         selected.append(name)
-    return Settings(
-        presets=tuple(presets),
-        policies=settings.policies,
-        prompt=settings.prompt,
-        source=settings.source,
-        selected=tuple(selected),
-    )
+    return replace(settings, presets=tuple(presets), selected=tuple(selected))
+
+
+__all__ = [
+    "APP_NAME",
+    "BUILTIN_POLICIES",
+    "DEFAULT_HANDSHAKE_TIMEOUT",
+    "DEFAULT_PROMPT",
+    "AgentPreset",
+    "ConfigError",
+    "McpServer",
+    "Settings",
+    "demo_presets",
+    "load_settings",
+    "parse_agent_spec",
+    "parse_option_specs",
+    "with_agent_specs",
+    "with_options",
+]

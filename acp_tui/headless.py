@@ -21,6 +21,7 @@ from .report import json_line, run_record, text_block
 from .subagents.acp.provider import AcpProviderConfig, AcpSubagentProvider
 from .subagents.acp.run import AcpSubagentRun
 from .subagents.model import Finished, StderrLine, SubagentRequest, SubagentResult, SubagentStopReason
+from .untrusted import one_line
 
 EXIT_OK = 0
 EXIT_NOT_COMPLETED = 1
@@ -110,7 +111,7 @@ class _Fanout:
         try:
             async for event in run.events():
                 if isinstance(event, StderrLine):
-                    self._write(self.err, f"[{name}] {event.text}\n")
+                    self._write(self.err, f"[{one_line(name)}] {one_line(event.text)}\n")
                 elif isinstance(event, Finished):
                     result = event.result
         finally:
@@ -119,7 +120,12 @@ class _Fanout:
         if result is None:  # the stream always ends with Finished; this is belt and braces
             result = await run.result()
         record = run_record(
-            job.preset, result, prompt=self.request.prompt, policy=job.policy, trace=run.trace_path
+            job.preset,
+            result,
+            prompt=self.request.prompt,
+            policy=job.policy,
+            trace=run.trace_path,
+            cwd=run.cwd,
         )
         self._write(self.out, json_line(record) + "\n" if self.fmt == "json" else text_block(record) + "\n")
         return result
@@ -140,7 +146,11 @@ class _Fanout:
         if stream is self.out and self._out_closed:
             return
         try:
-            stream.write(text)
+            try:
+                stream.write(text)
+            except UnicodeEncodeError:  # a terminal or pipe whose encoding cannot hold the text
+                encoding = getattr(stream, "encoding", None) or "ascii"
+                stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
             stream.flush()
         except BrokenPipeError:
             # A reader that went away (`| head`) must not stop the runs from being seen through.

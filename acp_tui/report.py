@@ -5,7 +5,12 @@ force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `out
 `truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
 `title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
 `exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
-file, or null).
+file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
+(every config option of the session after ours were set: id -> current value id), `usage` (the last
+`usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
+(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
+agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
+agent's working directory: path rules of `acp-tui policy check` are taken from it).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from .config import AgentPreset
 from .subagents.model import SubagentResult
+from .untrusted import json_safe, one_line, visible
 
 RECORD_KEYS = (
     "name",
@@ -32,6 +38,12 @@ RECORD_KEYS = (
     "exit_code",
     "duration_s",
     "trace",
+    "agent",
+    "options",
+    "usage",
+    "auth_methods",
+    "ended_by",
+    "cwd",
 )
 
 
@@ -42,6 +54,7 @@ def run_record(
     prompt: str,
     policy: str | None = None,
     trace: str | None = None,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """The record of one run. `policy` is the one in force when it differs from the preset's."""
     return {
@@ -58,26 +71,36 @@ def run_record(
         "exit_code": result.exit_code,
         "duration_s": round(result.duration_s, 3),
         "trace": trace,
+        "agent": result.agent.to_json() if result.agent else None,
+        "options": dict(result.options),
+        "usage": result.usage.to_json() if result.usage else None,
+        "auth_methods": [method.to_json() for method in result.auth_methods],
+        "ended_by": result.ended_by,
+        "cwd": cwd,
     }
 
 
 def json_line(record: Mapping[str, Any]) -> str:
-    """One record as one line of JSON (no newline at the end)."""
-    return json.dumps(record, ensure_ascii=False)
+    """One record as one line of JSON (no newline at the end): the exact text, escaped by JSON, and
+    encodable whatever it holds (a lone surrogate is spelled as its JSON escape)."""
+    return json_safe(json.dumps(record, ensure_ascii=False))
 
 
 def text_block(record: Mapping[str, Any]) -> str:
-    """One record for people reading a terminal: the answer under its name, then how it ended."""
-    name = record["name"]
+    """One record for people reading a terminal: the answer under its name, then how it ended.
+    What the agent wrote is shown with its control characters made visible: it is printed to a
+    terminal, and must not drive it."""
+    name = one_line(record["name"])
     lines = [f"=== {name} ==="]
     output = record["output"]
     if output:
-        lines.append(output.rstrip("\n"))
+        lines.append(visible(output.rstrip("\n")))
     ending = f"--- {name}: {record['stop_reason']}"
     if record.get("error"):
-        ending += f": {record['error']}"
+        ending += f": {one_line(record['error'])}"
     lines.append(f"{ending} ({record['duration_s']:.2f} s)")
-    lines.extend(f"    permission: {_permission_line(p)}" for p in record.get("permissions", ()))
+    lines.extend(f"    permission: {one_line(_permission_line(p))}" for p in record.get("permissions", ()))
+    lines.extend(f"    {one_line(fact)}" for fact in _session_facts(record))
     return "\n".join(lines) + "\n"
 
 
@@ -106,6 +129,7 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs
             facts.append(f"- hidden updates: {_one_line(counts)}")
         if record.get("trace"):
             facts.append(f"- trace: `{_one_line(record['trace'])}`")
+        facts.extend(f"- {fact}" for fact in _session_facts(record))
         if record.get("permissions"):
             facts.append("- permissions:")
             facts.extend(f"  - {_one_line(_permission_line(p))}" for p in record["permissions"])
@@ -118,9 +142,7 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs
     return "\n".join(parts)
 
 
-def _one_line(text: str) -> str:
-    from .untrusted import one_line
-
+def _one_line(text: object) -> str:
     return one_line(str(text))
 
 
@@ -138,6 +160,27 @@ def _permission_line(permission: Mapping[str, Any]) -> str:
         f'at {permission["at"]:.2f} s "{permission["title"]}"{kind}: {permission["decision"]}'
         f" by {permission['rule']}" + (f"; offered: {offered}" if offered else "")
     )
+
+
+def _session_facts(record: Mapping[str, Any]) -> list[str]:
+    """What the session was (agent, options) and cost (usage), as the agent said: one line each."""
+    from .untrusted import one_line
+
+    facts = []
+    agent = record.get("agent")
+    if agent:
+        version = f" {one_line(str(agent['version']))}" if agent.get("version") else ""
+        facts.append(f"agent: {one_line(str(agent.get('title') or agent['name']))}{version}")
+    if record.get("options"):
+        facts.append(
+            "options: " + ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in record["options"].items())
+        )
+    usage = record.get("usage")
+    if usage:
+        cost = usage.get("cost")
+        spent = f", cost {cost['amount']:g} {one_line(cost['currency'])}" if cost else ""
+        facts.append(f"usage: {usage['used']} of {usage['size']} tokens{spent}")
+    return facts
 
 
 def _shell_join(argv: Iterable[str]) -> str:

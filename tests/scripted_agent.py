@@ -35,9 +35,6 @@ test can make the agent leak its own credentials without putting them on its com
                       JSON in braces, invalid UTF-8 in braces, an object that is no JSON-RPC message,
                       a response to an id never sent, an unknown notification
   record=PATH         append every message received to PATH, one JSON per line
-  replay=TRACE        play the agent's side of a protocol trace (`acp-tui run --trace`): to each
-                      request of the client, the frames the traced agent sent after the same request,
-                      responses renumbered to the live request's id. A trace is a bug report.
   kill=SIGNAL         kill itself with SIGNAL (a name such as SIGTERM, or a number) at `exit_at`
                       (same steps as exit=, plus `permission`: while a permission request is pending)
   fail=METHOD:CODE:MESSAGE
@@ -67,9 +64,38 @@ Hostile options (tests/hostile/):
   stderr_at_prompt=TEXT  write TEXT as a stderr line when the prompt arrives (a readiness mark)
   env_dump=PATH       at start, write {"env": the environment, "cwd": the working directory} to PATH
   permission_title=T  the title of the `permission=` tool call (default "Write proof.txt")
+  permission_kind=K   its kind (default edit)
+  permission_raw=JSON its rawInput (a JSON value), as real agents send it
+  permission_paths=P,Q  its locations (paths, comma-separated)
   noise=TEXT          before the answer, a stdout line that is not JSON and carries TEXT
   invalid_update=TEXT before the answer, an agent_message_chunk the schema rejects, carrying TEXT
   lone_surrogate=1    the answer is "x\ud800y": valid JSON, but no valid Unicode text (no UTF-8 for it)
+
+Trust options (tests/hostile/test_trust.py):
+  bad_error=METHOD    answer METHOD (initialize | session/new | session/prompt) with `"error": "boom"`
+                      (a string where JSON-RPC wants an object)
+  deep=N              after the first chunk of the answer, one frame nested N deep (then the rest)
+  daemon=HOW          at start, leave a grandchild behind that escapes our process group (HOW:
+                      setsid, a double fork and a new session; setpgid, a group of its own) and
+                      sleeps, holding our pipes; its pid goes to `daemon_pid=PATH`
+  early_bulk=N        before answering session/new, N characters of answer in 1 MiB chunks
+  invalid_flood=N     before the answer, N session/update frames the SDK's schema rejects
+  read_parent_env=PATH  at start, copy /proc/<parent pid>/environ to PATH (what a child could read)
+
+Session setup options (issue 11; the functions under "Session setup" below):
+  session_config=SPEC config options offered by session/new: `id:v1|v2|...;id2:...` (the first value
+                      is current; ids `mode` and `model` get those categories, `id@mode:...` gives
+                      another id that category; `id:bool` is a boolean option, current false).
+                      session/set_config_option answers with them all.
+  session_modes=SPEC  the older modes: `m1|m2|...` (the first is current); session/set_mode switches
+  config_update=1     after each set_config_option, also send a config_option_update notification
+  ask_in_mode=MODE    ask permission (as permission=normal) only when the current mode is MODE
+  usage=USED/SIZE[/AMOUNT/CURRENCY]  a usage_update before the answer (usage_twice=1: two, the first
+                      with half of each number)
+  auth_methods=SET    authMethods in initialize: codex (agent, env_var CODEX_API_KEY, terminal) |
+                      opencode (an agent method whose description says to run a command)
+  agent_info=N/T/V    agentInfo (name, title, version) in initialize
+  can_close=1         advertise sessionCapabilities.close and answer session/close
 """
 
 from __future__ import annotations
@@ -202,8 +228,10 @@ def maybe_exit(step: str) -> None:
         time.sleep(3600)  # a signal that does not end the process by default: hang, visibly
 
 
-def failure(method: str) -> dict[str, Any] | None:
-    """The JSON-RPC error `fail=` asks for at METHOD, if any."""
+def failure(method: str) -> Any:
+    """The JSON-RPC error `fail=` (or `bad_error=`) asks for at METHOD, if any."""
+    if opt("bad_error") == method:
+        return "boom"
     if not opt("fail"):
         return None
     failing, code, message = opt("fail").split(":", 2)
@@ -280,6 +308,7 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
     if opt("pause"):
         time.sleep(float(opt("pause")))
     maybe_exit("prompt-start")
+    setup_at_prompt()
     if opt("noise_line"):
         with _write_lock:
             sys.stdout.buffer.write(b"x" * int(opt("noise_line")) + b"\n")
@@ -290,6 +319,8 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
         with _write_lock:
             sys.stdout.buffer.write(f"noise: {opt('noise')}\n".encode())
             sys.stdout.buffer.flush()
+    for _ in range(int(opt("invalid_flood", "0"))):
+        notify({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": 7}})
     if opt("invalid_update"):
         notify(
             {
@@ -299,9 +330,18 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
         )
     if opt("storm"):
         permission_storm(int(opt("storm")))
-    if opt("permission"):
+    if opt("permission") or asks_in_this_mode():
         title = opt("permission_title", "Write proof.txt")
-        call = {"toolCallId": "t1", "title": title, "kind": "edit", "status": "pending"}
+        call: dict[str, Any] = {
+            "toolCallId": "t1",
+            "title": title,
+            "kind": opt("permission_kind", "edit"),
+            "status": "pending",
+        }
+        if opt("permission_raw"):
+            call["rawInput"] = json.loads(opt("permission_raw"))
+        if opt("permission_paths"):
+            call["locations"] = [{"path": path} for path in opt("permission_paths").split(",")]
         if opt("exit_at") == "permission":
             params = {"sessionId": SESSION, "toolCall": call, "options": permission_options()}
             send({"id": 1, "method": "session/request_permission", "params": params})
@@ -367,6 +407,12 @@ def stream_answer(prompt_text: str) -> None:
         if opt("foreign"):
             notify_chunk("FOREIGN", session="sess-other")
         notify_chunk(piece)
+        if i == 0 and opt("deep"):
+            depth = int(opt("deep"))
+            with _write_lock:
+                sys.stdout.buffer.write(b'{"jsonrpc": "2.0", "method": "x", "params": ' + b"[" * depth)
+                sys.stdout.buffer.write(b"]" * depth + b"}\n")
+                sys.stdout.buffer.flush()
         if i == 0:
             maybe_exit("prompt")
             if opt("close_stdout"):
@@ -376,7 +422,30 @@ def stream_answer(prompt_text: str) -> None:
             time.sleep(float(opt("delay")))
 
 
+def leave_a_daemon(how: str) -> None:
+    """A grandchild that escapes our process group, as daemons and detached Node children do."""
+    if os.fork() != 0:
+        if how == "setsid":
+            os.wait()  # the middle process exits at once: the grandchild is reparented
+        return
+    if how == "setsid":
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+    else:
+        os.setpgid(0, 0)
+    with open(opt("daemon_pid"), "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(3600)
+    os._exit(0)
+
+
 def serve() -> None:
+    if opt("read_parent_env"):
+        with open(f"/proc/{os.getppid()}/environ", "rb") as source, open(opt("read_parent_env"), "wb") as f:
+            f.write(source.read())
+    if opt("daemon"):
+        leave_a_daemon(opt("daemon"))
     if opt("env_dump"):
         with open(opt("env_dump"), "w") as f:
             json.dump({"env": dict(os.environ), "cwd": os.getcwd()}, f)
@@ -403,7 +472,7 @@ def serve() -> None:
             if error := failure(method):
                 send({"id": rid, "error": error})
                 continue
-            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+            send({"id": rid, "result": initialize_result()})
         elif method == "session/new":
             if opt("hang") == "session/new":
                 continue
@@ -412,7 +481,13 @@ def serve() -> None:
                 continue
             if opt("early"):
                 stream_answer("")
-            send({"id": rid, "result": {"sessionId": SESSION}})
+            if opt("early_bulk"):
+                total = int(opt("early_bulk"))
+                for i in range(-(-total // (1 << 20))):
+                    notify_chunk(bulk_piece(i, min(1 << 20, total - i * (1 << 20)), False))
+            send({"id": rid, "result": {"sessionId": SESSION, **session_offer()}})
+        elif method in SETUP_METHODS:
+            send({"id": rid, **SETUP_METHODS[method](params)})
         elif method == "session/prompt" and (error := failure(method)):
             send({"id": rid, "error": error})
         elif method == "session/prompt":
@@ -426,33 +501,140 @@ def serve() -> None:
     time.sleep(3600)
 
 
-def replay(trace_path: str) -> None:
-    """Answer each client request as the traced agent did after the same request."""
-    entries = [json.loads(line) for line in open(trace_path) if line.strip()]  # noqa: SIM115
-    answers: dict[str, list[tuple[Any, dict[str, Any]]]] = {}  # method -> (traced id, frames after)
-    current: list[dict[str, Any]] | None = None
-    for entry in entries:
-        frame = entry["frame"]
-        if entry["dir"] == "out" and "method" in frame and "id" in frame:
-            current = []
-            answers.setdefault(frame["method"], []).append((frame["id"], current))
-        elif entry["dir"] == "in" and current is not None:
-            current.append(frame)
-    for raw in sys.stdin.buffer:
-        message = json.loads(raw)
-        if "method" not in message or "id" not in message or not answers.get(message["method"]):
-            continue  # answers and notifications of the client: nothing was traced for them
-        traced_id, frames = answers[message["method"]].pop(0)
-        for frame in frames:
-            if "method" not in frame and frame.get("id") == traced_id:
-                frame = {**frame, "id": message["id"]}
-            send({k: v for k, v in frame.items() if k != "jsonrpc"})
+# Session setup (issue 11): config options, modes, usage, auth methods, session/close ---------------
+
+_config: list[dict[str, Any]] = []  # the config options, as last answered
+_mode: dict[str, Any] = {}  # the modes, as last answered
+
+
+def _parse_config(spec: str) -> list[dict[str, Any]]:
+    options = []
+    for part in filter(None, spec.split(";")):
+        option_id, _, values = part.partition(":")
+        option_id, _, named = option_id.partition("@")  # `id@category:...` names the category
+        category = {"category": named or option_id} if (named or option_id) in ("mode", "model") else {}
+        if values == "bool":
+            options.append(
+                {
+                    "id": option_id,
+                    "name": option_id.title(),
+                    "type": "boolean",
+                    "currentValue": False,
+                    **category,
+                }
+            )
+            continue
+        choices = [{"value": v, "name": v.title()} for v in values.split("|")]
+        options.append(
+            {
+                "id": option_id,
+                "name": option_id.title(),
+                "type": "select",
+                "currentValue": choices[0]["value"],
+                "options": choices,
+                **category,
+            }
+        )
+    return options
+
+
+def initialize_result() -> dict[str, Any]:
+    result: dict[str, Any] = {"protocolVersion": 1, "agentCapabilities": {}}
+    if opt("can_close"):
+        result["agentCapabilities"] = {"sessionCapabilities": {"close": {}}}
+    if opt("agent_info"):
+        name, title, version = opt("agent_info").split("/")
+        result["agentInfo"] = {"name": name, "title": title, "version": version}
+    methods = {
+        "codex": [
+            {"id": "chatgpt", "name": "Login with ChatGPT", "description": "Sign in with your account"},
+            {
+                "id": "api-key",
+                "name": "Use CODEX_API_KEY",
+                "type": "env_var",
+                "vars": [{"name": "CODEX_API_KEY"}],
+            },
+            {"id": "tui", "name": "Log in in a terminal", "type": "terminal", "args": ["--login"]},
+        ],
+        "opencode": [
+            {
+                "id": "opencode-login",
+                "name": "Login",
+                "description": "Run `opencode auth login` in the terminal",
+            }
+        ],
+    }
+    if opt("auth_methods"):
+        result["authMethods"] = methods[opt("auth_methods")]
+    return result
+
+
+def session_offer() -> dict[str, Any]:
+    """What session/new offers beyond the id."""
+    offer: dict[str, Any] = {}
+    if opt("session_config"):
+        _config[:] = _parse_config(opt("session_config"))
+        offer["configOptions"] = _config
+    if opt("session_modes"):
+        modes = opt("session_modes").split("|")
+        _mode.update(currentModeId=modes[0], availableModes=[{"id": m, "name": m.title()} for m in modes])
+        offer["modes"] = _mode
+    return offer
+
+
+def set_config_option(params: dict[str, Any]) -> dict[str, Any]:
+    for option in _config:
+        if option["id"] == params.get("configId"):
+            option["currentValue"] = params.get("value")
+            if opt("config_update"):
+                notify({"sessionUpdate": "config_option_update", "configOptions": _config})
+            return {"result": {"configOptions": _config}}
+    return {"error": {"code": -32602, "message": f"no option {params.get('configId')}"}}
+
+
+def set_mode(params: dict[str, Any]) -> dict[str, Any]:
+    _mode["currentModeId"] = params.get("modeId")
+    notify({"sessionUpdate": "current_mode_update", "currentModeId": params.get("modeId")})
+    return {"result": {}}
+
+
+def close_session(params: dict[str, Any]) -> dict[str, Any]:
+    if not opt("can_close"):
+        return {"error": {"code": -32601, "message": "Method not found"}}
+    cancelled.set()
+    return {"result": {}}
+
+
+SETUP_METHODS = {
+    "session/set_config_option": set_config_option,
+    "session/set_mode": set_mode,
+    "session/close": close_session,
+}
+
+
+def current_mode() -> str | None:
+    for option in _config:
+        if option["id"] == "mode":
+            return str(option["currentValue"])
+    return _mode.get("currentModeId")
+
+
+def asks_in_this_mode() -> bool:
+    return bool(opt("ask_in_mode")) and current_mode() == opt("ask_in_mode")
+
+
+def setup_at_prompt() -> None:
+    if opt("usage"):
+        used, size, *cost = opt("usage").split("/")
+        if opt("usage_twice"):
+            notify({"sessionUpdate": "usage_update", "used": int(used) // 2, "size": int(size)})
+        update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": int(used), "size": int(size)}
+        if cost:
+            update["cost"] = {"amount": float(cost[0]), "currency": cost[1]}
+        notify(update)
 
 
 def main() -> None:
-    if opt("replay"):
-        replay(opt("replay"))
-        return
     if opt("wrapper") or opt("orphan"):
         args = [a for a in sys.argv[1:] if not a.startswith(("wrapper=", "orphan="))]
         child = subprocess.Popen([sys.executable, __file__, *args])

@@ -65,6 +65,7 @@ def test_run_help_lists_every_option() -> None:
         "--timeout",
         "--format",
         "--trace",
+        "--option",
     ):
         assert option in result.stdout
 
@@ -86,7 +87,10 @@ ASK_CONFIG = '[[agent]]\nname = "asker"\ncommand = "true"\npolicy = "ask"\n'
             ["--policy", "ask"],
             "--policy ask needs someone to answer each request: use it in the app (acp-tui)",
         ),
-        (["--policy", "lenient"], '--policy "lenient": unknown policy (expected one of: reject, allow)'),
+        (
+            ["--policy", "lenient"],
+            '--policy "lenient": unknown policy (expected one of: reject, allow, allow-once)',
+        ),
         (["--env", "NOVALUE"], '--env "NOVALUE": expected KEY=VALUE'),
         (["--timeout", "0"], "Invalid value for '--timeout': 0.0 is not in the range x>0."),
         (["--format", "xml"], "Invalid value for '--format': 'xml' is not one of 'text', 'json'."),

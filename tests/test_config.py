@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -109,7 +110,7 @@ def test_a_valid_file_becomes_presets_and_named_policies(tmp_path: Path) -> None
             ),
         )
     }
-    assert settings.policy_names == ("reject", "allow", "ask", "careful")
+    assert settings.policy_names == ("reject", "allow", "allow-once", "ask", "careful")
 
 
 def test_the_named_policy_reaches_the_provider_config_and_decides_in_rule_order(tmp_path: Path) -> None:
@@ -165,7 +166,7 @@ def test_policy_override_and_the_builtin_policies(tmp_path: Path) -> None:
         settings.provider_config(gemini, policy_override="lenient")
     assert (
         str(unknown.value)
-        == 'agent "gemini": unknown policy "lenient" (expected reject, allow, ask or careful)'
+        == 'agent "gemini": unknown policy "lenient" (expected reject, allow, allow-once, ask or careful)'
     )
 
 
@@ -180,7 +181,19 @@ def test_a_preset_alone_takes_builtin_policies_or_policy_objects() -> None:
 
 def test_the_sample_file_is_valid() -> None:
     settings = load_settings(SAMPLE)
-    assert [p.name for p in settings.presets] == ["gemini", "claude", "codex", "goose", "pong"]
+    assert [p.name for p in settings.presets] == [
+        "claude",
+        "codex",
+        "gemini",
+        "vibe",
+        "opencode",
+        "kimi",
+        "fast-agent",
+        "goose",
+        "pong",
+    ]
+    assert settings.preset("vibe").options == {"mode": "ask"}
+    assert settings.preset("goose").env == {"GOOSE_MODE": "approve"}
     assert settings.preset("gemini").policy == "careful"
     assert [r.name for r in settings.policies["careful"].rules] == [
         "never touch secrets",
@@ -212,7 +225,7 @@ def test_the_sample_file_is_valid() -> None:
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\npolicy = "lenient"\n',
-            'agents.toml: agent "a": unknown policy "lenient" (expected reject, allow or ask)',
+            'agents.toml: agent "a": unknown policy "lenient" (expected reject, allow, allow-once or ask)',
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\nenv = { TOKEN = 1 }\n',
@@ -224,7 +237,7 @@ def test_the_sample_file_is_valid() -> None:
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\n[policy.allow]\n',
-            'agents.toml: policy "allow": the name is reserved (reject, allow, ask are built in)',
+            'agents.toml: policy "allow": the name is reserved (reject, allow, allow-once, ask are built in)',
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nkind = ["wrte"]\naction = "allow"\n',
@@ -233,7 +246,7 @@ def test_the_sample_file_is_valid() -> None:
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nname = "ok"\naction = "maybe"\n',
-            'agents.toml: policy "p": rule "ok": "action" must be "allow" or "reject"',
+            'agents.toml: policy "p": rule "ok": "action" must be "allow", "reject" or "ask"',
         ),
         (
             '[[agent]]\nname = "a"\ncommand = "x"\n[policy.p]\ndefault = "ask"\n',
@@ -360,3 +373,262 @@ def test_agent_spec_conflicts(specs: list[str], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         load_settings(None, specs)
     assert str(caught.value) == message
+
+
+# The fields of the issues 10-13: options, MCP servers, timeouts, isolation, replay, rule matchers,
+# policy order, app switches.
+
+FULL = """
+bell = false
+toasts = false
+
+[[agent]]
+name = "codex"
+command = "codex-acp"
+env = { OPENAI_API_KEY = "sk-secret-1" }
+options = { mode = "read-only", model = "gpt-5-mini" }
+run_timeout = 600
+idle_timeout = 90.5
+isolation = "worktree"
+
+[[agent.mcp_servers]]
+name = "fs"
+command = "mcp-fs"
+args = ["--root", "."]
+env = { FS_TOKEN = "fs-secret-2" }
+
+[[agent.mcp_servers]]
+name = "docs"
+type = "http"
+url = "https://mcp.example.com/mcp"
+headers = { Authorization = "Bearer hdr-secret-3" }
+
+[[agent]]
+name = "again"
+replay = "runs/one.jsonl"
+args = ["--speed", "0"]
+
+[policy.lab]
+order = "deny-first"
+
+[[policy.lab.rule]]
+name = "git status"
+kind = "execute"
+command = "git status*"
+action = "allow"
+
+[[policy.lab.rule]]
+path = ["src/**", "tests/**"]
+option = "allow_once"
+action = "ask"
+"""
+
+
+def test_the_new_fields_become_presets_policies_and_switches(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path, FULL))
+    codex, again = settings.presets
+    assert settings.bell is False and settings.toasts is False
+    assert codex.options == {"mode": "read-only", "model": "gpt-5-mini"}
+    assert codex.run_timeout == 600.0 and codex.idle_timeout == 90.5
+    assert codex.isolation == "worktree" and again.isolation == "none"
+    assert again.command == sys.executable
+    assert again.args == ("-m", "acp_tui", "replay", str(tmp_path / "runs" / "one.jsonl"), "--speed", "0")
+    assert again.replay == str(tmp_path / "runs" / "one.jsonl")
+
+    config = settings.provider_config(codex)
+    assert dict(config.options) == {"mode": "read-only", "model": "gpt-5-mini"}
+    assert config.run_timeout == 600.0 and config.idle_timeout == 90.5
+    assert list(config.mcp_servers) == [
+        {
+            "name": "fs",
+            "command": "mcp-fs",
+            "args": ["--root", "."],
+            "env": [{"name": "FS_TOKEN", "value": "fs-secret-2"}],
+        },
+        {
+            "type": "http",
+            "name": "docs",
+            "url": "https://mcp.example.com/mcp",
+            "headers": [{"name": "Authorization", "value": "Bearer hdr-secret-3"}],
+        },
+    ]
+    assert sorted(codex.secrets()) == ["Bearer hdr-secret-3", "fs-secret-2", "sk-secret-1"]
+    assert settings.policies["lab"] == RulePolicy(
+        name="lab",
+        order="deny-first",
+        rules=(
+            Rule(name="git status", action="allow", kinds=("execute",), commands=("git status*",)),
+            Rule(name="rule 2", action="ask", paths=("src/**", "tests/**"), offered=("allow_once",)),
+        ),
+    )
+
+
+def test_defaults_are_the_cores(tmp_path: Path) -> None:
+    from acp_tui.subagents.acp.provider import AcpProviderConfig
+
+    preset = load_settings(write(tmp_path, '[[agent]]\nname = "a"\ncommand = "x"\n')).preset("a")
+    core = AcpProviderConfig(command="x")
+    config = preset.provider_config()
+    assert (config.handshake_timeout, config.run_timeout, config.idle_timeout) == (
+        core.handshake_timeout,
+        core.run_timeout,
+        core.idle_timeout,
+    )
+    assert config.options == {} and list(config.mcp_servers) == []
+    assert preset.isolation == "none" and preset.replay is None
+
+
+def test_repr_never_shows_a_secret(tmp_path: Path) -> None:
+    settings = load_settings(write(tmp_path, FULL))
+    shown = repr(settings) + repr(settings.presets) + repr(settings.provider_config(settings.presets[0]))
+    for secret in ("sk-secret-1", "fs-secret-2", "hdr-secret-3"):
+        assert secret not in shown
+
+
+AGENT = '[[agent]]\nname = "a"\ncommand = "x"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (AGENT + "options = 3\n", '"options" must be a table of option ids to value ids'),
+        (AGENT + "options = { mode = 1 }\n", '"options.mode" must be a string'),
+        (AGENT + "run_timeout = 0\n", '"run_timeout" must be a positive number of seconds'),
+        (AGENT + 'idle_timeout = "5"\n', '"idle_timeout" must be a positive number of seconds'),
+        (AGENT + "idle_timeout = true\n", '"idle_timeout" must be a positive number of seconds'),
+        (AGENT + 'isolation = "container"\n', '"isolation" must be "none" or "worktree"'),
+        (AGENT + 'replay = ""\n', '"command" and "replay" are exclusive (replay PATH runs acp-tui replay)'),
+        ('[[agent]]\nname = "a"\nreplay = 5\n', '"replay" must be a non-empty path'),
+        (AGENT + 'mcp_servers = "fs"\n', '"mcp_servers" must be an array of tables ([[agent.mcp_servers]])'),
+        (AGENT + '[[agent.mcp_servers]]\ncommand = "m"\n', 'mcp server #1: "name" is required'),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\ncomand = "m"\n',
+            'mcp server #1: unknown key "comand" (did you mean "command"?)',
+        ),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\ntype = "ws"\nurl = "u"\n',
+            'mcp server #1: "type" must be "stdio", "http" or "sse"',
+        ),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\n',
+            'mcp server #1: "command" is required (or type = "http" / "sse" with a url)',
+        ),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\ntype = "sse"\n',
+            'mcp server #1: "url" is required for type "sse"',
+        ),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\ntype = "http"\nurl = "u"\ncommand = "c"\n',
+            'mcp server #1: "command", "args" and "env" are for stdio servers only',
+        ),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\ncommand = "c"\nurl = "u"\n',
+            'mcp server #1: "url" and "headers" need type = "http" or "sse"',
+        ),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\ncommand = "c"\nenv = { K = 1 }\n',
+            'mcp server #1: "env.K" must be a string',
+        ),
+        (
+            AGENT + '[[agent.mcp_servers]]\nname = "m"\ntype = "http"\nurl = "u"\nheaders = []\n',
+            'mcp server #1: "headers" must be a table of strings',
+        ),
+    ],
+)
+def test_each_new_agent_field_mistake_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_text(tmp_path, text, monkeypatch)
+    assert str(caught.value) == f'agents.toml: agent "a": {message}'
+
+
+POLICY = AGENT + "[[policy.p.rule]]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            AGENT + '[policy.p]\norder = "last-match"\n',
+            'policy "p": "order" must be "first-match" or "deny-first"',
+        ),
+        (
+            POLICY + 'action = "allow"\ncommand = 3\n',
+            'policy "p": rule 1: "command" must be a glob or a list of globs',
+        ),
+        (
+            POLICY + 'action = "allow"\npath = [""]\n',
+            'policy "p": rule 1: "path" must be a glob or a list of globs',
+        ),
+        (
+            POLICY + 'action = "allow"\noption = "allow_sometimes"\n',
+            'policy "p": rule 1: unknown option kind "allow_sometimes" (expected allow_once, allow_always,'
+            " reject_once or reject_always)",
+        ),
+        (POLICY + 'kind = "read"\n', 'policy "p": rule 1: "action" is required (allow, reject or ask)'),
+        (
+            POLICY + 'action = "ask"\ncmd = "x"\n',
+            'policy "p": rule 1: unknown key "cmd" (did you mean "command"?)',
+        ),
+        (
+            AGENT + 'bell = "yes"\n',
+            'agent "a": unknown key "bell" (expected name, command, args, cwd, env, policy,'
+            " handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation or replay)",
+        ),
+        ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
+        ("toasts = 1\n" + AGENT, '"toasts" must be true or false'),
+    ],
+)
+def test_each_new_policy_and_app_field_mistake_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_text(tmp_path, text, monkeypatch)
+    assert str(caught.value) == f"agents.toml: {message}"
+    assert "\n" not in str(caught.value)
+
+
+def test_option_specs() -> None:
+    from acp_tui.config import parse_option_specs, with_options
+
+    assert parse_option_specs(["mode=ask", "model = gpt-5", "mode=auto"]) == {
+        "mode": "auto",
+        "model": "gpt-5",
+    }
+    for bad in ("mode", "=ask", "mode=", "a b=c"):
+        with pytest.raises(ConfigError) as caught:
+            parse_option_specs([bad])
+        assert str(caught.value) == f'--option "{bad}": expected ID=VALUE (e.g. mode=ask)'
+    preset = AgentPreset("a", "x", options={"mode": "ask", "model": "m1"})
+    assert with_options(preset, {"model": "m2"}).options == {"mode": "ask", "model": "m2"}
+    assert with_options(preset, {}) is preset
+
+
+def test_a_file_that_passed_once_loads_the_same_without_pydantic(tmp_path: Path) -> None:
+    """Validation costs pydantic before the first frame; an unchanged valid file skips it, and
+    becomes exactly the same settings. Only a hash is kept, no value of the file."""
+    import subprocess
+
+    path = write(tmp_path, FULL)
+    first = load_settings(path)
+    second = load_settings(path)
+    assert second == first and second.presets[0].mcp_servers == first.presets[0].mcp_servers
+    assert second.presets[0].run_timeout == 600.0 and isinstance(second.presets[0].run_timeout, float)
+    [seal] = (tmp_path / "cache-home" / "acp-tui" / "valid-settings").iterdir()
+    assert "secret" not in seal.read_text() and len(seal.read_text()) == 64
+
+    probe = (
+        "import sys; from acp_tui.config import load_settings; load_settings(sys.argv[1]);"
+        " print('pydantic' in sys.modules)"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip() == "False"
+
+    # Any change of a byte is validated again (and a mistake is still caught).
+    path.write_text(FULL.replace("run_timeout = 600", "run_timeout = -1"), encoding="utf-8")
+    with pytest.raises(ConfigError, match='"run_timeout" must be a positive number of seconds'):
+        load_settings(path)

@@ -1,4 +1,4 @@
-"""A protocol trace is a bug report: the scripted child replays it, and the run comes out the same."""
+"""A protocol trace is a bug report: `acp-tui replay` plays it back, and the run comes out the same."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
+from acp_tui.lab.replay import replay_argv
 from acp_tui.subagents.acp.trace import read_trace
 from tests.helpers import SCRIPTED_AGENT
 
@@ -13,7 +14,7 @@ from tests.helpers import SCRIPTED_AGENT
 async def run(args: list[str], trace_dir: Path | None = None) -> tuple[object, str | None]:
     config = AcpProviderConfig(
         command=sys.executable,
-        args=[SCRIPTED_AGENT, *args],
+        args=args,
         permission_policy="allow",
         trace_dir=str(trace_dir) if trace_dir else None,
     )
@@ -23,14 +24,21 @@ async def run(args: list[str], trace_dir: Path | None = None) -> tuple[object, s
 
 async def test_a_trace_replays_to_the_same_result(tmp_path: Path) -> None:
     original, trace = await run(
-        ["text=a traced answer", "chunks=5", "hidden=1", "permission=normal", "stop=max_tokens"],
+        [
+            SCRIPTED_AGENT,
+            "text=a traced answer",
+            "chunks=5",
+            "hidden=1",
+            "permission=normal",
+            "stop=max_tokens",
+        ],
         trace_dir=tmp_path,
     )
     assert trace is not None
     methods = [e["frame"].get("method") for e in read_trace(trace) if e["dir"] == "out"]
     assert methods[:3] == ["initialize", "session/new", "session/prompt"]
 
-    replayed, _ = await run([f"replay={trace}"])
+    replayed, _ = await run([*replay_argv(trace)[1:], "--speed", "0"])
     for field in ("stop_reason", "output", "hidden"):
         assert getattr(replayed, field) == getattr(original, field), field
     assert [p.decision for p in replayed.permissions] == [p.decision for p in original.permissions]  # type: ignore[attr-defined]

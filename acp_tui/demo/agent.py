@@ -17,6 +17,17 @@ over stdio (stdout carries only the protocol, logs go to stderr). Personas:
 - ``max-tokens``: ``--chunks`` (default 20) pieces of an answer cut mid-sentence, then ``max_tokens``.
 - ``max-turn-requests``: a short explanation, then ``max_turn_requests``.
 - ``echo``: the prompt text back verbatim in one chunk, then ``end_turn``.
+- ``locked``: needs a login, as real agents without credentials do. ``initialize`` advertises three
+  methods (an agent one, ``env_var`` ``ACP_TUI_DEMO_KEY``, and ``terminal`` with ``--login``);
+  ``session/new`` fails with -32000 "Authentication required" unless ``ACP_TUI_DEMO_KEY`` is set or a
+  terminal login happened. ``--login`` is that login: run in a terminal, it asks for Enter, leaves a
+  mark in the user cache dir and exits 0 (``--logout`` removes it). Logged in, it answers as ``echo``.
+
+Every persona's session offers the config options ``mode`` (``ask``: asks before writing, the
+default; ``auto``: writes without asking; ``read-only``: never writes nor asks) and ``model``
+(``demo-fast``, ``demo-thorough``: cosmetic), the same as older ``modes``; takes both
+``session/set_config_option`` and ``session/set_mode``; reports ``usage_update`` with a cumulative
+cost at the end of each turn; and advertises ``session/close``.
 """
 
 from __future__ import annotations
@@ -25,13 +36,14 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp_tui.subagents.acp.sdk import import_acp
 
@@ -60,10 +72,15 @@ from acp.schema import (
     AllowedOutcome,
     AudioContentBlock,
     AuthenticateResponse,
+    AuthEnvVar,
+    AuthMethodAgent,
     ClientCapabilities,
     CloseSessionResponse,
     ContentToolCallContent,
+    Cost,
+    CurrentModeUpdate,
     EmbeddedResourceContentBlock,
+    EnvVarAuthMethod,
     FileEditToolCallContent,
     ForkSessionResponse,
     HttpMcpServer,
@@ -81,14 +98,23 @@ from acp.schema import (
     RequestPermissionResponse,
     ResourceContentBlock,
     ResumeSessionResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     SseMcpServer,
     StopReason,
+    TerminalAuthMethod,
     TerminalToolCallContent,
     TextContentBlock,
     ToolCallLocation,
     ToolCallUpdate,
+    UsageUpdate,
 )
 
 PERSONAS: tuple[str, ...] = (
@@ -100,6 +126,7 @@ PERSONAS: tuple[str, ...] = (
     "max-tokens",
     "max-turn-requests",
     "echo",
+    "locked",
 )
 AGENT_NAME = "acp-tui-demo"
 AGENT_VERSION = "0.1.0"
@@ -108,6 +135,15 @@ PROOF_FILE = "proof.txt"
 PROOF_CONTENT = "PONG\n"
 ALLOW_OPTION_ID = "allow"
 REJECT_OPTION_ID = "reject"
+
+# The session's config options (the first value is the default).
+MODES = {"ask": "Ask before writing", "auto": "Write without asking", "read-only": "Never write"}
+MODELS = {"demo-fast": "Demo fast", "demo-thorough": "Demo thorough"}
+CONTEXT_SIZE = 200_000
+PRICE_PER_TOKEN = 0.000002  # USD, made up: the demo of a cost display
+# The `locked` persona's login: the variable, or the mark a terminal login leaves.
+DEMO_KEY_VAR = "ACP_TUI_DEMO_KEY"
+LOGIN_MARK = "demo-login"
 
 # Pause between streamed chunks, per persona; `--delay` overrides it.
 DEFAULT_DELAYS: dict[str, float] = {
@@ -119,6 +155,7 @@ DEFAULT_DELAYS: dict[str, float] = {
     "max-tokens": 0.05,
     "max-turn-requests": 0.05,
     "echo": 0.0,
+    "locked": 0.0,
 }
 # Number of answer chunks, for the personas where a count makes sense; `--chunks` overrides it.
 DEFAULT_CHUNKS: dict[str, int] = {"slow": 60, "max-tokens": 20}
@@ -260,6 +297,9 @@ class Session:
     cwd: Path
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     turns: int = 0
+    mode: str = "ask"
+    model: str = "demo-fast"
+    used: int = 0  # tokens of the context, as a model would count them (about 4 characters each)
 
 
 def prompt_text(prompt: Sequence[ContentBlock]) -> str:
@@ -332,10 +372,14 @@ class DemoAgent:
     ) -> InitializeResponse:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(load_session=False),
+            agent_capabilities=AgentCapabilities(
+                load_session=False,
+                session_capabilities=SessionCapabilities(close=SessionCloseCapabilities()),
+            ),
             agent_info=Implementation(
                 name=AGENT_NAME, title=f"acp-tui demo ({self.persona})", version=AGENT_VERSION
             ),
+            auth_methods=list(AUTH_METHODS) if self.persona == "locked" else [],
         )
 
     async def new_session(
@@ -345,12 +389,16 @@ class DemoAgent:
         mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
+        if self.persona == "locked" and not logged_in():
+            raise RequestError.auth_required({"details": f"set {DEMO_KEY_VAR} or log in with --login"})
         # Deterministic ids: tests can predict them, and one process rarely holds more than one.
         self._next_session += 1
         session_id = f"demo-{self.persona}-{self._next_session}"
-        self.sessions[session_id] = Session(session_id=session_id, cwd=Path(cwd))
-        log.info("new session %s (cwd=%s)", session_id, cwd)
-        return NewSessionResponse(session_id=session_id)
+        session = self.sessions[session_id] = Session(session_id=session_id, cwd=Path(cwd))
+        log.info("new session %s (cwd=%s, %d MCP servers)", session_id, cwd, len(mcp_servers or ()))
+        return NewSessionResponse(
+            session_id=session_id, config_options=config_options(session), modes=modes(session)
+        )
 
     async def load_session(
         self,
@@ -370,12 +418,29 @@ class DemoAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
-        raise RequestError.method_not_found("session/set_mode")
+        session = self._session(session_id)
+        self._set(session, "mode", mode_id)
+        await self.conn.session_update(
+            session_id=session_id,
+            update=CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id),
+        )
+        return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        raise RequestError.method_not_found("session/set_config_option")
+        session = self._session(session_id)
+        self._set(session, config_id, value)
+        return SetSessionConfigOptionResponse(config_options=config_options(session))
+
+    def _set(self, session: Session, config_id: str, value: object) -> None:
+        offered = {"mode": MODES, "model": MODELS}.get(config_id)
+        if offered is None:
+            raise RequestError.invalid_params({"configId": config_id, "reason": "no such option"})
+        if not isinstance(value, str) or value not in offered:
+            raise RequestError.invalid_params({"value": value, "reason": f"not a {config_id}"})
+        setattr(session, config_id, value)
+        log.info("%s %s -> %s", session.session_id, config_id, value)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         # No auth methods are advertised, so there is nothing to check.
@@ -432,7 +497,20 @@ class DemoAgent:
         log.info("prompt %s turn %d (%d chars)", session_id, session.turns, len(text))
         stop_reason = await self._run_persona(session, text)
         log.info("prompt %s turn %d -> %s", session_id, session.turns, stop_reason)
+        await self._report_usage(session, text)
         return PromptResponse(stop_reason=stop_reason)
+
+    async def _report_usage(self, session: Session, text: str) -> None:
+        """The context grows by the prompt and the answer (one token for about 4 characters); the
+        cost is cumulative, as agents report it."""
+        session.used = min(CONTEXT_SIZE, session.used + len(text) // 4 + 200)
+        cost = Cost(amount=round(session.used * PRICE_PER_TOKEN, 6), currency="USD")
+        await self.conn.session_update(
+            session_id=session.session_id,
+            update=UsageUpdate(
+                session_update="usage_update", used=session.used, size=CONTEXT_SIZE, cost=cost
+            ),
+        )
 
     async def _run_persona(self, session: Session, text: str) -> StopReason:
         if self.persona == "pong":
@@ -454,7 +532,7 @@ class DemoAgent:
                 "ran out of model requests for this turn before reaching an answer."
             )
             return "cancelled" if await self._stream(session, reply) else "max_turn_requests"
-        # echo: the prompt back verbatim, in one chunk, with no pause.
+        # echo (and locked, once logged in): the prompt back verbatim, in one chunk, with no pause.
         await self._say(session, text)
         return "end_turn"
 
@@ -497,6 +575,8 @@ class DemoAgent:
     # -- personas -------------------------------------------------------------------------------
 
     async def _pong(self, session: Session) -> StopReason:
+        if session.mode != "ask":
+            return await self._pong_without_asking(session)
         target = session.cwd / PROOF_FILE
         old_text = await asyncio.to_thread(_read_if_exists, target)
         diff: list[ToolCallContent] = [tool_diff_content(str(target), PROOF_CONTENT, old_text)]
@@ -545,6 +625,31 @@ class DemoAgent:
         # The answer is exactly PONG whatever happened, so tests can compare it.
         await self._say(session, PONG_TEXT)
         return "cancelled" if cancelled else "end_turn"
+
+    async def _pong_without_asking(self, session: Session) -> StopReason:
+        """`auto`: the edit is made without a question; `read-only`: nothing is written, nor asked."""
+        target = session.cwd / PROOF_FILE
+        tool_call_id = self._tool_call_id("pong-write")
+        title = f"Write {PROOF_FILE}"
+        await self.conn.session_update(
+            session_id=session.session_id,
+            update=start_tool_call(
+                tool_call_id, title, kind="edit", locations=[ToolCallLocation(path=str(target))]
+            ),
+        )
+        written = False
+        if session.mode == "auto":
+            try:
+                await asyncio.to_thread(target.write_text, PROOF_CONTENT, encoding="utf-8")
+                written = True
+            except OSError as exc:
+                log.warning("could not write %s: %s", target, exc)
+        await self.conn.session_update(
+            session_id=session.session_id,
+            update=update_tool_call(tool_call_id, status="completed" if written else "failed"),
+        )
+        await self._say(session, PONG_TEXT)
+        return "end_turn"
 
     async def _ask_permission(
         self, session: Session, ask: ToolCallUpdate, options: list[PermissionOption]
@@ -659,6 +764,76 @@ class DemoAgent:
         return "max_tokens"
 
 
+AUTH_METHODS = (
+    AuthMethodAgent(id="demo-account", name="Demo account", description="Sign in to the demo service"),
+    EnvVarAuthMethod(
+        type="env_var",
+        id="demo-key",
+        name=f"Use {DEMO_KEY_VAR}",
+        vars=[AuthEnvVar(name=DEMO_KEY_VAR, label="Any value will do")],
+    ),
+    TerminalAuthMethod(
+        type="terminal",
+        id="demo-terminal",
+        name="Log in in a terminal",
+        description="Runs the demo agent's own login: press Enter",
+        args=["--login"],
+    ),
+)
+
+
+def config_options(session: Session) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+    def select(
+        option_id: Literal["mode", "model"], values: dict[str, str], current: str
+    ) -> SessionConfigOptionSelect:
+        return SessionConfigOptionSelect(
+            type="select",
+            id=option_id,
+            name=option_id.title(),
+            category=option_id,
+            current_value=current,
+            options=[SessionConfigSelectOption(value=v, name=n) for v, n in values.items()],
+        )
+
+    return [select("mode", MODES, session.mode), select("model", MODELS, session.model)]
+
+
+def modes(session: Session) -> SessionModeState:
+    return SessionModeState(
+        current_mode_id=session.mode,
+        available_modes=[SessionMode(id=m, name=n) for m, n in MODES.items()],
+    )
+
+
+def login_mark() -> Path:
+    import platformdirs
+
+    return platformdirs.user_cache_path("acp-tui", appauthor=False) / LOGIN_MARK
+
+
+def logged_in() -> bool:
+    return bool(os.environ.get(DEMO_KEY_VAR)) or login_mark().exists()
+
+
+def terminal_login(logout: bool = False) -> int:
+    """The `locked` persona's terminal login: what a real agent's `login` command would do."""
+    mark = login_mark()
+    if logout:
+        mark.unlink(missing_ok=True)
+        print("demo agent: logged out")
+        return 0
+    print("demo agent: log in to the demo service (nothing is sent anywhere).")
+    try:
+        input("Press Enter to log in, Ctrl-C to give up: ")
+    except (EOFError, KeyboardInterrupt):
+        print("\ndemo agent: not logged in")
+        return 1
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_text("logged in\n", encoding="utf-8")
+    print(f"demo agent: logged in ({mark})")
+    return 0
+
+
 def _read_if_exists(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -690,6 +865,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help="number of answer chunks for slow (default 60) and max-tokens (default 20)",
     )
+    parser.add_argument("--login", action="store_true", help="log the locked persona in (in a terminal)")
+    parser.add_argument("--logout", action="store_true", help="undo --login")
     args = parser.parse_args(argv)
     if args.delay is not None and args.delay < 0:
         parser.error("--delay must be >= 0")
@@ -709,6 +886,8 @@ async def serve(agent: DemoAgent) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.login or args.logout:
+        return terminal_login(logout=args.logout)
     persona: str = args.persona
     delay: float = args.delay if args.delay is not None else DEFAULT_DELAYS[persona]
     # stdout belongs to the protocol: every log line goes to stderr.

@@ -15,6 +15,7 @@ _EXPORTS = {
     "AcpSubagentRun": ".acp.run",
     "AgentInfo": ".model",
     "AuthMethodInfo": ".model",
+    "ConfigOptionInfo": ".model",
     "Cost": ".model",
     "Finished": ".model",
     "HiddenUpdate": ".model",
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from .model import (
         AgentInfo,
         AuthMethodInfo,
+        ConfigOptionInfo,
         Cost,
         Finished,
         HiddenUpdate,
@@ -82,6 +84,7 @@ __all__ = [
     "AcpSubagentRun",
     "AgentInfo",
     "AuthMethodInfo",
+    "ConfigOptionInfo",
     "Cost",
     "Finished",
     "HiddenUpdate",

@@ -80,6 +80,7 @@ class PermissionRecord:
     # as the agent sent it (JSON-shaped, masked) and the paths of its `locations`.
     raw_input: Any = None
     locations: tuple[str, ...] = ()
+    waited_s: float = 0.0  # from the request to its answer (a person deciding takes a while)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,6 +93,7 @@ class PermissionRecord:
             "at": round(self.at, 3),
             "raw_input": self.raw_input,
             "locations": list(self.locations),
+            "waited_s": round(self.waited_s, 3),
         }
 
 
@@ -135,6 +137,7 @@ class AuthMethodInfo:
     description: str | None = None
     type: str | None = None
     vars: tuple[str, ...] = ()  # for `env_var`: the variables the agent reads
+    args: tuple[str, ...] = ()  # for `terminal`: what to add to the agent's command line to log in
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description}
@@ -142,7 +145,30 @@ class AuthMethodInfo:
             data["type"] = self.type
         if self.vars:
             data["vars"] = list(self.vars)
+        if self.args:
+            data["args"] = list(self.args)
         return data
+
+
+@dataclass(frozen=True)
+class ConfigOptionInfo:
+    """A session config option as the agent offers it: `values` are the value ids (`true`/`false`
+    for a boolean option). Agents with modes only get one, `mode`, made from their modes."""
+
+    id: str
+    name: str
+    category: str | None
+    current: str
+    values: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "category": self.category,
+            "current": self.current,
+            "values": list(self.values),
+        }
 
 
 @dataclass(frozen=True)
@@ -162,6 +188,9 @@ class SubagentResult:
     options: dict[str, str] = field(default_factory=dict)  # config option id -> current value id
     usage: Usage | None = None
     auth_methods: tuple[AuthMethodInfo, ...] = ()
+    # Tool kinds (`edit`, `execute`, ...) of the tool calls the agent announced, counted: a run that
+    # edited without one permission request had a policy with nothing to decide.
+    tool_kinds: dict[str, int] = field(default_factory=dict)
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.
@@ -206,6 +235,7 @@ class SessionStarted:
     agent: AgentInfo | None
     options: dict[str, str]
     auth_methods: tuple[AuthMethodInfo, ...] = ()
+    offered: tuple[ConfigOptionInfo, ...] = ()  # what a chooser may offer for the next runs
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,9 @@ class Subagents:
         return await provider.start(request, abort=abort)
 
     async def aclose(self) -> None:
-        """Close every provider (disposing their live runs)."""
+        """Close every provider at once (disposing their live runs): quitting with N runs that
+        ignore cancel takes one cancel grace and one term grace, not N of each."""
+        import asyncio
+
         providers, self._providers = list(self._providers.values()), {}
-        for provider in providers:
-            await provider.aclose()
+        await asyncio.gather(*(provider.aclose() for provider in providers))

@@ -38,7 +38,7 @@ from textual.widgets import Header, Static
 from ..session import Attempt, Session
 from ..subagents.model import SubagentRequest, SubagentRun
 from ..subagents.registry import Subagents
-from ..untrusted import json_safe, without_surrogates
+from ..untrusted import without_surrogates
 from . import text
 from .widgets.key_footer import KeyFooter
 from .widgets.prompt_bar import PromptBar
@@ -547,7 +547,7 @@ class SupervisorApp(App[None]):
         try:
             stem.with_suffix(".md").write_text(without_surrogates(report.markdown(records)), encoding="utf-8")
             stem.with_suffix(".jsonl").write_text(
-                "".join(json_safe(report.json_line(record)) + "\n" for record in records), encoding="utf-8"
+                "".join(report.json_line(record) + "\n" for record in records), encoding="utf-8"
             )
         except (OSError, ValueError) as exc:
             self.notify(f"Export failed: {text.safe_notice(str(exc))}", severity="error", markup=False)

@@ -158,3 +158,30 @@ async def test_a_pending_question_cancelled_by_dispose_ends_the_typescript_turn_
     [record] = result.permissions
     assert (record.title, record.decision, record.option_id) == (EDIT_TITLE, "cancelled", None)
     assert not group_alive(run.pid or 0)
+
+
+async def test_the_typescript_agent_offers_no_options_and_is_not_sent_session_close(
+    ts_agent: Path, tmp_path: Path
+) -> None:
+    """An agent that offers no config options nor modes: an option asked of it ends the run before the
+    prompt, naming what it has (nothing); it never advertised session/close, so none is sent."""
+    import dataclasses
+
+    trace = tmp_path / "trace"
+    servers = ({"name": "fs", "command": "mcp-fs", "args": [], "env": []},)
+    config = dataclasses.replace(
+        ts_config(ts_agent), options={"mode": "ask"}, mcp_servers=servers, trace_dir=str(trace)
+    )
+    run = await AcpSubagentProvider(config).start(SubagentRequest("hi", cwd=str(tmp_path)))
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.error == 'option "mode": the agent has no such option (it offers no options)'
+    assert (result.agent, result.options, result.usage, result.auth_methods) == (None, {}, None, ())
+    [trace_file] = trace.iterdir()
+    sent = [json.loads(line)["frame"] for line in trace_file.read_text().splitlines()]
+    methods = [frame["method"] for frame in sent if "method" in frame and "id" in frame]
+    assert methods[:2] == ["initialize", "session/new"] and "session/prompt" not in methods
+    assert "session/close" not in methods
+    new = next(frame for frame in sent if frame.get("method") == "session/new")
+    assert new["params"]["mcpServers"] == list(servers)
+    assert not group_alive(run.pid or 0)

@@ -7,6 +7,7 @@ has been spawned: the child boots while we pay for it.
 from __future__ import annotations
 
 import difflib
+import json
 from typing import Any, Protocol
 
 import acp
@@ -91,7 +92,21 @@ def permission_ask(tool_call: ToolCallUpdate, options: list[PermissionOption]) -
         kind=tool_call.kind,
         options=tuple(PermissionOptionInfo(o.option_id, o.name, o.kind) for o in options),
         content=tool_call_text(tool_call),
+        raw_input=_json_shaped(tool_call.raw_input),
+        locations=tuple(location.path for location in tool_call.locations or ()),
     )
+
+
+def _json_shaped(value: Any) -> Any:
+    """Raw input as plain JSON values (the SDK may hand models or tuples), for records and rules."""
+    if isinstance(value, dict):
+        return {str(k): _json_shaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_shaped(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    dump = getattr(value, "model_dump", None)
+    return _json_shaped(dump(mode="json", by_alias=True)) if dump else str(value)
 
 
 def tool_call_text(tool_call: ToolCallUpdate) -> str:
@@ -112,5 +127,5 @@ def tool_call_text(tool_call: ToolCallUpdate) -> str:
         elif isinstance(item, TerminalToolCallContent):
             parts.append(f"[terminal {item.terminal_id}]")
     if tool_call.raw_input is not None and not parts:
-        parts.append(str(tool_call.raw_input))
+        parts.append(json.dumps(_json_shaped(tool_call.raw_input), ensure_ascii=False, indent=2))
     return "\n".join(parts)

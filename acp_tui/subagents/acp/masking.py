@@ -13,10 +13,16 @@ from collections.abc import Iterable
 
 MASK = "***"
 MIN_MASKED_LENGTH = 4  # shorter values (flags, "1") would blank out ordinary text
+FRAGMENT = 8  # with `fragments`: any run of this many characters of a value is masked too
+_WORD_END = frozenset(" \t\r\n'\"")
 
 
 class SecretMask:
-    def __init__(self, values: Iterable[str]) -> None:
+    """Masks every spelling of the given values. With `fragments` (for logs, where others quote
+    inputs shortened, as pydantic's `first…last`), a word holding any FRAGMENT characters of a value
+    is masked whole."""
+
+    def __init__(self, values: Iterable[str], *, fragments: bool = False) -> None:
         # Traces and logs hold values as JSON or repr() spells them (quotes, backslashes and
         # non-ASCII escaped): each spelling is masked.
         spellings = {
@@ -30,8 +36,15 @@ class SecretMask:
                 repr(value)[1:-1],
             )
         }
+        if fragments:
+            spellings |= {
+                spelling[i : i + FRAGMENT]
+                for spelling in list(spellings)
+                for i in range(len(spelling) - FRAGMENT + 1)
+            }
         secrets = sorted(spellings, key=len, reverse=True)
         self._pattern = re.compile("|".join(map(re.escape, secrets))) if secrets else None
+        self._fragments = fragments
         self._hold = max((len(s) for s in secrets), default=1) - 1
         self._tail = ""
 
@@ -39,7 +52,23 @@ class SecretMask:
         return self._pattern is not None
 
     def __call__(self, text: str) -> str:
-        return self._pattern.sub(MASK, text) if self._pattern is not None else text
+        if self._pattern is None:
+            return text
+        if not self._fragments:
+            return self._pattern.sub(MASK, text)
+        # Each match widened to the word around it (up to white space or a quote), then masked.
+        parts, shown = [], 0
+        for match in self._pattern.finditer(text):
+            start, end = match.span()
+            if start < shown:  # inside a word already masked
+                continue
+            while start > shown and text[start - 1] not in _WORD_END:
+                start -= 1
+            while end < len(text) and text[end] not in _WORD_END:
+                end += 1
+            parts += [text[shown:start], MASK]
+            shown = end
+        return "".join([*parts, text[shown:]])
 
     def feed(self, text: str) -> str:
         """The part of a stream that is safe to show now."""

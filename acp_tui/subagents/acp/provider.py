@@ -3,37 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import ProviderCapabilities, SubagentRequest
-from .permissions import PermissionPolicy, resolve_policy
+from .config import AcpProviderConfig
+from .permissions import resolve_policy
 from .run import AcpSubagentRun
 
-
-@dataclass(frozen=True)
-class AcpProviderConfig:
-    command: str
-    args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # the child's own credentials
-    cwd: str | None = None
-    permission_policy: str | PermissionPolicy = "reject"
-    handshake_timeout: float = 60.0  # spawn -> initialize -> session/new; slow agents need seconds
-    cancel_grace: float = 1.0  # session/cancel -> SIGTERM to the group
-    term_grace: float = 0.5  # SIGTERM -> SIGKILL
-    max_output_chars: int = 16_000_000  # the answer kept beyond this is cut, and says so
-    max_line_bytes: int = 32 << 20  # one JSON-RPC message from the child, at most
-    name: str | None = None  # a label for traces and diagnostics
-    trace_dir: str | None = None  # when set, every JSON-RPC frame of each run goes to a JSONL file
-    # Session config options to set before the prompt (id -> value id; `mode` falls back to
-    # `session/set_mode` when the agent offers modes but no config options).
-    options: Mapping[str, str] = field(default_factory=dict)
-    # MCP servers handed to `session/new`, in the ACP shape (stdio: name, command, args, env;
-    # http/sse: type, name, url, headers).
-    mcp_servers: Sequence[Mapping[str, Any]] = ()
-    run_timeout: float | None = None  # dispose a run that outlives this (it ends aborted)
-    idle_timeout: float | None = None  # dispose a run silent for this long (no frame from the agent)
+__all__ = ["AcpProviderConfig", "AcpSubagentProvider"]
 
 
 class AcpSubagentProvider:

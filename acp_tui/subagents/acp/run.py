@@ -9,36 +9,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import logging
 import os
-import re
 import signal
 import time
 from collections import Counter, deque
-from dataclasses import replace
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from ...untrusted import without_surrogates
 from ..events import EventStream
 from ..model import (
+    EndedBy,
     Finished,
     HiddenUpdate,
     OutputDelta,
     PermissionDecided,
+    PermissionOptionInfo,
     PermissionRecord,
     RunEvent,
     RunStatus,
+    SessionStarted,
     StatusChanged,
     StderrLine,
+    Stopping,
+    StopStep,
     SubagentRequest,
     SubagentResult,
     SubagentStopReason,
+    Usage,
+    UsageReported,
 )
-from .environment import child_environment
+from .environment import child_environment, protect_own_environment
 from .masking import SecretMask
 from .permissions import PermissionAsk, PermissionPolicy
-from .process import Child, drain_lines, pump_json_lines, spawn, spawn_error_message, terminate_group
+from .process import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from .sdk import import_acp
 from .stop_reasons import map_stop_reason
 from .trace import TraceWriter
+from .transport import MALFORMED, StdioTransport
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable
@@ -46,10 +56,16 @@ if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
 
     from .provider import AcpProviderConfig
+    from .session_setup import SessionSetup
 
 STDERR_TAIL_LINES = 200
-MAX_EARLY_UPDATES = 10_000  # updates that arrive before `session/new` answers, kept for replay
+STDERR_LINE_CHARS = 2000  # a longer stderr line is cut (after masking) to this
+NOTE_SAMPLE_CHARS = 60  # how much of a dropped line our note quotes
+ERROR_CHARS = 300  # an error message is one line of at most this
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
+MAX_EARLY_UPDATES = 10_000  # early updates kept for replay (their text also counts against the cap)
+
+log = logging.getLogger(__name__)
 
 Outcome = tuple[SubagentStopReason, str | None]
 
@@ -73,27 +89,39 @@ class AcpSubagentRun:
         self.status: RunStatus = "spawning"
         self._policy = policy
         self._abort = abort
-        self._mask = SecretMask(config.env.values())
+        self._secrets = _secret_values(config)
+        self._mask = SecretMask(self._secrets)
+        self._stream_mask = SecretMask(self._secrets)  # holds back a tail between chunks
         self._events = EventStream()
         self._started = time.monotonic()
+        self._last_frame = self._started
         self._output: list[str] = []
         self._output_chars = 0
         self._truncated = False
         self._hidden: Counter[str] = Counter()
+        self._tool_kinds: Counter[str] = Counter()
         self._permissions: list[PermissionRecord] = []
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._usage: Usage | None = None
+        self._ended_by: EndedBy | None = None
         self._child: Child | None = None
         self._conn: ClientSideConnection | None = None
+        self._transport: StdioTransport | None = None
         self._trace: TraceWriter | None = None
         self._session_id: str | None = None
-        self._early_updates: list[tuple[str, Any]] = []
+        self._setup: SessionSetup | None = None
+        self._grace_deadline: float | None = None  # when a cancel's grace runs out
+        # Updates that arrive before `session/new` answers: text (charged to the output cap as it
+        # comes, so an early flood cannot grow memory) and hidden kinds, replayed in order.
+        self._early_updates: list[tuple[str, str, str]] = []  # (session id, "text" | "hidden", value)
+        self._early_chars = 0
         self._cancel_requested = False
         self._cancel_reason: str | None = None
         self._child_gone = False
         self._interrupt = asyncio.Event()
         self._spawned = asyncio.Event()
         self._helpers: list[asyncio.Task[Any]] = []
-        self._pipes: list[asyncio.Task[None]] = []  # stdout pump, stderr drain
+        self._pipes: list[asyncio.Task[Any]] = []  # the stderr drain
         self._main: asyncio.Task[None] | None = None
         self._result: asyncio.Future[SubagentResult] = asyncio.get_running_loop().create_future()
 
@@ -118,11 +146,8 @@ class AcpSubagentRun:
         return self._result.done()
 
     async def dispose(self, reason: str | None = None) -> None:
-        """Stop the run however far it got, and return once its process group is gone."""
-        if not self._result.done() and not self._cancel_requested:
-            self._cancel_requested = True
-            self._cancel_reason = reason
-            self._interrupt.set()
+        """Stop the run however far it got, and return once its processes are gone."""
+        self._request_cancel(reason)
         if self._main is None:
             self._finish((SubagentStopReason.ABORTED, reason))
         else:
@@ -143,14 +168,20 @@ class AcpSubagentRun:
             if not self._cancel_requested:
                 outcome = await self._spawn_and_converse()
         except Exception as exc:  # a bug of ours still ends the run cleanly, and says so
+            log.exception("run failed")
             outcome = (SubagentStopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}")
         finally:
             self._spawned.set()
-            await self._cleanup()
-            self._finish(outcome)
+            try:
+                await self._cleanup()
+            except Exception:  # whatever fails here, the result still comes
+                log.exception("cleanup of a run failed")
+            finally:
+                self._finish(outcome)
 
     async def _spawn_and_converse(self) -> Outcome:
         self._set_status("spawning")
+        protect_own_environment()
         try:
             self._child = await spawn(
                 self.config.command,
@@ -164,73 +195,81 @@ class AcpSubagentRun:
             self._spawned.set()
         if self._abort is not None:
             self._helper(self._watch_abort())
+        if self.config.run_timeout is not None or self.config.idle_timeout is not None:
+            self._helper(self._watch_time())
         await asyncio.sleep(0)  # let runs started alongside spawn too, before the SDK import below
         return await self._converse(self._child)
 
     async def _converse(self, child: Child) -> Outcome:
         proc = child.process
         assert proc.stdin and proc.stdout and proc.stderr
-        agent_output = asyncio.StreamReader(limit=1 << 24)
-        pump = pump_json_lines(
+        if self.config.trace_dir:
+            label = self.config.name or os.path.basename(self.config.command)
+            with contextlib.suppress(OSError):  # no trace is no reason to fail the run
+                # Frames are traced as they came, so a value split across two of them is masked
+                # by its fragments.
+                trace_mask = SecretMask(self._secrets, fragments=True)
+                self._trace = TraceWriter.for_run(
+                    self.config.trace_dir, label, child.pid, trace_mask, self._note
+                )
+        self._transport = transport = StdioTransport(
             proc.stdout,
-            agent_output,
+            proc.stdin,
             max_line_bytes=self.config.max_line_bytes,
-            on_dropped=self._note,
-            on_oversized=self._lost_a_message,
-            join_chunks=not self.config.trace_dir,  # a trace shows the frames as the child sent them
+            on_note=self._on_dropped,
+            on_lost=self._lost_a_message,
+            on_frame=self._heard_from_agent,
+            trace=self._trace,
         )
-        self._pipes = [self._helper(pump), self._helper(drain_lines(proc.stderr, self._on_stderr_line))]
-        self._helper(self._watch_exit(child, self._pipes[0]))
+        self._pipes = [self._helper(drain_lines(proc.stderr, self._on_stderr_line))]
+        self._helper(self._watch_exit(child, transport))
 
         # Imported only now, so the child boots while we pay for the SDK.
         import_acp()
         import acp
-        from acp.schema import ClientCapabilities, Implementation
         from pydantic import ValidationError
 
         from .client import RunClient
+        from .session_setup import SessionSetup, SessionSetupError
 
-        observers = []
-        if self.config.trace_dir:
-            label = self.config.name or os.path.basename(self.config.command)
-            self._trace = TraceWriter.for_run(self.config.trace_dir, label, child.pid, self._mask)
-            observers.append(self._trace.observe)
-        self._conn = conn = acp.connect_to_agent(
-            cast(Any, RunClient(self)), proc.stdin, agent_output, observers=observers
+        self._conn = conn = acp.connect_to_agent(cast(Any, RunClient(self)), cast(Any, transport))
+        self._setup = setup = SessionSetup(
+            conn,
+            cwd=self.cwd,
+            options=self.config.options,
+            mcp_servers=self.config.mcp_servers,
+            name=self.config.name or os.path.basename(self.config.command),
         )
-        step = "initialize"
         try:
             self._set_status("initializing")
             try:
                 async with asyncio.timeout(self.config.handshake_timeout):
-                    await self._unless_interrupted(
-                        conn.initialize(
-                            protocol_version=acp.PROTOCOL_VERSION,
-                            client_capabilities=ClientCapabilities(),
-                            client_info=Implementation(name="acp-tui", version="0.1.0"),
-                        )
-                    )
-                    step = "session/new"
-                    session = await self._unless_interrupted(conn.new_session(cwd=self.cwd, mcp_servers=[]))
+                    session_id = await self._unless_interrupted(setup.start(self._session_opened))
             except TimeoutError:
-                return self._failed(
-                    f"handshake timed out after {self.config.handshake_timeout:g} s (no answer to {step})"
+                timeout = self.config.handshake_timeout
+                return self._failed(f"handshake timed out after {timeout:g} s (no answer to {setup.step})")
+            self._events.push(
+                SessionStarted(
+                    self._clean_json(setup.agent),
+                    setup.current_options,
+                    self._clean_json(setup.auth_methods),
+                    setup.offered,
                 )
-            self._session_id = session.session_id
-            for session_id, update in self._early_updates:
-                self.on_update(session_id, update)
-            self._early_updates.clear()
-            step = "session/prompt"
+            )
             self._set_status("prompting")
-            stop_reason = await self._prompt(conn, session.session_id)
+            stop_reason = await self._prompt(conn, session_id)
+            if not self._cancel_requested:
+                await setup.close(self.config.cancel_grace)
         except _Interrupted:
             if self._cancel_requested:
                 return SubagentStopReason.ABORTED, self._cancel_reason
             return self._failed(await self._exit_message(child))
+        except SessionSetupError as exc:
+            return self._failed(str(exc))
         except acp.RequestError as exc:
-            return self._failed(f"{step} failed: {_rpc_error_text(exc)}")
+            return self._failed(setup.failure(setup.step, exc) or _rpc_error_text(setup.step, exc))
         except ValidationError as exc:
-            return self._failed(_invalid_response_text(step, exc))
+            return self._failed(_invalid_response_text(setup.step, exc))
         except (ConnectionError, OSError, EOFError):
             return self._failed(await self._exit_message(child))
         if self._cancel_requested:  # some agents answer end_turn to a cancel: still aborted
@@ -239,6 +278,11 @@ class AcpSubagentRun:
         if mapped is SubagentStopReason.ERROR:
             return mapped, f"agent stopped with {stop_reason!r}"
         return mapped, None
+
+    def _session_opened(self, session_id: str) -> None:
+        """`session/new` answered: the updates that came before it are this session's now."""
+        self._session_id = session_id
+        self._replay_early_updates()
 
     async def _prompt(self, conn: ClientSideConnection, session_id: str) -> str:
         import acp
@@ -255,7 +299,8 @@ class AcpSubagentRun:
             # Ask the agent to end its turn and give it cancel_grace to do so. After a broken pipe
             # even this notification can hang, so it shares the same bound.
             grace = self.config.cancel_grace
-            deadline = asyncio.get_running_loop().time() + grace
+            deadline = self._grace_deadline = asyncio.get_running_loop().time() + grace
+            self._stop_step("cancel-sent")
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.cancel(session_id=session_id), grace)
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
@@ -281,20 +326,37 @@ class AcpSubagentRun:
         return work.result()
 
     async def _cleanup(self) -> None:
-        """End the process group, let the pipes run dry, close the connection, stop the helpers."""
+        """End every process of the run, let the pipes run dry, close them and the connection, stop
+        the helpers, close the trace. Each step is bounded, and none can keep the others from
+        running."""
         self._interrupt.set()  # questions still open (a policy asking a human) are answered now
         child = self._child
+        if self._setup is not None and not self._child_gone:
+            # session/close within what is left of the cancel's grace: never later than the kill.
+            grace = self.config.cancel_grace
+            if self._grace_deadline is not None:
+                grace = self._grace_deadline - asyncio.get_running_loop().time()
+            await self._setup.close(grace)
         if child is not None:
-            if child.process.stdin is not None:
-                child.process.stdin.close()
-            graceful = not self._cancel_requested and not self._child_gone
-            await terminate_group(
-                child,
-                term_grace=self.config.term_grace,
-                exit_grace=self.config.term_grace if graceful else 0.0,
-            )
-            if self._pipes:
-                await asyncio.wait(self._pipes, timeout=PIPE_CLOSE_GRACE)
+            try:
+                if child.process.stdin is not None:
+                    child.process.stdin.close()
+                graceful = not self._cancel_requested and not self._child_gone
+                self._ended_by = cast(
+                    "EndedBy",
+                    await terminate_group(
+                        child,
+                        term_grace=self.config.term_grace,
+                        exit_grace=self.config.term_grace if graceful else 0.0,
+                        on_step=self._stop_step,
+                    ),
+                )
+                waiting = [*self._pipes]
+                if self._transport is not None:
+                    waiting.append(self._helper(self._transport.eof.wait()))
+                await asyncio.wait(waiting, timeout=PIPE_CLOSE_GRACE)
+            finally:
+                close_pipes(child)  # whatever still holds them, we keep no descriptor of this run
         if self._conn is not None:
             # After a broken pipe, close() can hang or re-raise: bound it, ignore what it says.
             with contextlib.suppress(Exception):
@@ -311,17 +373,23 @@ class AcpSubagentRun:
         if self._result.done():
             return
         stop_reason, error = outcome
-        self._keep_output(self._mask.flush())
+        self._keep_output(self._stream_mask.flush())
         result = SubagentResult(
             stop_reason=stop_reason,
             output="".join(self._output),
-            error=self._mask(error) if error else error,
+            error=self._one_line(error) if error else error,
             exit_code=self._child.returncode if self._child else None,
             hidden=dict(self._hidden),
             permissions=list(self._permissions),
             duration_s=time.monotonic() - self._started,
             stderr_tail=list(self._stderr),
             truncated=self._truncated,
+            ended_by=self._ended_by,
+            agent=self._clean_json(self._setup.agent) if self._setup else None,
+            options=self._setup.current_options if self._setup else {},
+            usage=self._usage,
+            auth_methods=self._clean_json(self._setup.auth_methods) if self._setup else (),
+            tool_kinds=dict(self._tool_kinds),
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -333,6 +401,15 @@ class AcpSubagentRun:
             return SubagentStopReason.ABORTED, self._cancel_reason
         return SubagentStopReason.ERROR, message
 
+    def _request_cancel(self, reason: str | None) -> None:
+        if self._result.done() or self._cancel_requested:
+            return
+        self._cancel_requested = True
+        self._cancel_reason = reason
+        self._interrupt.set()
+        if self._main is not None:
+            self._set_status("cancelling")
+
     # Helpers around the child ------------------------------------------------------------------
 
     def _helper(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
@@ -342,14 +419,30 @@ class AcpSubagentRun:
 
     async def _watch_abort(self) -> None:
         await self._abort.wait()
-        self._cancel_requested = self._cancel_requested or not self._result.done()
-        self._interrupt.set()
+        self._request_cancel(None)
 
-    async def _watch_exit(self, child: Child, pump: asyncio.Task[Any]) -> None:
+    async def _watch_time(self) -> None:
+        """The preset's run and idle timeouts: either disposes the run, saying which."""
+        run_timeout, idle_timeout = self.config.run_timeout, self.config.idle_timeout
+        while True:
+            now = time.monotonic()
+            deadlines = []
+            if run_timeout is not None:
+                deadlines.append((self._started + run_timeout, f"timed out after {run_timeout:g} s"))
+            if idle_timeout is not None:
+                deadlines.append((self._last_frame + idle_timeout, f"silent for {idle_timeout:g} s"))
+            when, reason = min(deadlines)
+            if when <= now:
+                self._request_cancel(reason)  # the lifecycle does the rest, as for dispose()
+                return
+            await asyncio.sleep(when - now)
+
+    async def _watch_exit(self, child: Child, transport: StdioTransport) -> None:
         """A dead child whose pipes stay open (a wrapper's grandchild holds them) ends the run."""
         await child.wait_exit()
-        await asyncio.wait({pump}, timeout=PIPE_CLOSE_GRACE)
-        if not pump.done():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(transport.eof.wait(), PIPE_CLOSE_GRACE)
+        if not transport.eof.is_set():
             self._child_gone = True
             self._interrupt.set()
 
@@ -359,7 +452,7 @@ class AcpSubagentRun:
         if code is None:
             return "the agent closed the connection"
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._pipes[1]), 0.2)
+            await asyncio.wait_for(asyncio.shield(self._pipes[0]), 0.2)
         last = next((line for line in reversed(self._stderr) if line.strip()), "")
         if code < 0:
             with contextlib.suppress(ValueError):
@@ -373,26 +466,74 @@ class AcpSubagentRun:
     def on_update(self, session_id: str, update: Any) -> None:
         if self._result.done():
             return
-        if self._session_id is None:
-            # Some agents stream before their `session/new` answer arrives: keep, replay later.
-            if len(self._early_updates) < MAX_EARLY_UPDATES:
-                self._early_updates.append((session_id, update))
-            return
-        if session_id != self._session_id:
-            return
         kind = str(getattr(update, "session_update", "unknown"))
+        text = None
         if kind == "agent_message_chunk":
             content_type = getattr(update.content, "type", "unknown")
             if content_type == "text":
-                self._append_output(_printable(update.content.text))
-                return
-            kind = f"agent_message_chunk:{content_type}"  # counted, never shown
+                text = update.content.text
+            else:
+                kind = f"agent_message_chunk:{content_type}"  # counted, never shown
+        if self._session_id is None:
+            # Some agents stream before their `session/new` answer arrives: keep, replay later.
+            self._keep_early(session_id, kind, text)
+            return
+        if session_id != self._session_id:
+            return
+        if text is not None:
+            self._append_output(text)
+            return
+        if kind == "tool_call":
+            self._tool_kinds[str(getattr(update, "kind", None) or "other")] += 1
+        usage = self._setup.on_update(update) if self._setup is not None else None
+        if usage is not None:  # still counted below, as a hidden kind
+            self._usage = usage
+            self._events.push(UsageReported(usage))
+        self._count_hidden(kind)
+
+    def _keep_early(self, session_id: str, kind: str, text: str | None) -> None:
+        if len(self._early_updates) >= MAX_EARLY_UPDATES:
+            self._truncated = self._truncated or text is not None
+            return
+        if text is None:
+            self._early_updates.append((session_id, "hidden", kind))
+            return
+        room = self.config.max_output_chars - self._early_chars
+        if len(text) > room:
+            text, self._truncated = text[: max(0, room)], True
+        if text:
+            self._early_chars += len(text)
+            self._early_updates.append((session_id, "text", text))
+
+    def _replay_early_updates(self) -> None:
+        early, self._early_updates = self._early_updates, []
+        for session_id, what, value in early:
+            if session_id != self._session_id:
+                continue
+            if what == "text":
+                self._append_output(value)
+            else:
+                self._count_hidden(value)
+
+    def _count_hidden(self, kind: str) -> None:
         self._hidden[kind] += 1
         self._events.push(HiddenUpdate(kind))
 
     async def on_permission(self, ask: PermissionAsk) -> str | None:
-        if self._mask:
-            ask = replace(ask, title=self._mask(ask.title), content=self._mask(ask.content))
+        ask = PermissionAsk(
+            title=self._clean(ask.title),
+            kind=ask.kind,
+            options=tuple(
+                # The id goes back to the agent as it came: only the name is for people.
+                PermissionOptionInfo(o.option_id, self._clean(o.name), o.kind)
+                for o in ask.options
+            ),
+            content=self._clean(ask.content),
+            raw_input=self._clean_json(ask.raw_input),
+            locations=tuple(self._clean(path) for path in ask.locations),
+            cwd=self.cwd,
+        )
+        asked = time.monotonic()
         option_id: str | None = None
         rule = "cancelled"  # what decided, unless the policy gets to
         try:
@@ -415,6 +556,9 @@ class AcpSubagentRun:
                 rule=rule,
                 at=time.monotonic() - self._started,
                 content=ask.content,
+                raw_input=ask.raw_input,
+                locations=ask.locations,
+                waited_s=time.monotonic() - asked,
             )
             if not self._result.done():
                 self._permissions.append(record)
@@ -438,10 +582,34 @@ class AcpSubagentRun:
         choice = decision.result()
         return choice.option_id, choice.rule
 
+    # Text that leaves the core: masked (before any cut) and encodable -------------------------
+
+    def _clean(self, text: str) -> str:
+        """The one choke point for strings an agent or its process produced: secrets masked, lone
+        surrogates (which no file, pipe or screen can encode) replaced. Cut only after this."""
+        return self._mask(without_surrogates(text))
+
+    def _clean_json(self, value: Any) -> Any:
+        """`_clean` on every string of a JSON-shaped value (keys included), or of a dataclass."""
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            cleaned = {f.name: self._clean_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+            return dataclasses.replace(value, **cleaned)
+        if isinstance(value, str):
+            return self._clean(value)
+        if isinstance(value, dict):
+            return {self._clean(str(k)): self._clean_json(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self._clean_json(v) for v in value)
+        return value
+
+    def _one_line(self, text: str, limit: int = ERROR_CHARS) -> str:
+        line = " ".join(self._clean(text).split())
+        return line if len(line) <= limit else line[: limit - 1] + "…"
+
     # State and events ------------------------------------------------------------------------------
 
     def _append_output(self, text: str) -> None:
-        self._keep_output(self._mask.feed(text))
+        self._keep_output(self._stream_mask.feed(without_surrogates(text)))
 
     def _keep_output(self, text: str) -> None:
         if not text:
@@ -457,13 +625,27 @@ class AcpSubagentRun:
         self._events.push(OutputDelta(text))
 
     def _set_status(self, status: RunStatus) -> None:
+        if self.status == "cancelling" and status not in ("finished", "cancelling"):
+            return  # a phase reached while stopping is not news
         self.status = status
         self._events.push(StatusChanged(status))
 
+    def _stop_step(self, step: str) -> None:
+        if not self._result.done():
+            self._events.push(Stopping(cast(StopStep, step)))
+
+    def _heard_from_agent(self) -> None:
+        self._last_frame = time.monotonic()
+
     def _on_stderr_line(self, line: str) -> None:
-        line = self._mask(line)
+        line = self._clean(line)[:STDERR_LINE_CHARS]
         self._stderr.append(line)
         self._events.push(StderrLine(line))
+
+    def _on_dropped(self, what: str, line: bytes | bytearray) -> None:
+        """A frame the transport dropped: said with a masked sample of it (masked, then cut)."""
+        sample = self._clean(bytes(line[:4096]).decode("utf-8", "replace"))[:NOTE_SAMPLE_CHARS]
+        self._note(f"{what}: {sample!r}" if sample else what)
 
     def _lost_a_message(self) -> None:
         """A message too large to read was dropped: the answer may miss a part, and says so."""
@@ -474,24 +656,25 @@ class AcpSubagentRun:
         self._on_stderr_line(f"[acp-tui] {message}")
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+def _secret_values(config: AcpProviderConfig) -> list[str]:
+    """What the run hands the agent that could be a credential: its env, and its MCP servers' env
+    and header values (as `session/new` carries them: lists of name/value)."""
+    values = list(config.env.values())
+    for server in config.mcp_servers:
+        for key in ("env", "headers"):
+            for item in server.get(key) or ():
+                if isinstance(item, Mapping) and isinstance(item.get("value"), str):
+                    values.append(item["value"])
+    return values
 
 
-def _printable(text: str) -> str:
-    """The text, with lone surrogates (from JSON escapes like `\\ud800`) replaced: they cannot be
-    encoded, so they would break every screen, file and pipe the answer goes to. (Searched for, not
-    encoded to find out: encoding a 20 MB chunk would cost 20 MB.)"""
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-8", "replace").decode()
-
-
-def _rpc_error_text(exc: Exception) -> str:
+def _rpc_error_text(step: str, exc: Any) -> str:
+    if getattr(exc, "data", None) == MALFORMED:
+        return str(exc)  # the transport's own words: "the agent sent a malformed response to ..."
     code = getattr(exc, "code", None)
     data = getattr(exc, "data", None)
     details = data.get("details") or data.get("message") if isinstance(data, dict) else data
-    text = f"{exc} ({code})" + (f": {details}" if details else "")
-    return " ".join(text.split())[:300]
+    return f"{step} failed: {exc} ({code})" + (f": {details}" if details else "")
 
 
 def _invalid_response_text(step: str, exc: Any) -> str:

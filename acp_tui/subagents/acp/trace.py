@@ -1,48 +1,74 @@
 """Protocol traces: every JSON-RPC frame of a run, in and out, one JSON object per line.
 
 A trace is a bug report: `{"t": seconds since the run started, "dir": "out" | "in", "frame": ...}`.
-Values the preset passed explicitly in `env` are masked wherever they appear.
+Values the preset passed explicitly in `env` are masked wherever they appear. Writing a trace never
+stops a run: a full disk or a closed file ends the trace (said once), not the run.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from .masking import SecretMask
+log = logging.getLogger(__name__)
 
 
 class TraceWriter:
-    def __init__(self, path: Path, mask: SecretMask) -> None:
+    def __init__(self, path: Path, mask: Callable[[str], str], on_failure: Callable[[str], None]) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        # Any string is written: lone surrogates are escaped by json.dumps (ensure_ascii).
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115 - see close()
         self._started = time.monotonic()
         self._mask = mask
+        self._on_failure = on_failure
 
     @classmethod
-    def for_run(cls, trace_dir: str, label: str, pid: int, mask: SecretMask) -> TraceWriter:
+    def for_run(
+        cls,
+        trace_dir: str,
+        label: str,
+        pid: int,
+        mask: Callable[[str], str],
+        on_failure: Callable[[str], None],
+    ) -> TraceWriter:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "agent"
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        return cls(Path(os.path.expanduser(trace_dir)) / f"{safe}-{stamp}-{pid}.jsonl", mask)
+        return cls(Path(os.path.expanduser(trace_dir)) / f"{safe}-{stamp}-{pid}.jsonl", mask, on_failure)
 
-    def observe(self, event: Any) -> None:
-        """An SDK stream observer: `event.direction` and `event.message`."""
-        if self._file.closed:
+    def write(self, direction: str, frame: Any) -> None:
+        if self._file is None:
             return
-        direction = "out" if event.direction.value == "outgoing" else "in"
-        line = json.dumps(
-            {"t": round(time.monotonic() - self._started, 6), "dir": direction, "frame": event.message},
-            separators=(",", ":"),
-        )
-        self._file.write(self._mask(line) + "\n")
+        entry = {"t": round(time.monotonic() - self._started, 6), "dir": direction, "frame": frame}
+        try:
+            self._file.write(self._mask(json.dumps(entry, separators=(",", ":"))) + "\n")
+        except (OSError, ValueError, TypeError, RecursionError) as exc:
+            self._fail(exc)
 
     def close(self) -> None:
-        self._file.close()
+        file, self._file = self._file, None
+        if file is None:
+            return
+        try:
+            file.close()
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        log.warning("trace %s stopped: %s", self.path, exc)
+        file, self._file = self._file, None
+        if file is not None:
+            try:
+                file.close()
+            except OSError:
+                log.debug("closing the failed trace failed too", exc_info=True)
+        self._on_failure(f"the protocol trace stopped: {exc}")
 
 
 def read_trace(path: str | Path) -> list[dict[str, Any]]:

@@ -1,0 +1,374 @@
+"""`acp-tui policy check`: decide recorded permission requests again with a policy, no agent run.
+
+Requests come from traces (`--trace` files: each `session/request_permission` the agent sent, the
+tool call's fields merged from its earlier `tool_call` / `tool_call_update` announcements, the cwd
+of `session/new`, and the client's answer) and from JSON records (`acp-tui run --format json`, the
+app's export: each record's `permissions`; older records without `raw_input` / `locations` still
+read, and rules on commands and paths then have nothing to match). A folder stands for every
+`*.json` / `*.jsonl` file under it; a trace that a record of the same check names is read once, as
+the trace (it keeps what a rule needs, the cwd too) with the rules that decided from the record.
+
+Each request gives a row: `agent`, `kind`, `title`, `was` and `now` (`{decision, rule}`: the chosen
+option's kind, `cancelled`, or `ask`), `changed`. The status: 0 when no decision changed, 1 when any
+did; bad input is the caller's exit 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..subagents.acp.permissions import PermissionAsk, PermissionPolicy
+from ..subagents.model import PermissionOptionInfo, PermissionRecord
+from ..untrusted import one_line
+from .trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
+
+ASK = "ask"
+
+
+class Person:
+    """The `ask` policy under check: a person would be asked, so it decides nothing."""
+
+    name = ASK
+
+
+PERSON = Person()
+CheckedPolicy = PermissionPolicy | Person
+
+
+class RecordsError(ValueError):
+    """Input that is not records or traces, said in one line naming the file."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    decision: str  # the chosen option's kind, "cancelled", or "ask"
+    rule: str | None  # what decided; None when unknown (a trace does not say)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.decision, "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One recorded permission request and how it was answered then."""
+
+    agent: str
+    ask: PermissionAsk
+    recorded: Decision
+    source: str  # "FILE line N", for people
+
+
+@dataclass(frozen=True)
+class Row:
+    agent: str
+    kind: str | None
+    title: str
+    was: Decision
+    now: Decision
+
+    @property
+    def changed(self) -> bool:
+        return self.was.decision != self.now.decision
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "kind": self.kind,
+            "title": self.title,
+            "was": self.was.to_json(),
+            "now": self.now.to_json(),
+            "changed": self.changed,
+        }
+
+
+# Reading ----------------------------------------------------------------------------------------
+
+
+def input_files(paths: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file())
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            raise RecordsError(f"{path}: no such file or folder")
+    return files
+
+
+def load_requests(paths: Sequence[Path]) -> list[Request]:
+    """Every permission request of `paths` (files or folders), in file order."""
+    records: list[tuple[Path, list[tuple[int, dict[str, Any]]]]] = []
+    traces: list[tuple[Path, list[Entry]]] = []
+    for path in input_files(paths):
+        kind, items = _read_file(path)
+        if kind == "trace":
+            traces.append((path, items))
+        else:
+            records.append((path, items))
+    # A record naming a trace that is also given is read from the trace, which keeps everything a
+    # rule needs (raw input, locations, the cwd), with the rules that decided from the record.
+    by_trace = {_resolved(path): (path, entries) for path, entries in traces}
+    requests: list[Request] = []
+    used: set[Path] = set()
+    for path, lines in records:
+        for number, record in lines:
+            own = list(_record_requests(record, f"{path} line {number}"))
+            trace = (
+                by_trace.get(_resolved(Path(record["trace"])))
+                if isinstance(record.get("trace"), str)
+                else None
+            )
+            if trace is None:
+                requests.extend(own)
+                continue
+            used.add(_resolved(trace[0]))
+            traced = trace_requests(*trace)
+            if [r.ask.title for r in traced] == [r.ask.title for r in own]:
+                traced = [
+                    replace(t, agent=o.agent, recorded=replace(t.recorded, rule=o.recorded.rule))
+                    for t, o in zip(traced, own, strict=True)
+                ]
+            requests.extend(traced)
+    for path, entries in traces:
+        if _resolved(path) not in used:
+            requests.extend(trace_requests(path, entries))
+    return requests
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path
+
+
+def _read_file(path: Path) -> tuple[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RecordsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise RecordsError(f"{path}: not UTF-8 text") from None
+    parsed: list[tuple[int, Any]] = []
+    whole = _whole_document(text)
+    if whole is not None:  # one JSON document: a record, or a list of them
+        parsed = [(1, item) for item in whole]
+    for number, line in enumerate(text.splitlines() if whole is None else (), start=1):
+        if not line.strip():
+            continue
+        try:
+            parsed.append((number, json.loads(line)))
+        except ValueError:
+            raise RecordsError(f"{path} line {number}: not JSON") from None
+    if parsed and is_trace_line(parsed[0][1]):
+        try:
+            return "trace", [entry_from(data, f"{path} line {n}") for n, data in parsed]
+        except TraceError as exc:
+            raise RecordsError(str(exc)) from None
+    for number, data in parsed:
+        if not isinstance(data, dict) or not isinstance(data.get("permissions"), list):
+            raise RecordsError(
+                f'{path} line {number}: neither a run record (with "permissions") nor a trace line'
+            )
+    return "records", parsed
+
+
+def _whole_document(text: str) -> list[Any] | None:
+    """A file holding one JSON value over several lines (pretty-printed): its records."""
+    if text.count("\n") <= 1 or not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None  # JSON lines, or broken: read line by line, which names the bad line
+    return data if isinstance(data, list) else [data]
+
+
+def _record_requests(record: dict[str, Any], where: str) -> Iterable[Request]:
+    agent = record.get("name")
+    agent = agent if isinstance(agent, str) else "?"
+    for index, permission in enumerate(record["permissions"], start=1):
+        at = f"{where}, permission {index}"
+        if not isinstance(permission, dict):
+            raise RecordsError(f"{at}: not an object")
+        title, kind, decision = permission.get("title"), permission.get("kind"), permission.get("decision")
+        if not isinstance(title, str) or not isinstance(decision, str):
+            raise RecordsError(f'{at}: "title" and "decision" must be strings')
+        if kind is not None and not isinstance(kind, str):
+            raise RecordsError(f'{at}: "kind" must be a string or null')
+        options = permission.get("options")
+        if not isinstance(options, list) or not all(
+            isinstance(o, dict) and all(isinstance(o.get(k), str) for k in ("option_id", "name", "kind"))
+            for o in options
+        ):
+            raise RecordsError(f'{at}: "options" must be a list of {{option_id, name, kind}}')
+        locations = permission.get("locations") or []
+        if not isinstance(locations, list) or not all(isinstance(p, str) for p in locations):
+            raise RecordsError(f'{at}: "locations" must be a list of paths')
+        cwd = permission.get("cwd", record.get("cwd"))
+        ask = PermissionAsk(
+            title=title,
+            kind=kind,
+            options=tuple(PermissionOptionInfo(o["option_id"], o["name"], o["kind"]) for o in options),
+            raw_input=permission.get("raw_input"),
+            locations=tuple(locations),
+            cwd=cwd if isinstance(cwd, str) else None,
+        )
+        rule = permission.get("rule")
+        yield Request(agent, ask, Decision(decision, rule if isinstance(rule, str) else None), at)
+
+
+def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
+    """The permission requests of one trace, each with the client's recorded answer."""
+    agent = agent_label(path, entries)
+    answers = {json.dumps(e.frame["id"]): e.frame for e in entries if e.dir == "out" and e.is_response}
+    tool_calls: dict[str, dict[str, Any]] = {}  # toolCallId -> fields announced so far
+    cwd: str | None = None
+    requests = []
+    for number, entry in enumerate(entries, start=1):
+        frame, method = entry.frame, entry.frame.get("method")
+        params = frame.get("params")
+        if not isinstance(params, dict):
+            params = {}
+        if entry.dir == "out" and method == "session/new" and isinstance(params.get("cwd"), str):
+            cwd = params["cwd"]
+        elif entry.dir == "in" and method == "session/update":
+            update = params.get("update")
+            if isinstance(update, dict) and update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
+                _merge(tool_calls, update)
+        elif entry.dir == "in" and method == "session/request_permission" and entry.is_request:
+            where = f"{path} line {number}"
+            call, options = params.get("toolCall"), _trace_options(params.get("options"))
+            if not isinstance(call, dict) or options is None:
+                continue  # not a request the client could decide (it answered with an error)
+            fields = _merge(tool_calls, call)
+            ask = PermissionAsk(
+                title=str(fields.get("title") or fields.get("toolCallId") or ""),
+                kind=fields["kind"] if isinstance(fields.get("kind"), str) else None,
+                options=options,
+                raw_input=fields.get("rawInput"),
+                locations=_location_paths(fields.get("locations")),
+                cwd=cwd,
+            )
+            answer = answers.get(json.dumps(frame["id"]))
+            requests.append(Request(agent, ask, Decision(_answered(answer, options), None), where))
+    return requests
+
+
+def _location_paths(locations: Any) -> tuple[str, ...]:
+    if not isinstance(locations, list):
+        return ()
+    return tuple(
+        loc["path"] for loc in locations if isinstance(loc, dict) and isinstance(loc.get("path"), str)
+    )
+
+
+def _merge(tool_calls: dict[str, dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's fields so far: an update's omitted fields are unchanged (ACP's rule)."""
+    key = str(fields.get("toolCallId"))
+    merged = tool_calls.setdefault(key, {})
+    merged.update({k: v for k, v in fields.items() if v is not None})
+    return dict(merged)
+
+
+def _trace_options(raw: Any) -> tuple[PermissionOptionInfo, ...] | None:
+    if not isinstance(raw, list) or not all(
+        isinstance(o, dict) and all(isinstance(o.get(k), str) for k in ("optionId", "name", "kind"))
+        for o in raw
+    ):
+        return None
+    return tuple(PermissionOptionInfo(o["optionId"], o["name"], o["kind"]) for o in raw)
+
+
+def _answered(answer: dict[str, Any] | None, options: tuple[PermissionOptionInfo, ...]) -> str:
+    outcome = obj(obj(obj(answer).get("result")).get("outcome"))
+    if outcome.get("outcome") == "selected":
+        for option in options:
+            if option.option_id == outcome.get("optionId"):
+                return option.kind
+    return "cancelled"
+
+
+def ask_of(record: PermissionRecord, cwd: str | None = None) -> PermissionAsk:
+    """A recorded request asked again: everything a policy reads, from the run's record."""
+    return PermissionAsk(
+        title=record.title,
+        kind=record.kind,
+        options=record.options,
+        content=record.content,
+        raw_input=record.raw_input,
+        locations=record.locations,
+        cwd=cwd,
+    )
+
+
+# Deciding ---------------------------------------------------------------------------------------
+
+
+async def decide(policy: CheckedPolicy, ask: PermissionAsk) -> Decision:
+    """What `policy` decides (a person decides nothing: `ask`)."""
+    if isinstance(policy, Person):
+        return Decision(ASK, ASK)
+    choice = await policy.decide(ask)
+    kinds: dict[str, str] = {}
+    for option in ask.options:  # an id offered twice reads as its first offer, as in the run
+        kinds.setdefault(option.option_id, option.kind)
+    decision = kinds.get(choice.option_id, "cancelled") if choice.option_id is not None else "cancelled"
+    return Decision(decision, choice.rule)
+
+
+def check(
+    requests: Sequence[Request], policy: CheckedPolicy, against: CheckedPolicy | None = None
+) -> list[Row]:
+    """One row per request. `against` given: `was` is `policy`'s decision and `now` is `against`'s;
+    otherwise `was` is the recorded decision and `now` is `policy`'s."""
+
+    async def rows() -> list[Row]:
+        out = []
+        for request in requests:
+            if against is None:
+                was, now = request.recorded, await decide(policy, request.ask)
+            else:
+                was, now = await decide(policy, request.ask), await decide(against, request.ask)
+            out.append(Row(request.agent, request.ask.kind, request.ask.title, was, now))
+        return out
+
+    return asyncio.run(rows())
+
+
+# Printing ---------------------------------------------------------------------------------------
+
+
+def text_table(rows: Sequence[Row], *, was_label: str = "was", now_label: str = "now") -> str:
+    """The rows for people: untrusted text on one line each, changed rows marked with `*`."""
+
+    def shown(decision: Decision) -> str:
+        return f"{decision.decision} ({one_line(decision.rule, 40)})" if decision.rule else decision.decision
+
+    table = [["agent", "kind", "title", was_label, now_label, "changed"]]
+    for row in rows:
+        table.append(
+            [
+                one_line(row.agent, 24),
+                one_line(row.kind or "-", 10),
+                one_line(row.title, 48),
+                shown(row.was),
+                shown(row.now),
+                "*" if row.changed else "",
+            ]
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in table
+    ]
+    changed = sum(row.changed for row in rows)
+    lines.append(f"{changed} of {len(rows)} decision{'s' if len(rows) != 1 else ''} changed")
+    return "\n".join(lines) + "\n"

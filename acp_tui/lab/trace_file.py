@@ -1,0 +1,100 @@
+"""Reading a protocol trace (`--trace DIR`, the app's tracing) back, checked line by line.
+
+One JSON object per line: `{"t": seconds since the run started, "dir": "out" | "in", "frame": the
+JSON-RPC message}`; `out` is what the client sent, `in` what the agent sent. Any other line is an
+error naming the file and the line: a trace is evidence, and a half-read one would mislead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class TraceError(ValueError):
+    """A file that is not a trace, said in one line naming it."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    t: float
+    dir: str  # "out": client to agent; "in": agent to client
+    frame: dict[str, Any]
+
+    @property
+    def is_request(self) -> bool:
+        return "method" in self.frame and "id" in self.frame
+
+    @property
+    def is_response(self) -> bool:
+        return "method" not in self.frame and "id" in self.frame
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: a recorded frame may be anything."""
+    return value if isinstance(value, dict) else {}
+
+
+def is_trace_line(data: Any) -> bool:
+    return isinstance(data, dict) and "dir" in data and "frame" in data
+
+
+def load_trace(path: str | Path) -> list[Entry]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path}: is a directory, not a trace") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise TraceError(f"{path}: not UTF-8 text") from None
+    entries = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            entries.append(parse_entry(line, f"{path} line {number}"))
+    return entries
+
+
+def parse_entry(line: str, where: str) -> Entry:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        raise TraceError(f"{where}: not JSON") from None
+    return entry_from(data, where)
+
+
+def entry_from(data: Any, where: str) -> Entry:
+    if not is_trace_line(data):
+        raise TraceError(f'{where}: not a trace line (expected {{"t", "dir", "frame"}})')
+    t, direction, frame = data.get("t", 0), data["dir"], data["frame"]
+    if direction not in ("in", "out"):
+        raise TraceError(f'{where}: "dir" must be "in" or "out"')
+    if isinstance(t, bool) or not isinstance(t, int | float) or t < 0:
+        raise TraceError(f'{where}: "t" must be a number of seconds')
+    if not isinstance(frame, dict):
+        raise TraceError(f'{where}: "frame" must be a JSON-RPC message (an object)')
+    return Entry(float(t), direction, frame)
+
+
+_TRACE_NAME = re.compile(r"^(?P<label>.+)-\d{8}-\d{6}-\d+$")
+
+
+def agent_label(path: str | Path, entries: list[Entry]) -> str:
+    """Which agent a trace is of: the preset name in its file name (`NAME-STAMP-PID.jsonl`), else
+    the `agentInfo.name` it announced, else the file's name."""
+    stem = Path(path).stem
+    if match := _TRACE_NAME.match(stem):
+        return match.group("label")
+    for entry in entries:
+        result = entry.frame.get("result")
+        if entry.dir == "in" and isinstance(result, dict) and isinstance(result.get("agentInfo"), dict):
+            name = result["agentInfo"].get("name")
+            if isinstance(name, str) and name:
+                return name
+    return stem

@@ -1,0 +1,210 @@
+"""The transport: the one reader of a child's frames. It parses each line once, passes on only valid
+JSON-RPC 2.0, fails a request whose answer is malformed at once, and joins runs of plain text chunks
+(nothing else) before the SDK sees them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
+from acp_tui.subagents.acp.trace import read_trace
+from acp_tui.subagents.acp.transport import MALFORMED, StdioTransport
+from tests.helpers import SCRIPTED_AGENT
+
+
+def chunk(text: str, session: str = "s1", **extra: Any) -> bytes:
+    content = {"type": "text", "text": text, **extra}
+    update = {"sessionUpdate": "agent_message_chunk", "content": content}
+    return json.dumps(
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+    ).encode()
+
+
+class _Sink:
+    """Where the transport writes our frames: a list."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.lines.append(data)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+async def received(
+    *lines: bytes, asked: dict[int, str] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """What the SDK would receive from a child writing `lines`, after we sent the requests `asked`
+    (id -> method); and the notes the transport made."""
+    import asyncio
+
+    stdout = asyncio.StreamReader()
+    stdout.feed_data(b"\n".join(lines) + b"\n")
+    stdout.feed_eof()
+    notes: list[str] = []
+    transport = StdioTransport(
+        stdout,
+        cast(Any, _Sink()),
+        max_line_bytes=1 << 20,
+        on_note=lambda what, line: notes.append(what),
+        on_lost=lambda: None,
+    )
+    for rid, method in (asked or {}).items():
+        await transport.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": {}})
+    messages = []
+    while (message := await transport.receive()) is not None:
+        messages.append(message)
+    return messages, notes
+
+
+async def joined(*lines: bytes) -> list[dict[str, Any]]:
+    messages, notes = await received(*lines)
+    assert notes == []
+    return messages
+
+
+def texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [
+        (m["params"]["sessionId"], m["params"]["update"]["content"].get("text", "?"))
+        if m.get("method") == "session/update"
+        else ("-", m.get("method") or "response")
+        for m in messages
+    ]
+
+
+async def test_consecutive_text_chunks_of_one_session_become_one() -> None:
+    assert texts(await joined(chunk("a"), chunk("b"), chunk("c"))) == [("s1", "abc")]
+
+
+async def test_a_lone_chunk_is_passed_on_as_it_came() -> None:
+    assert await joined(chunk("only")) == [json.loads(chunk("only"))]
+
+
+async def test_other_messages_and_other_sessions_break_a_run_and_keep_their_place() -> None:
+    response = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {}}).encode()
+    thought = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s1",
+                "update": {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hm"}},
+            },
+        }
+    ).encode()
+    messages, notes = await received(
+        chunk("a"),
+        chunk("b"),
+        chunk("x", "s2"),
+        chunk("c"),
+        response,
+        chunk("d"),
+        thought,
+        chunk("e"),
+        asked={3: "session/prompt"},
+    )
+    assert notes == []
+    assert texts(messages) == [
+        ("s1", "ab"),
+        ("s2", "x"),
+        ("s1", "c"),
+        ("-", "response"),
+        ("s1", "d"),
+        ("s1", "hm"),
+        ("s1", "e"),
+    ]
+
+
+async def test_chunks_with_anything_more_or_else_than_plain_text_are_left_alone() -> None:
+    annotated = chunk("b", annotations={"priority": 1})
+    with_meta = chunk("c", _meta={"k": 1})
+    assert texts(await joined(chunk("a"), annotated, with_meta, chunk("e"))) == [
+        ("s1", "a"),
+        ("s1", "b"),
+        ("s1", "c"),
+        ("s1", "e"),
+    ]
+
+
+async def test_frames_that_are_no_json_rpc_2_are_dropped_and_noted() -> None:
+    deep = b"[" * 10_000 + b"]" * 10_000
+    nested = json.dumps(
+        {"jsonrpc": "2.0", "method": "x", "params": {"a": json.loads(b"[" * 200 + b"]" * 200)}}
+    )
+    messages, notes = await received(
+        b"not json",
+        b"42",
+        b"\xff\xfe{}",
+        chunk("d").replace(b'"2.0"', b'"1.0"'),
+        b'{"jsonrpc": "2.0", "method": 7}',
+        b'{"jsonrpc": "2.0", "id": true, "method": "m"}',
+        b'{"jsonrpc": "2.0", "id": 99, "result": {}}',
+        b'{"jsonrpc": "2.0"}',
+        deep,
+        nested.encode(),
+        chunk("survived"),
+    )
+    assert texts(messages) == [("s1", "survived")]
+    assert len(notes) == 10
+    assert sum("nested deeper" in note for note in notes) == 2
+
+
+async def test_a_malformed_answer_to_our_request_fails_that_request_at_once() -> None:
+    answers = [
+        b'{"jsonrpc": "2.0", "id": 0, "error": "boom"}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}}',
+        b'{"jsonrpc": "2.0", "id": 2, "error": {"code": "x", "message": "m"}}',
+        b'{"jsonrpc": "2.0", "id": 3, "error": {"code": 1}}',
+        b'{"jsonrpc": "1.0", "id": 4, "result": {}}',
+    ]
+    asked = {0: "session/prompt", 1: "initialize", 2: "session/new", 3: "session/prompt", 4: "initialize"}
+    messages, notes = await received(*answers, asked=asked)
+    assert notes == []
+    assert [m["id"] for m in messages] == [0, 1, 2, 3, 4]
+    assert all(m["error"]["data"] == MALFORMED for m in messages)
+    assert messages[0]["error"]["message"] == (
+        'the agent sent a malformed response to session/prompt: error is not an object ("boom")'
+    )
+
+
+async def test_a_duplicate_answer_goes_quietly() -> None:
+    answer = b'{"jsonrpc": "2.0", "id": 0, "result": {}}'
+    messages, notes = await received(answer, answer, asked={0: "initialize"})
+    assert (len(messages), notes) == (1, [])
+
+
+async def test_a_fast_stream_arrives_whole_and_in_order_in_fewer_pieces() -> None:
+    text = "".join(f"piece {i}; " for i in range(3000))
+    args = [SCRIPTED_AGENT, f"text={text}", "chunks=3000"]
+    run = await AcpSubagentProvider(AcpProviderConfig(command=sys.executable, args=args)).start(
+        SubagentRequest("go")
+    )
+    deltas = [event.text async for event in run.events() if isinstance(event, OutputDelta)]
+    result = await run.result()
+    assert (result.stop_reason, result.output) == (SubagentStopReason.COMPLETED, text)
+    assert "".join(deltas) == text
+    assert len(deltas) < 3000  # joined: the SDK did not pay for every one of them
+
+
+async def test_a_traced_run_records_the_frames_as_the_child_sent_them(tmp_path: Path) -> None:
+    text = "".join(f"piece {i}; " for i in range(300))
+    args = [SCRIPTED_AGENT, f"text={text}", "chunks=300"]
+    config = AcpProviderConfig(command=sys.executable, args=args, trace_dir=str(tmp_path))
+    run = await AcpSubagentProvider(config).start(SubagentRequest("go"))
+    result = await run.result()
+    assert result.output == text
+    [trace] = tmp_path.glob("*.jsonl")
+    chunks = [
+        frame["frame"]
+        for frame in read_trace(trace)
+        if frame["dir"] == "in" and frame["frame"].get("method") == "session/update"
+    ]
+    assert len(chunks) == 300

@@ -1,0 +1,296 @@
+"""Agents that try to hang, outlive, or read what the supervisor protects (issue: trust).
+
+Each case is driven over real stdio by the scripted child; each failed before the transport,
+process-mark and masking changes, and must pass now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, Subagents, SubagentStopReason
+from acp_tui.subagents.acp import trace as trace_module
+from acp_tui.subagents.acp.process import group_alive
+from acp_tui.subagents.acp.watchdog import SUPERVISOR_MARK, watchdog
+from tests.helpers import SCRIPTED_AGENT, scripted
+from tests.hostile.support import MB, eventually, fd_count, peak_rss
+
+S = SubagentStopReason
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+async def run_to_end(config: AcpProviderConfig, prompt: str = "go") -> tuple[object, float]:
+    started = time.monotonic()
+    run = await AcpSubagentProvider(config).start(SubagentRequest(prompt))
+    result = await run.result()
+    assert run.pid is None or not group_alive(run.pid)
+    return result, time.monotonic() - started
+
+
+# A string where JSON-RPC wants an error object ----------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["initialize", "session/new", "session/prompt"])
+async def test_a_string_error_fails_the_request_at_once_saying_so(method: str) -> None:
+    result, took = await run_to_end(scripted(bad_error=method, text="never"))
+    assert result.stop_reason is S.ERROR  # type: ignore[attr-defined]
+    assert result.error == (  # type: ignore[attr-defined]
+        f'the agent sent a malformed response to {method}: error is not an object ("boom")'
+    )
+    assert took < 5  # not the 60 s handshake timeout, not forever
+
+
+# A frame nested 10,000 deep ---------------------------------------------------------------------------
+
+
+async def test_a_deeply_nested_frame_is_dropped_and_the_answer_goes_on() -> None:
+    result, _ = await run_to_end(scripted(deep=10_000, text="abcdefgh", chunks=4))
+    assert result.stop_reason is S.COMPLETED  # type: ignore[attr-defined]
+    assert result.output == "abcdefgh"  # type: ignore[attr-defined]
+    assert any("nested deeper" in line for line in result.stderr_tail)  # type: ignore[attr-defined]
+
+
+# Grandchildren that leave the process group --------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["setsid", "setpgid"])
+@pytest.mark.parametrize("ending", ["completed", "disposed"])
+async def test_a_grandchild_that_leaves_the_group_is_ended_and_keeps_no_descriptor(
+    tmp_path: Path, how: str, ending: str
+) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    watchdog.ensure_started()  # its pipe is ours for good: opened before counting
+    before = fd_count()
+    options = {"daemon": how, "daemon_pid": pid_file, "text": "done"}
+    if ending == "disposed":
+        options |= {"forever": 1, "delay": 0.05}
+    run = await AcpSubagentProvider(scripted(**options)).start(SubagentRequest("go"))
+    await eventually(lambda: pid_file.exists() and pid_file.read_text() != "", what="the daemon's pid")
+    daemon = int(pid_file.read_text())
+    assert alive(daemon)
+    if ending == "disposed":
+        await run.dispose("stop")
+    result = await run.result()
+    assert result.stop_reason is (S.COMPLETED if ending == "completed" else S.ABORTED)
+    assert not alive(daemon), f"the {how} grandchild outlived its run"
+    assert fd_count() <= before
+
+
+# Memory before the session exists -------------------------------------------------------------------
+
+
+async def test_an_early_flood_counts_against_the_output_cap() -> None:
+    cap = 256_000
+    config = AcpProviderConfig(
+        command=sys.executable,
+        args=[SCRIPTED_AGENT, f"early_bulk={100 << 20}", "early=1", "text="],
+        max_output_chars=cap,
+    )
+    with peak_rss() as memory:
+        result, _ = await run_to_end(config)
+    assert result.stop_reason is S.COMPLETED, result.error  # type: ignore[attr-defined]
+    assert len(result.output) == cap and result.truncated  # type: ignore[attr-defined]
+    assert memory.growth < 60 * MB, f"our RSS grew by {memory.growth / MB:.0f} MB"
+
+
+# The log -----------------------------------------------------------------------------------------------
+
+
+async def test_a_flood_of_invalid_frames_writes_a_bounded_log(routed_logs: Path) -> None:
+    result, _ = await run_to_end(scripted(invalid_flood=20_000, text="fine"))
+    assert result.stop_reason is S.COMPLETED  # type: ignore[attr-defined]
+    assert result.output == "fine"  # type: ignore[attr-defined]
+    size = sum(path.stat().st_size for path in routed_logs.parent.glob("*"))
+    assert size < 200_000, f"{size} bytes of log for 20,000 frames"
+    assert "times]" in routed_logs.read_text()  # counted, not written each time
+
+
+# The trace fails -------------------------------------------------------------------------------------
+
+
+async def test_a_trace_that_cannot_be_written_never_keeps_the_result_from_coming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = trace_module.TraceWriter.for_run
+
+    def on_a_full_disk(*args: object, **kwargs: object) -> trace_module.TraceWriter:
+        writer = real(*args, **kwargs)  # type: ignore[arg-type]
+        writer.path = Path("/dev/full")
+        writer._file = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115 - closed by the run
+        return writer
+
+    monkeypatch.setattr(trace_module.TraceWriter, "for_run", staticmethod(on_a_full_disk))
+    config = scripted(text="x" * 20_000, chunks=50)
+    config = AcpProviderConfig(**{**config.__dict__, "trace_dir": str(tmp_path)})
+    result, _ = await asyncio.wait_for(run_to_end(config), 20)
+    assert result.stop_reason is S.COMPLETED  # type: ignore[attr-defined]
+    assert result.output == "x" * 20_000  # type: ignore[attr-defined]
+    assert any("trace stopped" in line for line in result.stderr_tail)  # type: ignore[attr-defined]
+
+
+# Our own environment ---------------------------------------------------------------------------------
+
+
+def test_a_child_cannot_read_our_credentials_from_proc(tmp_path: Path) -> None:
+    """The variable must be in our *initial* environment block: a fresh supervisor process."""
+    secret = "sk-live-" + "q" * 40
+    out = tmp_path / "parent.environ"
+    program = (
+        "import asyncio, sys\n"
+        "from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest\n"
+        "async def main():\n"
+        f"    args = [{SCRIPTED_AGENT!r}, 'read_parent_env={out}']\n"
+        "    config = AcpProviderConfig(command=sys.executable, args=args)\n"
+        "    run = await AcpSubagentProvider(config).start(SubagentRequest('go'))\n"
+        "    print((await run.result()).stop_reason)\n"
+        "asyncio.run(main())\n"
+    )
+    env = {**os.environ, "ACP_TUI_TEST_API_KEY": secret}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    environ = out.read_bytes()
+    assert b"ACP_TUI_TEST_API_KEY=" in environ
+    assert secret.encode() not in environ
+
+
+# Quitting with stubborn runs -----------------------------------------------------------------------------
+
+
+async def test_closing_eight_providers_of_stubborn_runs_takes_one_grace_not_eight() -> None:
+    subagents = Subagents()
+    stubborn = dict(forever=1, on_cancel="ignore", ignore_term=1, delay=0.05, stderr_at_prompt="READY")
+    runs = []
+    for i in range(8):
+        config = scripted(**stubborn)
+        await subagents.register(f"a{i}", AcpSubagentProvider(config))
+        runs.append(await subagents.start(f"a{i}", SubagentRequest("go")))
+    for run in runs:  # every one is prompting (and so ignoring the cancel for real)
+        async for event in run.events():
+            if getattr(event, "text", None) == "READY":
+                break
+    started = time.monotonic()
+    await subagents.aclose()
+    took = time.monotonic() - started
+    grace = runs[0].config.cancel_grace + runs[0].config.term_grace  # type: ignore[attr-defined]
+    assert took <= grace + 0.5, f"took {took:.2f} s for a grace of {grace} s"
+    results = [await run.result() for run in runs]
+    assert all(result.stop_reason is S.ABORTED for result in results)
+
+
+# SIGKILL of `acp-tui run` while its agents are still starting ------------------------------------
+
+
+def marked_by(supervisor: int) -> list[int]:
+    """Live processes carrying the mark of the supervisor whose pid is `supervisor`."""
+    prefix = f"{SUPERVISOR_MARK}={supervisor}-".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                marked = any(entry.startswith(prefix) for entry in f.read().split(b"\0"))
+        except OSError:
+            continue
+        if marked and alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def test_sigkill_of_acp_tui_run_while_agents_start_leaves_none_running(tmp_path: Path) -> None:
+    for attempt in range(3):
+        started = tmp_path / f"started-{attempt}"
+        agents = [
+            f"--agent=a{i}={sys.executable} {SCRIPTED_AGENT} hang=initialize env_dump={started}{i}"
+            for i in range(3)
+        ]
+        supervisor = subprocess.Popen(
+            [sys.executable, "-m", "acp_tui", "run", "--prompt", "go", *agents],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 20
+            while not any(Path(f"{started}{i}").exists() for i in range(3)):
+                assert time.monotonic() < deadline, "no agent started"
+                time.sleep(0.005)
+            os.kill(supervisor.pid, signal.SIGKILL)  # the other agents may still be spawning
+            supervisor.wait()
+            killed = time.monotonic()
+            while marked_by(supervisor.pid) and time.monotonic() - killed < 3:
+                time.sleep(0.01)
+            assert marked_by(supervisor.pid) == [], f"attempt {attempt}: agents outlived acp-tui run"
+            assert time.monotonic() - killed < 1.5
+        finally:
+            if supervisor.poll() is None:
+                supervisor.kill()
+
+
+# A secret anywhere an agent controls text ------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SECRET = "sk-ant-" + "".join(chr(ord("a") + (i * 7) % 26) for i in range(88))  # 95 characters
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(offset=st.integers(min_value=0, max_value=5000), chunks=st.integers(min_value=1, max_value=40))
+async def test_a_secret_at_any_offset_of_any_agent_text_never_leaves_unmasked(
+    tmp_path_factory: pytest.TempPathFactory, offset: int, chunks: int
+) -> None:
+    """The preset's credential, placed by the agent at `offset` of long texts in every field it
+    controls (answer, stderr, an error message, a permission title, a dropped line), reaches no
+    output unmasked: not the result, the events, the JSON record, the trace or the log."""
+    from acp_tui.config import AgentPreset
+    from acp_tui.logs import route_logging
+    from acp_tui.report import json_line, run_record
+
+    tmp = tmp_path_factory.mktemp("secret")
+    padding = "p" * offset
+    laden = padding + "${LEAKY_KEY}" + "q" * 3000
+    answering = {
+        "text": laden,
+        "chunks": chunks,
+        "stderr": laden,
+        "noise": laden,
+        "invalid_update": laden,
+        "permission": "normal",
+        "permission_title": laden,
+    }
+    failing = {"stderr": laden, "fail": f"session/prompt:-32000:{laden}"}
+    log = route_logging([SECRET], path=tmp / "acp-tui.log")
+    outputs: list[str] = []
+    for options in (answering, failing):
+        args = [SCRIPTED_AGENT, *(f"{k}={v}" for k, v in options.items())]
+        config = AcpProviderConfig(
+            command=sys.executable, args=args, env={"LEAKY_KEY": SECRET}, trace_dir=str(tmp / "traces")
+        )
+        run = await AcpSubagentProvider(config).start(SubagentRequest("go"))
+        outputs += [repr(event) async for event in run.events()]
+        result = await run.result()
+        if options is answering:
+            assert "***" in result.output  # the secret did come, and was masked
+        preset = AgentPreset("a", sys.executable, tuple(args))
+        outputs += [repr(result), json_line(run_record(preset, result, prompt="go"))]
+    outputs += [path.read_text() for path in (tmp / "traces").glob("*")]
+    outputs += [log.read_text()] if log.exists() else []
+    fragment = SECRET[10:40]  # any long piece of it counts as a leak, not only the whole
+    for text in outputs:
+        assert SECRET not in text and fragment not in text
