@@ -34,7 +34,6 @@ class Attempt:
     usage: Usage | None = None
     last_output_at: float | None = None
     trace: str | None = None
-    error: str | None = None  # a failure before any run existed (refused to start, a crash of the pane)
     open: bool = True  # shown in the grid
 
     @property
@@ -51,7 +50,7 @@ class Attempt:
 
     @property
     def finished(self) -> bool:
-        return self.result is not None or self.error is not None
+        return self.result is not None
 
 
 @dataclass

@@ -382,9 +382,6 @@ class SupervisorApp(App[None]):
         runs.styles.grid_size_columns = columns
         runs.styles.grid_rows = str(max(MIN_PANE_HEIGHT, height // rows))
 
-    def columns(self) -> int:
-        return int(self.query_one("#runs").styles.grid_size_columns or 1)
-
     def _update_subtitle(self) -> None:
         counts: dict[str, int] = {}
         from .widgets.run_pane import state_of

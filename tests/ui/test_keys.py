@@ -374,3 +374,17 @@ async def test_every_state_has_its_colour_on_the_badge_and_the_border() -> None:
         assert (
             "1 completed" in app.sub_title and "1 error" in app.sub_title and "1 cancelled" in app.sub_title
         )
+
+
+async def test_toasts_never_cover_a_panes_summary_lines() -> None:
+    app = three()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        app.notify("a toast long enough to wrap at eighty columns, or very nearly so")
+        await wait_until(pilot, lambda: bool(app.screen.query("Toast")))
+        await pilot.pause()
+        [toast] = app.screen.query("Toast")
+        for pane in pane_list(app):
+            for line in (pane.query_one("#stats"), pane.query_one("#error")):
+                assert not toast.region.overlaps(line.region)

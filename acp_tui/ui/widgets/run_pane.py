@@ -437,7 +437,6 @@ class RunPane(Vertical, can_focus=True):
         self._show_cancel(False)
         self.ticker.pause()
         if result is None:
-            self._show_error(self.attempt.error, failed=True)
             return
         answer = self.query_one(AnswerView)
         answer.append(result.output)
