@@ -68,6 +68,9 @@ STATE_ORDER = (
 )
 
 
+GRID_ACTIONS = {"focus_prompt", "focus_panes", "focus_nth", "next_pane", "previous_pane", "zoom"}
+
+
 @dataclass(eq=False)
 class PendingAsk:
     """A permission request waiting for the user; the ask handler awaits `answer`."""
@@ -123,6 +126,11 @@ class SupervisorApp(App[None]):
         self._terminal_gone = False
 
     @property
+    def main_screen(self) -> Screen[object]:
+        """The screen of the grid and the prompt, whatever is shown over it (the board, a dialog)."""
+        return self.screen_stack[0]
+
+    @property
     def rounds(self) -> int:
         return self.session.rounds
 
@@ -174,7 +182,7 @@ class SupervisorApp(App[None]):
 
         if isinstance(self._driver, SupervisorDriver):
             self._driver.on_terminal_lost = self.terminal_lost
-        self.query_one(PromptBar).focus_prompt()
+        self.main_screen.query_one(PromptBar).focus_prompt()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         self._update_subtitle()
 
@@ -238,7 +246,7 @@ class SupervisorApp(App[None]):
         from .widgets.run_pane import RunPane
 
         attempts = self.session.new_round(prompt, [self.settings.preset(a) for a in agents], self.policies)
-        runs = self.query_one("#runs", VerticalScroll)
+        runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
         panes = [RunPane(attempt, self._starter(attempt)) for attempt in attempts]
         await runs.mount_all(panes)
@@ -279,7 +287,7 @@ class SupervisorApp(App[None]):
         old = event.pane
         attempt = self.session.retry(old.attempt, self.policies[old.agent])
         pane = RunPane(attempt, self._starter(attempt))
-        await self.query_one("#runs", VerticalScroll).mount(pane, after=old)
+        await self.main_screen.query_one("#runs", VerticalScroll).mount(pane, after=old)
         self._relayout()
         pane.focus()
         self._update_subtitle()
@@ -338,6 +346,8 @@ class SupervisorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_permission":
             return bool(self.asks)
+        if action in GRID_ACTIONS:
+            return self.screen is self.main_screen  # a key never acts on a screen that is not shown
         return True
 
     # Following the runs ------------------------------------------------------------------------
@@ -358,7 +368,9 @@ class SupervisorApp(App[None]):
     def _panes(self) -> list[RunPane]:
         # Only the grid's own children: a query of the whole DOM walks every answer's blocks.
         # None at all while the app shuts down: a run may still report its end then.
-        runs = self.query("#runs")
+        if not self.screen_stack:
+            return []
+        runs = self.main_screen.query("#runs")
         if not runs:
             return []
         return cast("list[RunPane]", list(runs.first().query_children(".run-pane")))
@@ -369,7 +381,7 @@ class SupervisorApp(App[None]):
     def _relayout(self, size: Size | None = None) -> None:
         """Columns from the terminal's width of now (not the grid's: it is a resize behind); rows
         fill the height, else scroll."""
-        runs = self.query_one("#runs", VerticalScroll)
+        runs = self.main_screen.query_one("#runs", VerticalScroll)
         count = len(self._panes())
         if not count:
             runs.styles.grid_size_columns = 1
@@ -407,7 +419,7 @@ class SupervisorApp(App[None]):
             self._last_pane = focused
 
     def action_focus_prompt(self) -> None:
-        self.query_one(PromptBar).focus_prompt()
+        self.main_screen.query_one(PromptBar).focus_prompt()
 
     def action_focus_panes(self) -> None:
         """From the prompt to the pane last focused, else the first of the newest round."""
@@ -481,7 +493,7 @@ class SupervisorApp(App[None]):
         """A closed pane comes back, showing its attempt as it ended."""
         from .widgets.run_pane import RunPane
 
-        runs = self.query_one("#runs", VerticalScroll)
+        runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
         attempt.open = True
         pane = RunPane(attempt, None)
@@ -501,7 +513,9 @@ class SupervisorApp(App[None]):
         if panes:
             panes[min(index, len(panes) - 1)].focus()
         else:
-            await self.query_one("#runs", VerticalScroll).mount(Static(self._welcome(), id="welcome"))
+            await self.main_screen.query_one("#runs", VerticalScroll).mount(
+                Static(self._welcome(), id="welcome")
+            )
             self.action_focus_prompt()
 
     def action_help(self) -> None:
@@ -515,7 +529,7 @@ class SupervisorApp(App[None]):
         def apply(chosen: dict[str, str] | None) -> None:
             if chosen:
                 self.policies.update(chosen)
-                self.query_one(PromptBar).show_policies(self.policies)
+                self.main_screen.query_one(PromptBar).show_policies(self.policies)
 
         self.push_screen(PolicyScreen(self.policies, self.settings.policy_names), apply)
 

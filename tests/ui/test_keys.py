@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual import events
 from textual.command import CommandPalette
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.board_screen import BoardScreen
@@ -388,3 +388,32 @@ async def test_toasts_never_cover_a_panes_summary_lines() -> None:
         for pane in pane_list(app):
             for line in (pane.query_one("#stats"), pane.query_one("#error")):
                 assert not toast.region.overlaps(line.region)
+
+
+async def test_the_app_keys_work_from_the_board_and_the_grid_ones_wait() -> None:
+    app = three(forever=1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: all(p.run is not None for p in pane_list(app)))
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, BoardScreen))
+        await pilot.press("slash", "2", "tab", "z")  # grid keys: nothing happens behind the board
+        await pilot.resize_terminal(120, 30)  # the grid follows the width even behind the board
+        await pilot.pause()
+        assert isinstance(app.screen, BoardScreen)
+        await pilot.press("ctrl+k")  # cancel all works from the board
+        await wait_until(pilot, all_finished(app))
+        assert all(p.state == "cancelled" for p in pane_list(app))
+        await pilot.press("escape")
+        assert pane_list(app)[0].has_focus and app.query_one(PromptArea).text == "the task"
+
+
+async def test_an_empty_permission_log_says_so() -> None:
+    app = three()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("l")
+        await wait_until(pilot, lambda: app.screen is not app.main_screen)
+        shown = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert "No permission request yet" in shown
