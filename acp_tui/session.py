@@ -34,6 +34,7 @@ class Attempt:
     usage: Usage | None = None
     last_output_at: float | None = None
     trace: str | None = None
+    cwd: str | None = None  # the run's working directory (path rules of `policy check` use it)
     open: bool = True  # shown in the grid
 
     @property
@@ -90,7 +91,12 @@ class Session:
             if result is None:
                 continue
             record = report.run_record(
-                attempt.preset, result, prompt=attempt.prompt, policy=attempt.policy, trace=attempt.trace
+                attempt.preset,
+                result,
+                prompt=attempt.prompt,
+                policy=attempt.policy,
+                trace=attempt.trace,
+                cwd=attempt.cwd,
             )
             record["round"] = attempt.round_no
             record["attempt"] = attempt.attempt_no

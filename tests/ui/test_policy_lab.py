@@ -132,7 +132,9 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
         await wait_until(pilot, all_finished(app))
         await pilot.press("ctrl+s")
         expected = [
-            report.run_record(app.settings.preset(p.agent), p.result, prompt=p.prompt, policy=p.policy)
+            report.run_record(
+                app.settings.preset(p.agent), p.result, prompt=p.prompt, policy=p.policy, cwd=p.attempt.cwd
+            )
             | {"round": 1, "attempt": 1}
             for p in panes(app).values()
             if p.result is not None

@@ -320,6 +320,7 @@ class RunPane(Vertical, can_focus=True):
             self._show_failure(str(exc))
             return
         self.attempt.trace = getattr(run, "trace_path", None)
+        self.attempt.cwd = getattr(run, "cwd", None)
         async for event in run.events():
             if isinstance(event, OutputDelta):
                 answer.append(event.text)
