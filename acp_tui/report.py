@@ -11,6 +11,9 @@ file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or
 (each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
 agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
 agent's working directory: path rules of `acp-tui policy check` are taken from it).
+
+The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
+`attempt` (numbers from 1; `r` adds an attempt to the same round).
 """
 
 from __future__ import annotations
