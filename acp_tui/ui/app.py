@@ -518,6 +518,23 @@ class SupervisorApp(App[None]):
             )
             self.action_focus_prompt()
 
+    def action_permissions_panel(self) -> None:
+        """Every permission request of the session, and what another policy would decide."""
+        from ..subagents.acp.permissions import BUILTIN_POLICIES
+        from .screens.permissions_panel_screen import PanelRow, PermissionsPanelScreen
+
+        rows = [
+            PanelRow(a.agent, f"{a.round_no}/{a.attempt_no}", a.policy, record, a.cwd, record.waited_s)
+            for a in self.session.attempts
+            for record in (a.result.permissions if a.result else a.permissions)
+        ]
+        policies = {
+            name: BUILTIN_POLICIES[name] if name in BUILTIN_POLICIES else self.settings.policies[name]
+            for name in self.settings.policy_names
+            if name in BUILTIN_POLICIES or name in self.settings.policies
+        }
+        self.push_screen(PermissionsPanelScreen(rows, policies))
+
     def action_help(self) -> None:
         from .screens.help_screen import HelpScreen
 
@@ -581,6 +598,11 @@ class SupervisorApp(App[None]):
             "Tracing", "Protocol traces on or off for the next runs (ctrl+t)", self.action_toggle_tracing
         )
         yield SystemCommand("Zoom", "The focused pane on the whole screen, and back (z)", self.action_zoom)
+        yield SystemCommand(
+            "Permissions of the session",
+            "Every request of every run, and what another policy would decide",
+            self.action_permissions_panel,
+        )
         yield SystemCommand("Help", "Every key (?)", self.action_help)
         yield SystemCommand("Prompt", "Back to the prompt (/)", self.action_focus_prompt)
         yield from super().get_system_commands(screen)

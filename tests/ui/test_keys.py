@@ -417,3 +417,20 @@ async def test_an_empty_permission_log_says_so() -> None:
         await wait_until(pilot, lambda: app.screen is not app.main_screen)
         shown = " ".join(str(s.render()) for s in app.screen.query(Static))
         assert "No permission request yet" in shown
+
+
+async def test_the_palette_opens_the_session_permissions_panel() -> None:
+    from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
+
+    app = SupervisorApp(settings(scripted_preset("asked", permission="normal"), scripted_preset("quiet")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [command] = [
+            c for c in app.get_system_commands(app.screen) if c.title == "Permissions of the session"
+        ]
+        command.callback()
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionsPanelScreen))
+        await wait_until(pilot, lambda: bool(app.screen.query("DataTable")))
+        assert app.screen.query_one("DataTable").row_count == 1  # type: ignore[attr-defined]
+        await pilot.press("escape")
