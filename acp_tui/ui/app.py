@@ -32,6 +32,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.driver import Driver
 from textual.geometry import Size
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
@@ -119,7 +120,9 @@ class SupervisorApp(App[None]):
         self.policies = {preset.name: preset.policy for preset in settings.presets}
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
         self.export_dir = Path.cwd()
-        self.alerts = True  # a bell and a toast when a run errors or needs the user
+        # A bell and a toast when a run errors or needs the user (`bell` / `toasts` in the config).
+        self.bell_on = settings.bell
+        self.toasts_on = settings.toasts
         self.asks: list[PendingAsk] = []  # permission requests waiting for the user, oldest first
         self._last_pane: RunPane | None = None
         self._quitting = False
@@ -303,13 +306,9 @@ class SupervisorApp(App[None]):
         pending = PendingAsk(agent, ask, attempt)
         self.asks.append(pending)
         self._asks_changed(pending.attempt)
-        if self.alerts:
-            self.bell()
-            self.notify(
-                f"{text.safe_notice(agent)} needs you: {text.safe_notice(ask.title)} (a to answer)",
-                severity="warning",
-                markup=False,
-            )
+        self._alert(
+            f"{text.safe_notice(agent)} needs you: {text.safe_notice(ask.title)} (a to answer)", "warning"
+        )
         try:
             return await pending.answer
         finally:
@@ -353,10 +352,16 @@ class SupervisorApp(App[None]):
     # Following the runs ------------------------------------------------------------------------
 
     def on_run_pane_state_changed(self, event: RunPane.StateChanged) -> None:
-        if self.alerts and event.state == "error":
-            self.bell()
-            self.notify(f"{text.safe_notice(event.pane.agent)} failed", severity="error", markup=False)
+        if event.state == "error":
+            self._alert(f"{text.safe_notice(event.pane.agent)} failed", "error")
         self._update_subtitle()
+
+    def _alert(self, message: str, severity: SeverityLevel) -> None:
+        """A run errors or needs the user: the bell and a toast, each unless switched off."""
+        if self.bell_on:
+            self.bell()
+        if self.toasts_on:
+            self.notify(message, severity=severity, markup=False)
 
     def on_run_pane_run_finished(self) -> None:
         self._update_subtitle()

@@ -434,3 +434,17 @@ async def test_the_palette_opens_the_session_permissions_panel() -> None:
         await wait_until(pilot, lambda: bool(app.screen.query("DataTable")))
         assert app.screen.query_one("DataTable").row_count == 1  # type: ignore[attr-defined]
         await pilot.press("escape")
+
+
+async def test_bell_and_toasts_on_error_unless_switched_off() -> None:
+    import dataclasses
+
+    for bell, toasts in ((True, True), (False, False)):
+        app = SupervisorApp(dataclasses.replace(settings(scripted_preset("bad", exit=3)), bell=bell, toasts=toasts))
+        rings: list[int] = []
+        app.bell = lambda: rings.append(1)  # type: ignore[method-assign]
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await pilot.press("enter")
+            await wait_until(pilot, all_finished(app))
+            await pilot.pause()
+            assert (bool(rings), bool(app._notifications)) == (bell, toasts)
