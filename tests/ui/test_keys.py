@@ -438,11 +438,14 @@ async def test_the_palette_opens_the_session_permissions_panel() -> None:
 
 async def test_bell_and_toasts_on_error_unless_switched_off() -> None:
     import dataclasses
+    import functools
 
     for bell, toasts in ((True, True), (False, False)):
-        app = SupervisorApp(dataclasses.replace(settings(scripted_preset("bad", exit=3)), bell=bell, toasts=toasts))
+        app = SupervisorApp(
+            dataclasses.replace(settings(scripted_preset("bad", exit=3)), bell=bell, toasts=toasts)
+        )
         rings: list[int] = []
-        app.bell = lambda: rings.append(1)  # type: ignore[method-assign]
+        app.bell = functools.partial(rings.append, 1)  # type: ignore[method-assign]
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.press("enter")
             await wait_until(pilot, all_finished(app))
