@@ -32,6 +32,9 @@ EXIT_INTERRUPTED = 130
 AGENT_HELP = "An agent: a preset NAME, or 'NAME=COMMAND ARGS' for a new one. Repeatable."
 
 
+_POINT_AT_HELP = (click.MissingParameter,)  # e.g. `acp-tui run` with no --prompt
+
+
 class _OneLineErrors(click.Group):
     """Click's usual error display is a usage block plus a hint; ours is one line, no traceback."""
 
@@ -50,6 +53,8 @@ class _OneLineErrors(click.Group):
         except click.ClickException as exc:
             where = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "acp-tui"
             message = " ".join(exc.format_message().split())
+            if isinstance(exc, _POINT_AT_HELP):  # the command line itself was wrong: say where to look
+                message += f" (see '{where} --help')"
             click.echo(f"{where}: error: {message}", err=True)
             sys.exit(exc.exit_code)
         except click.Abort:  # Ctrl-C before any child existed: nothing to clean up
@@ -85,7 +90,12 @@ def _settings(ctx: click.Context, config: Path | None, agents: Sequence[str]) ->
         raise click.UsageError(str(exc), ctx) from None
 
 
-@click.group(name="acp-tui", cls=_OneLineErrors, invoke_without_command=True)
+@click.group(
+    name="acp-tui",
+    cls=_OneLineErrors,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
+)
 @click.option(
     "--config",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -11,11 +11,15 @@ file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or
 (each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
 agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
 agent's working directory: path rules of `acp-tui policy check` are taken from it).
+
+The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
+`attempt` (numbers from 1; `r` adds an attempt to the same round).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -104,33 +108,52 @@ def text_block(record: Mapping[str, Any]) -> str:
 
 
 def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs") -> str:
-    """Several records as one Markdown document (the app's export for people)."""
+    """Several records as one Markdown document (the app's export for people).
+
+    Our headings never collide with an answer's: the prompt and the answer are fenced (a fence
+    longer than any in them), so whatever headings an answer has stay inside its block, as written;
+    names and other one-line fields are kept on one line.
+    """
     parts = [f"# {title}\n"]
     for record in records:
-        parts.append(f"## {record['name']}: {record['stop_reason']}\n")
+        where = ""
+        if "round" in record:
+            where = f" (round {record['round']}, attempt {record.get('attempt', 1)})"
+        parts.append(f"## {_one_line(record['name'])}{where}: {record['stop_reason']}\n")
         facts = [
-            f"- command: `{_shell_join(record['command'])}`",
-            f"- policy: {record['policy']}",
+            f"- command: `{_one_line(_shell_join(record['command']))}`",
+            f"- policy: {_one_line(record['policy'])}",
             f"- duration: {record['duration_s']:.2f} s; exit code: {record['exit_code']}",
         ]
         if record.get("error"):
-            facts.append(f"- error: {record['error']}")
+            facts.append(f"- error: {_one_line(record['error'])}")
         if record.get("hidden"):
             counts = ", ".join(f"{kind} {count}" for kind, count in sorted(record["hidden"].items()))
-            facts.append(f"- hidden updates: {counts}")
+            facts.append(f"- hidden updates: {_one_line(counts)}")
         if record.get("trace"):
-            facts.append(f"- trace: `{record['trace']}`")
+            facts.append(f"- trace: `{_one_line(record['trace'])}`")
         facts.extend(f"- {fact}" for fact in _session_facts(record))
         if record.get("permissions"):
             facts.append("- permissions:")
-            facts.extend(f"  - {_permission_line(p)}" for p in record["permissions"])
+            facts.extend(f"  - {_one_line(_permission_line(p))}" for p in record["permissions"])
         parts.append("\n".join(facts) + "\n")
-        parts.append("### Prompt\n\n" + _quote(record["prompt"]) + "\n")
-        answer = record["output"].rstrip("\n") or "*(no answer)*"
+        parts.append("### Prompt\n\n" + _fenced(record["prompt"]) + "\n")
+        answer = _fenced(record["output"]) if record["output"] else "*(no answer)*"
         if record.get("truncated"):
             answer += "\n\n*(the answer was cut at the size limit)*"
         parts.append("### Answer\n\n" + answer + "\n")
     return "\n".join(parts)
+
+
+def _one_line(text: object) -> str:
+    return one_line(str(text))
+
+
+def _fenced(text: str) -> str:
+    """`text` in a fenced block no line of it can close: its headings stay its own."""
+    longest = max((len(run) for run in re.findall(r"~+", text)), default=0)
+    fence = "~" * max(4, longest + 1)
+    return f"{fence}markdown\n{text.rstrip(chr(10))}\n{fence}"
 
 
 def _permission_line(permission: Mapping[str, Any]) -> str:
@@ -161,10 +184,6 @@ def _session_facts(record: Mapping[str, Any]) -> list[str]:
         spent = f", cost {cost['amount']:g} {one_line(cost['currency'])}" if cost else ""
         facts.append(f"usage: {usage['used']} of {usage['size']} tokens{spent}")
     return facts
-
-
-def _quote(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
 
 
 def _shell_join(argv: Iterable[str]) -> str:

@@ -1,4 +1,4 @@
-"""Regenerate the README's picture: the demo fan-out, one run cancelled. `python assets/screenshot.py`"""
+"""Regenerate the README's picture: the demo fan-out, the slow one cancelled. `python assets/screenshot.py`"""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from acp_tui.config import load_settings
 from acp_tui.ui.app import make_app
+from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 
 OUT = Path(__file__).with_name("acp-tui.svg")
@@ -20,8 +21,12 @@ async def main() -> None:
             await pilot.pause(0.1)
         await pilot.pause(1.0)  # let the tortoise say a little more before it is cancelled
         tortoise = next(p for p in app.query(RunPane) if p.agent == "tortoise")
-        await tortoise.action_cancel()
         tortoise.focus()
+        await pilot.press("c")
+        while tortoise.result is None:
+            await pilot.pause(0.1)
+        app.query_one(PromptArea).cursor_blink = False
+        app.clear_notifications()
         await pilot.pause(0.3)
         app.save_screenshot(str(OUT))
         await pilot.press("ctrl+c")

@@ -5,6 +5,9 @@
   (no options)     answer the prompt text back, verbatim, in one chunk, then `end_turn`
   chunks=N         answer with stream_text(N) in N agent_message_chunk notifications, written as
                    fast as the pipe takes them (the client is the bottleneck, not this agent)
+  paced=R          answer with markdown_text(R * seconds) at R chunks a second (a model's pace):
+                   Markdown of 3 to 6 words a chunk, with headings, lists and code blocks
+  seconds=S        with paced=: how long the answer streams (default 60)
   forever=1        after the answer, stream "." every `delay` seconds (default 0.02) until cancelled
   on_cancel=MODE   honour (default: end the turn `cancelled` at once) | ignore (keep streaming)
   ignore_term=1    ignore SIGTERM (only SIGKILL ends it)
@@ -36,6 +39,34 @@ def stream_text(n: int) -> str:
     return "".join(stream_piece(i) for i in range(n))
 
 
+_WORDS = [
+    *("the", "agent", "reads", "a", "file", "then", "writes", "its"),
+    *("plan", "and", "checks", "every", "step", "before", "it", "answers"),
+]
+
+
+def markdown_piece(i: int) -> str:
+    """The i-th chunk of a paced Markdown answer: 3 to 6 words, and every so often a heading, a list
+    item or a code block (opened and closed over several chunks)."""
+    words = " ".join(_WORDS[(i + k) % len(_WORDS)] for k in range(3 + i % 4))
+    step = i % 60
+    if step == 0:
+        return f"\n\n## Part {i // 60}\n\n{words} "
+    if 20 <= step < 24:
+        return f"\n- item {i}: {words}"
+    if step == 24:
+        return "\n\n```python\n"
+    if 25 <= step < 30:
+        return f"value_{i} = compute({words.replace(' ', '_')!r})  # a line of code that is long enough\n"
+    if step == 30:
+        return "```\n\n"
+    return words + (". " if i % 7 == 6 else " ")
+
+
+def markdown_text(n: int) -> str:
+    return "".join(markdown_piece(i) for i in range(n))
+
+
 _CHUNK_HEAD = (
     b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + SESSION.encode() + b'",'
     b'"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":'
@@ -65,7 +96,18 @@ def main() -> None:
 
     def answer(rid: object, prompt_text: str) -> None:
         n = int(opts.get("chunks", "0"))
-        if n:
+        paced = float(opts.get("paced", "0"))
+        if paced:
+            total = int(paced * float(opts.get("seconds", "60")))
+            started = time.monotonic()
+            for i in range(total):
+                if cancelled.is_set() and opts.get("on_cancel") != "ignore":
+                    break
+                pause = started + i / paced - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                send(chunk_line(markdown_piece(i)))
+        elif n:
             lines = [chunk_line(stream_piece(i)) for i in range(n)]
             for start in range(0, n, 2048):
                 if cancelled.is_set() and opts.get("on_cancel") != "ignore":

@@ -1,6 +1,7 @@
 """Streaming: core throughput against the bare SDK client, and 16 streaming panes in the app.
 
-    python benchmarks/streaming.py [--pairs N] [--chunks N] [--panes N] [--pane-chunks N] [--only core|app]
+    python benchmarks/streaming.py [--pairs N] [--chunks N] [--panes N] [--pane-chunks N]
+                                   [--only core|app|paced] [--rate R] [--seconds S]
 
 (a) Core throughput. One echo_agent.py child streams N chunks (default 50,000 numbered tokens,
     written as fast as the pipe takes them, so the client is the bottleneck). Same process, same
@@ -19,6 +20,14 @@
     until the app has run the bound action (a non-priority app binding, so the key walks the focus
     chain first). Latency = action run - key posted. Reference: the same presses on the idle app
     before Enter. Target: p95 < 100 ms while streaming.
+
+(c) The app at a model's pace (headless, 200x60): 16 panes, each an echo_agent.py child streaming
+    Markdown with headings, lists and code blocks at `--rate` chunks/s (default 60) of 3-6 words for
+    `--seconds` (default 60). Every 0.5 s a real key is pressed, in turn tab, pagedown, b (the
+    board), escape, z, z (zoom and back), each followed at once by the `f12` probe: its latency is
+    the time until both were handled (keys are handled in order). The app's CPU is its process
+    time (all threads; the agents are other processes) over the wall time while streaming.
+    Targets: key p95 < 50 ms, CPU < 60 % of one core, every answer exact.
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ from _common import (
     verdict,
     wait_no_marked_processes,
 )
-from echo_agent import stream_text
+from echo_agent import markdown_text, stream_text
 
 # (a) core throughput ---------------------------------------------------------------------------------
 
@@ -156,6 +165,7 @@ class KeyProbe:
         self.handled = threading.Event()
         self.samples: list[tuple[float, float]] = []  # (posted at, latency)
         self.lost = 0
+        self.lost_after: list[int] = []  # (KeyPlayer) the turn of each press lost
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -169,11 +179,16 @@ class KeyProbe:
         driver = self.app._driver  # type: ignore[attr-defined]
         self.handled.clear()
         posted = time.perf_counter()
+        self.before_probe(driver)
         driver.process_message(events.Key("f12", None))
         if self.handled.wait(10.0):
             self.samples.append((posted, self.handled_at - posted))
         else:
             self.lost += 1
+            self.lost_after.append(getattr(self, "turn", 0))
+
+    def before_probe(self, driver: object) -> None:
+        """A key pressed just before the probe (none here)."""
 
     def start(self) -> None:
         def loop() -> None:
@@ -281,6 +296,123 @@ async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[li
     return rows, notes
 
 
+class KeyPlayer(KeyProbe):
+    """Presses real keys in turn, each followed by the probe: the latency covers both."""
+
+    KEYS = (("tab", "\t"), ("pagedown", None), ("b", "b"), ("escape", "\x1b"), ("z", "z"), ("z", "z"))
+
+    def __init__(self, app: object, interval: float = 0.5) -> None:
+        super().__init__(app, interval)
+        self.turn = 0
+
+    def before_probe(self, driver: object) -> None:
+        from textual import events
+
+        key, character = self.KEYS[self.turn % len(self.KEYS)]
+        self.turn += 1
+        driver.process_message(events.Key(key, character))  # type: ignore[attr-defined]
+
+
+async def app_at_model_speed(panes: int, rate: float, seconds: float) -> tuple[list[list[object]], list[str]]:
+    from textual.binding import Binding
+
+    from acp_tui.config import AgentPreset, Settings
+    from acp_tui.ui.app import SupervisorApp
+    from acp_tui.ui.widgets.answer_view import AnswerView
+    from acp_tui.ui.widgets.run_pane import RunPane
+
+    player: KeyPlayer | None = None
+
+    class ProbedApp(SupervisorApp):
+        CSS_PATH = str(Path(sys.modules[SupervisorApp.__module__].__file__ or "").with_name("app.tcss"))
+        BINDINGS = [*SupervisorApp.BINDINGS, Binding("f12", "bench_ping", "ping", show=False)]
+
+        def action_bench_ping(self) -> None:
+            if player is not None:
+                player.on_action()
+
+    args = (ECHO_AGENT, f"paced={rate}", f"seconds={seconds}")
+    presets = tuple(AgentPreset(f"m{i:02d}", PY, args) for i in range(panes))
+    app = ProbedApp(Settings(presets=presets, prompt="stream"))
+    expected = markdown_text(int(rate * seconds))
+    notes: list[str] = []
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause(0.5)
+        player = KeyPlayer(app)
+        press_key(app, "enter")
+        while len(list(app.query(RunPane))) < panes or not all(p.run for p in app.query(RunPane)):  # noqa: ASYNC110
+            await asyncio.sleep(0.05)  # polled, as the flat-out case polls for its results
+        started, cpu_started = time.perf_counter(), time.process_time()
+        player.start()
+        deadline = started + seconds + 120
+        while True:
+            found = list(app.query(RunPane))
+            if all(p.result is not None for p in found):
+                break
+            if time.perf_counter() > deadline:
+                raise TimeoutError("the panes did not finish in time")
+            await asyncio.sleep(0.05)
+        ended, cpu_ended = time.perf_counter(), time.process_time()
+        await asyncio.to_thread(player.stop)
+        # The reference: the same keys on the same app once every answer is in (nothing streams).
+        streamed = list(player.samples)
+        player.samples.clear()
+        await asyncio.to_thread(lambda: [player.press_once() for _ in range(2 * len(KeyPlayer.KEYS))])  # type: ignore[union-attr]
+        quiet = [lat for _, lat in player.samples]
+        player.samples = streamed
+        if app.screen.maximized is not None or len(app.screen_stack) > 1:
+            await pilot.press("escape")
+        while not all(p.query_one(AnswerView).text == expected for p in found):
+            if time.perf_counter() > ended + 30:
+                break
+            await asyncio.sleep(0.02)
+        exact = sum(p.query_one(AnswerView).text == expected for p in found)
+        for p in found:
+            if p.query_one(AnswerView).text != expected:
+                notes.append(f"{p.agent}: {len(p.query_one(AnswerView).text)} of {len(expected)} chars shown")
+        await app.action_quit()
+    latencies = [lat for _, lat in player.samples]
+    p95 = pct(latencies, 95)
+    by_key: dict[str, list[float]] = {}
+    for turn, (_, lat) in enumerate(player.samples):
+        by_key.setdefault(KeyPlayer.KEYS[turn % len(KeyPlayer.KEYS)][0], []).append(lat)
+    notes.append(
+        "key p50 by key: " + ", ".join(f"{key} {median(lats) * 1000:.0f} ms" for key, lats in by_key.items())
+    )
+    cpu = (cpu_ended - cpu_started) / (ended - started)
+    rows = [
+        [
+            f"{panes} panes at {rate:.0f} chunks/s for {seconds:.0f} s: exact",
+            f"{exact}/{panes} exact",
+            "",
+            "",
+            "all",
+            verdict(exact == panes),
+        ],
+        [
+            "key press (tab, pagedown, b, escape, z) handled, p95",
+            f"{p95 * 1000:.0f} ms (p50 {median(latencies) * 1000:.0f},"
+            f" max {max(latencies, default=0) * 1000:.0f}, n={len(latencies)})",
+            f"after the stream p95 {pct(quiet, 95) * 1000:.0f} ms",
+            p95 / pct(quiet, 95) if quiet else float("nan"),
+            "< 50 ms",
+            verdict(p95 < 0.05 and player.lost == 0),
+        ],
+        [
+            "the app's CPU while streaming",
+            f"{cpu * 100:.0f} % of one core",
+            "",
+            "",
+            "< 60 %",
+            verdict(cpu < 0.6),
+        ],
+    ]
+    if player.lost:
+        lost = ", ".join(KeyPlayer.KEYS[(turn - 1) % len(KeyPlayer.KEYS)][0] for turn in player.lost_after)
+        notes.append(f"{player.lost} key presses not handled within 10 s (after {lost})")
+    return rows, notes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -290,17 +422,25 @@ def main() -> int:
     parser.add_argument("--panes", type=int, default=16, help="panes for (b) (default 16)")
     parser.add_argument("--pane-chunks", type=int, default=5_000, help="chunks per pane (default 5,000)")
     parser.add_argument("--events", action="store_true", help="(a) also with an events() consumer")
-    parser.add_argument("--only", choices=["core", "app"], help="run only (a) or (b)")
+    parser.add_argument("--only", choices=["core", "app", "paced"], help="run only (a), (b) or (c)")
+    parser.add_argument("--rate", type=float, default=60, help="(c) chunks a second per pane (default 60)")
+    parser.add_argument("--seconds", type=float, default=60, help="(c) seconds of streaming (default 60)")
     args = parser.parse_args()
 
-    header("Streaming: core throughput vs the bare SDK client; 16 streaming panes in the app")
+    header(
+        "Streaming: core throughput vs the bare SDK client; 16 streaming panes in the app, flat out and paced"
+    )
     rows: list[list[object]] = []
     notes: list[str] = []
-    if args.only != "app":
+    if args.only in (None, "core"):
         rows += asyncio.run(core_throughput(args.pairs, args.chunks, args.events))
-    if args.only != "core":
+    if args.only in (None, "app"):
         app_rows, notes = asyncio.run(app_under_load(args.panes, args.pane_chunks, idle_presses=40))
         rows += app_rows
+    if args.only in (None, "paced"):
+        paced_rows, paced_notes = asyncio.run(app_at_model_speed(args.panes, args.rate, args.seconds))
+        rows += paced_rows
+        notes += paced_notes
     print(table(["what", "acp-tui", "reference", "ratio", "target", "verdict"], rows))
     for note in notes:
         print(f"note: {note}")

@@ -136,7 +136,7 @@ def test_usage_and_config_errors_are_one_line_exit_2_and_spawn_nothing(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([], "Missing option '--prompt'."),
+        ([], "Missing option '--prompt'. (see 'acp-tui run --help')"),
         (["--prompt", "   "], "the prompt is empty"),
     ],
 )
@@ -214,3 +214,10 @@ def test_the_app_refuses_a_bad_config_in_one_line(tmp_path: Path, monkeypatch: p
     result = invoke("--config", str(bad))
     assert result.exit_code == 2
     assert result.stderr == f'acp-tui: error: {bad}: agent "gemini": "args" must be a list of strings\n'
+
+
+@pytest.mark.parametrize("command", [[], ["run"]])
+def test_dash_h_works_like_dash_dash_help(command: list[str]) -> None:
+    short, long = invoke(*command, "-h"), invoke(*command, "--help")
+    assert short.exit_code == long.exit_code == 0
+    assert short.stdout == long.stdout and "Usage:" in short.stdout

@@ -473,8 +473,8 @@ def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
     assert "- command: `python3 -m demo`" in document
     assert "- error: timed out after 5 s" in document
     assert '"Write proof.txt" [edit]: allow_once by edits are fine' in document
-    assert "> ping\n> pong" in document
-    assert document.rstrip().endswith("# Partial\n\nanswer")
+    assert "~~~~markdown\nping\npong\n~~~~" in document  # fenced: its lines can be no heading of ours
+    assert document.rstrip().endswith("~~~~markdown\n# Partial\n\nanswer\n~~~~")  # its heading stays inside
 
 
 def test_sdk_diagnostics_go_to_the_log_file_never_the_terminal(tmp_path: Path) -> None:

@@ -1,7 +1,13 @@
-"""The supervisor: a prompt bar, and one pane per run, side by side.
+"""The supervisor: a prompt bar, and one pane per attempt, side by side.
 
-The app registers one core provider per agent preset, turns a submitted prompt into panes (a round),
-and disposes every live run before it exits, however it is asked to exit.
+The app registers one core provider per agent preset, turns a submitted prompt into a round of
+attempts (one pane each), keeps every attempt in its session (closing a pane hides it, the board
+and the export still have it), and disposes every live run before it exits, however it is asked
+to exit.
+
+Keys never do what the user did not aim at: single-key commands belong to the panes, and the
+prompt takes keys only while it has the focus (which it gives up after Enter). A permission
+request of the `ask` policy never takes the focus: it is queued, and `a` opens the oldest.
 """
 
 from __future__ import annotations
@@ -9,22 +15,33 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
+import os
 import shlex
 import signal
 import sys
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from rich.markup import escape
-from textual import on
-from textual.app import App, ComposeResult
+from textual import events, on
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.content import Content
+from textual.driver import Driver
+from textual.geometry import Size
+from textual.notifications import SeverityLevel
+from textual.screen import Screen
+from textual.widgets import Header, Static
 
+from ..session import Attempt, Session
 from ..subagents.model import SubagentRequest, SubagentRun
 from ..subagents.registry import Subagents
+from ..untrusted import without_surrogates
+from . import text
+from .widgets.key_footer import KeyFooter
 from .widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
@@ -35,10 +52,46 @@ if TYPE_CHECKING:
 # What only the first round needs (panes, Markdown, the provider) is imported then, not before the
 # first frame: a newcomer's first look should come as fast as Textual allows.
 
-MIN_PANE_WIDTH = 40
-MIN_PANE_HEIGHT = 12
-MAX_COLUMNS = 3
+MIN_PANE_WIDTH = 38
+MIN_PANE_HEIGHT = 10
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # kill, or the terminal went away
+TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the process, at most
+STATE_ORDER = (
+    "live",
+    "needs-you",
+    "cancelling",
+    "completed",
+    "max-tokens",
+    "refusal",
+    "cancelled",
+    "aborted",
+    "error",
+)
+
+
+GRID_ACTIONS = {"focus_prompt", "focus_panes", "focus_nth", "next_pane", "previous_pane", "zoom"}
+
+
+@dataclass(eq=False)
+class PendingAsk:
+    """A permission request waiting for the user; the ask handler awaits `answer`."""
+
+    agent: str
+    ask: PermissionAsk
+    attempt: Attempt | None
+    answer: asyncio.Future[str | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+def grid_shape(count: int, width: int) -> int:
+    """Columns for `count` panes at `width` cells: up to three side by side, more in a square
+    (four are 2 x 2, nine 3 x 3), never more than fit at the minimum width; rows balanced."""
+    fit = max(1, width // MIN_PANE_WIDTH)
+    wanted = count if count <= 3 else math.ceil(math.sqrt(count))
+    columns = max(1, min(fit, wanted))
+    rows = math.ceil(count / columns)
+    return math.ceil(count / rows)
 
 
 class SupervisorApp(App[None]):
@@ -47,106 +100,178 @@ class SupervisorApp(App[None]):
     BINDINGS = [
         Binding("ctrl+c", "quit", "Quit", priority=True),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
-        Binding("ctrl+k", "cancel_all", "Cancel all", priority=True),
-        Binding("f2", "policies", "Policies", priority=True),
-        Binding("ctrl+t", "toggle_tracing", "Tracing", priority=True),
-        Binding("ctrl+s", "export", "Export", priority=True),
-        Binding("slash", "focus_prompt", "Prompt"),
-        Binding("escape", "focus_runs", "Panes", show=False),
+        Binding("ctrl+k", "cancel_all", "Stop all", priority=True),
+        Binding("a", "answer_permission", "Answer"),
+        Binding("b", "board", "Board"),
+        Binding("question_mark", "help", "Help"),
+        Binding("f2", "policies", "Policies", show=False, priority=True),
+        Binding("ctrl+t", "toggle_tracing", "Tracing", show=False, priority=True),
+        Binding("ctrl+s", "export", "Export", show=False, priority=True),
+        Binding("slash,i", "focus_prompt", "Prompt", show=False),
+        Binding("escape", "focus_panes", "Panes", show=False),
+        *(Binding(str(n), f"focus_nth({n})", show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, settings: Settings) -> None:
         super().__init__()
         self.settings = settings
         self.subagents = Subagents()
-        self.rounds = 0
+        self.session = Session()
         self.policies = {preset.name: preset.policy for preset in settings.presets}
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
         self.export_dir = Path.cwd()
+        # A bell and a toast when a run errors or needs the user (`bell` / `toasts` in the config).
+        self.bell_on = settings.bell
+        self.toasts_on = settings.toasts
+        self.asks: list[PendingAsk] = []  # permission requests waiting for the user, oldest first
+        self._last_pane: RunPane | None = None
         self._quitting = False
+        self._terminal_gone = False
+
+    @property
+    def main_screen(self) -> Screen[object]:
+        """The screen of the grid and the prompt, whatever is shown over it (the board, a dialog)."""
+        return self.screen_stack[0]
+
+    @property
+    def rounds(self) -> int:
+        return self.session.rounds
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield PromptBar(self.policies, self.settings.prompt)
-        with VerticalScroll(id="runs"):
+        with VerticalScroll(id="runs", can_focus=False):
             yield Static(self._welcome(), id="welcome")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
-    def _welcome(self) -> str:
+    def _welcome(self) -> Content:
         """What a newcomer sees first: who will answer, how, and the keys that matter."""
         presets = self.settings.presets
-        commands = [display_command(p.argv) for p in presets]
-        name_width = max((len(p.name) for p in presets), default=0)
-        command_width = max((len(c) for c in commands), default=0)
+        names = [text.line(p.name, 24).plain for p in presets]
+        policies = [text.line(p.policy, 16).plain for p in presets]
+        name_width = max(map(len, names), default=0)
+        policy_width = max(map(len, policies), default=0)
         rows = [
-            f"  [b]{escape(p.name.ljust(name_width))}[/]   {escape(command.ljust(command_width))}"
-            f"   [dim]policy {escape(p.policy)}[/]"
-            for p, command in zip(presets, commands, strict=True)
+            Content.assemble(
+                "  ",
+                (name.ljust(name_width), "bold"),
+                "  ",
+                (policy.ljust(policy_width), "dim"),
+                "  ",
+                text.line(display_command(preset.argv)).plain,
+            )
+            for name, policy, preset in zip(names, policies, presets, strict=True)
         ]
         source = f" from {self.settings.source}" if self.settings.source else ""
-        return "\n".join(
+        return Content("\n").join(
             [
-                "[b]acp-tui[/] runs ACP agents side by side and shows each one's final answer.",
-                f"[dim]Agents{escape(source)}:[/]",
-                "",
+                Content.from_markup("[b]acp-tui[/] runs ACP agents side by side: each one's final answer."),
+                text.markup("[dim]Agents$source (name, policy, command):[/]", source=source),
                 *rows,
-                "",
-                "[b]Enter[/] sends the prompt to the checked agents.  "
-                "[b]c[/] cancels the focused run, [b]ctrl+k[/] all of them.",
-                "[b]f2[/] picks permission policies, [b]ctrl+t[/] records protocol traces, "
-                "[b]ctrl+s[/] exports the session, [b]ctrl+c[/] quits and stops every agent.",
+                Content(""),
+                Content.from_markup(
+                    "[b]Enter[/] sends the prompt to the checked agents, focus goes to their panes.\n"
+                    "[b]c[/] cancels the focused run, [b]ctrl+k[/] all; [b]/[/] back to the prompt.\n"
+                    "[b]b[/] the board of runs, [b]?[/] every key, [b]ctrl+c[/] quits (agents stop)."
+                ),
             ]
         )
 
     async def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in TERMINATING_SIGNALS:
-            loop.add_signal_handler(sig, self._on_terminate_signal)
-        self.query_one(PromptBar).focus_prompt()
-        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+            loop.add_signal_handler(sig, self._on_terminate_signal, sig)
+        from .terminal import SupervisorDriver
 
-    def _on_terminate_signal(self) -> None:
+        if isinstance(self._driver, SupervisorDriver):
+            self._driver.on_terminal_lost = self.terminal_lost
+        self.main_screen.query_one(PromptBar).focus_prompt()
+        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        self._update_subtitle()
+
+    def _on_terminate_signal(self, sig: signal.Signals) -> None:
+        if sig == signal.SIGHUP:
+            self.terminal_lost()
+        else:
+            self.run_worker(self.action_quit(), group="quit")
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if driver is LinuxDriver:
+            from .terminal import SupervisorDriver
+
+            return SupervisorDriver
+        return driver
+
+    def terminal_lost(self) -> None:
+        """The terminal went away (SIGHUP, or EIO): dispose every run and exit, in 3 s at most.
+
+        Nothing is written to the terminal again; a hard deadline ends the process whatever the
+        shutdown does (the watchdog ends any agent left then).
+        """
+        from .terminal import SupervisorDriver, detach_from_terminal
+
+        if self._terminal_gone:
+            return
+        self._terminal_gone = True
+        driver = self._driver
+        if isinstance(driver, SupervisorDriver):
+            driver.terminal_lost()
+        detach_from_terminal()
+        asyncio.get_running_loop().call_later(TERMINAL_LOST_DEADLINE, _exit_now)
         self.run_worker(self.action_quit(), group="quit")
 
     # Rounds and panes ------------------------------------------------------------------------
 
     @on(PromptBar.Submitted)
     async def fan_out(self, event: PromptBar.Submitted) -> None:
+        busy = [agent for agent in event.agents if self.session.live_for(agent)]
+        if busy:
+            from .screens.confirm_screen import ConfirmScreen
+
+            question = text.markup(
+                "$agents still answering an earlier round. Send them this prompt as well "
+                "(another agent process each)?",
+                agents=", ".join(busy) + (" is" if len(busy) == 1 else " are"),
+            )
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.run_worker(self._send_round(event.prompt, event.agents))
+
+            self.push_screen(ConfirmScreen(question, "Send anyway (y)", "Not now (n)"), answered)
+            return
+        await self._send_round(event.prompt, event.agents)
+
+    async def _send_round(self, prompt: str, agents: list[str]) -> None:
         from .widgets.run_pane import RunPane
 
-        self.rounds += 1
-        runs = self.query_one("#runs", VerticalScroll)
+        attempts = self.session.new_round(prompt, [self.settings.preset(a) for a in agents], self.policies)
+        runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
-        panes = [
-            RunPane(
-                agent,
-                event.prompt,
-                self._starter(agent, event.prompt),
-                round_no=self.rounds,
-                policy=self.policies[agent],
-            )
-            for agent in event.agents
-        ]
+        panes = [RunPane(attempt, self._starter(attempt)) for attempt in attempts]
         await runs.mount_all(panes)
         self._relayout()
-        runs.scroll_to_widget(panes[0], animate=False)
+        panes[0].focus(scroll_visible=False)
+        self.call_after_refresh(runs.scroll_to_widget, panes[0], animate=False, top=True)
         self._update_subtitle()
 
-    def _starter(self, agent: str, prompt: str) -> RunStarter:
+    def _starter(self, attempt: Attempt) -> RunStarter:
         async def start() -> SubagentRun:
-            provider = await self._provider_for(agent)
-            return await self.subagents.start(provider, SubagentRequest(prompt=prompt))
+            provider = await self._provider_for(attempt.agent, attempt.policy)
+            return await self.subagents.start(provider, SubagentRequest(prompt=attempt.prompt))
 
         return start
 
-    async def _provider_for(self, agent: str) -> str:
-        from ..subagents.acp.provider import AcpSubagentProvider
-
-        """The seam's name for this preset as it is set now (policy, tracing).
+    async def _provider_for(self, agent: str, policy: str) -> str:
+        """The seam's name for this preset with this policy and the tracing of now.
 
         Settings that change get a provider of their own, so runs already going keep theirs.
         """
-        policy = self.policies[agent]
+        from ..subagents.acp.provider import AcpSubagentProvider
+
         name = f"{agent} [{policy}{' traced' if self.trace_dir else ''}]"
         if name not in self.subagents:
             config = self.settings.provider_config(
@@ -158,67 +283,267 @@ class SupervisorApp(App[None]):
             await self.subagents.register(name, AcpSubagentProvider(config))
         return name
 
-    async def ask_permission(self, agent: str, ask: PermissionAsk) -> str | None:
-        """The `ask` policy: a modal; if the run stops first, the modal goes away unanswered."""
-        from .screens.permission_screen import PermissionScreen
+    async def on_run_pane_rerun_requested(self, event: RunPane.RerunRequested) -> None:
+        """A new attempt beside the old one: same prompt, the agent's policy of now."""
+        from .widgets.run_pane import RunPane
 
-        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        screen = PermissionScreen(agent, ask)
+        old = event.pane
+        attempt = self.session.retry(old.attempt, self.policies[old.agent])
+        pane = RunPane(attempt, self._starter(attempt))
+        await self.main_screen.query_one("#runs", VerticalScroll).mount(pane, after=old)
+        self._relayout()
+        pane.focus()
+        self._update_subtitle()
+
+    # Permission requests (the `ask` policy) ----------------------------------------------------
+
+    async def ask_permission(self, agent: str, ask: PermissionAsk) -> str | None:
+        """Queue the request; the pane says `needs you`, and `a` opens the oldest. If the run ends
+        first (or the agent withdraws), the request leaves the queue unanswered."""
+        from .widgets.run_pane import current_attempt
+
+        attempt = current_attempt.get() or next(iter(self.session.live_for(agent)), None)
+        pending = PendingAsk(agent, ask, attempt)
+        self.asks.append(pending)
+        self._asks_changed(pending.attempt)
+        self._alert(
+            f"{text.safe_notice(agent)} needs you: {text.safe_notice(ask.title)} (a to answer)", "warning"
+        )
+        try:
+            return await pending.answer
+        finally:
+            self.asks.remove(pending)
+            self._asks_changed(pending.attempt)
+            screen = self.screen if self.screen_stack else None
+            if getattr(screen, "pending", None) is pending:  # the run stopped while its question was open
+                cast("Screen[object]", screen).dismiss(None)
+
+    def _asks_changed(self, attempt: Attempt | None) -> None:
+        pane = self.pane_for(attempt) if attempt else None
+        if pane is not None:
+            pane.waiting_asks(sum(p.attempt is attempt for p in self.asks))
+        self._update_subtitle()
+        if self.screen_stack:  # not while the app shuts down
+            self.refresh_bindings()
+
+    def action_answer_permission(self) -> None:
+        from .screens.permission_screen import LATER, PermissionScreen
+
+        if not self.asks:
+            self.notify("No permission request is waiting.")
+            return
+        pending = self.asks[0]
+        screen = PermissionScreen(pending.agent, pending.ask, position=1, waiting=len(self.asks))
+        screen.pending = pending
 
         def answered(option_id: str | None) -> None:
-            if not answer.done():
-                answer.set_result(option_id)
+            if option_id != LATER and not pending.answer.done():
+                pending.answer.set_result(option_id)
 
-        await self.push_screen(screen, answered)
-        try:
-            return await answer
-        finally:
-            if screen.is_current:  # the run stopped while the question was open
-                screen.dismiss(None)
+        self.push_screen(screen, answered)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_permission":
+            return bool(self.asks)
+        if action in GRID_ACTIONS:
+            return self.screen is self.main_screen  # a key never acts on a screen that is not shown
+        return True
+
+    # Following the runs ------------------------------------------------------------------------
+
+    def on_run_pane_state_changed(self, event: RunPane.StateChanged) -> None:
+        if event.state == "error":
+            self._alert(f"{text.safe_notice(event.pane.agent)} failed", "error")
+        self._update_subtitle()
+
+    def _alert(self, message: str, severity: SeverityLevel) -> None:
+        """A run errors or needs the user: the bell and a toast, each unless switched off."""
+        if self.bell_on:
+            self.bell()
+        if self.toasts_on:
+            self.notify(message, severity=severity, markup=False)
 
     def on_run_pane_run_finished(self) -> None:
         self._update_subtitle()
 
-    def on_resize(self) -> None:
-        self._relayout()
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: the app's own is set after this handler runs (a resize behind).
+        self._relayout(event.size)
 
     def _panes(self) -> list[RunPane]:
         # Only the grid's own children: a query of the whole DOM walks every answer's blocks.
         # None at all while the app shuts down: a run may still report its end then.
-        runs = self.query("#runs")
+        if not self.screen_stack:
+            return []
+        runs = self.main_screen.query("#runs")
         if not runs:
             return []
         return cast("list[RunPane]", list(runs.first().query_children(".run-pane")))
 
-    def _relayout(self) -> None:
-        """Two or three panes across as the width allows; rows fill the height, else scroll."""
-        runs = self.query_one("#runs", VerticalScroll)
+    def pane_for(self, attempt: Attempt) -> RunPane | None:
+        return next((pane for pane in self._panes() if pane.attempt is attempt), None)
+
+    def _relayout(self, size: Size | None = None) -> None:
+        """Columns from the terminal's width of now (not the grid's: it is a resize behind); rows
+        fill the height, else scroll."""
+        runs = self.main_screen.query_one("#runs", VerticalScroll)
         count = len(self._panes())
         if not count:
+            runs.styles.grid_size_columns = 1
             return
-        width, height = runs.size
-        columns = max(1, min(MAX_COLUMNS, count, (width or self.size.width) // MIN_PANE_WIDTH))
+        size = size or self.size
+        width = size.width - 2  # the grid's padding
+        height = max(MIN_PANE_HEIGHT, size.height - 7)  # header, prompt bar, footer
+        columns = grid_shape(count, width)
         rows = math.ceil(count / columns)
         runs.styles.grid_size_columns = columns
-        runs.styles.grid_rows = str(max(MIN_PANE_HEIGHT, (height or self.size.height) // rows))
+        runs.styles.grid_rows = str(max(MIN_PANE_HEIGHT, height // rows))
 
     def _update_subtitle(self) -> None:
+        counts: dict[str, int] = {}
+        from .widgets.run_pane import state_of
+        from .widgets.status_badge import colour_key
+
+        for attempt in self.session.attempts:
+            key = colour_key(state_of(attempt))
+            counts[key] = counts.get(key, 0) + 1
+        parts = [
+            f"{counts[key]} {key.replace('-', ' ')}" + (" (a)" if key == "needs-you" else "")
+            for key in STATE_ORDER
+            if counts.get(key)
+        ]
+        self.sub_title = " · ".join(parts) if parts else "no run yet"
+
+    # Focus -------------------------------------------------------------------------------------
+
+    def on_descendant_focus(self, event: object) -> None:
+        from .widgets.run_pane import RunPane
+
+        focused = self.focused
+        if isinstance(focused, RunPane):
+            self._last_pane = focused
+
+    def action_focus_prompt(self) -> None:
+        self.main_screen.query_one(PromptBar).focus_prompt()
+
+    def action_focus_panes(self) -> None:
+        """From the prompt to the pane last focused, else the first of the newest round."""
         panes = self._panes()
-        live = sum(pane.live for pane in panes)
-        self.sub_title = f"{live} live · {len(panes) - live} finished"
+        if not panes:
+            return
+        if self._last_pane in panes:
+            self._last_pane.focus()
+        else:
+            newest = max(p.round_no for p in panes)
+            next(p for p in panes if p.round_no == newest).focus()
+
+    def _step_pane(self, step: int) -> None:
+        panes = self._panes()
+        if not panes:
+            return
+        focused = self.focused
+        index = panes.index(focused) if focused in panes else (-1 if step > 0 else 0)
+        panes[(index + step) % len(panes)].focus()
+
+    def action_next_pane(self) -> None:
+        self._step_pane(+1)
+
+    def action_previous_pane(self) -> None:
+        self._step_pane(-1)
+
+    def action_focus_nth(self, n: int) -> None:
+        panes = self._panes()
+        if not panes:
+            return
+        newest = max(p.round_no for p in panes)
+        round_panes = [p for p in panes if p.round_no == newest]
+        if n <= len(round_panes):
+            round_panes[n - 1].focus()
+
+    def action_zoom(self) -> None:
+        from .widgets.run_pane import RunPane
+
+        screen = self.screen
+        if screen.maximized is not None:
+            zoomed = screen.maximized
+            screen.minimize()
+            if isinstance(zoomed, RunPane):
+                zoomed.zoomed(False)
+            return
+        focused = self.focused
+        if isinstance(focused, RunPane):
+            screen.maximize(focused, container=False)
+            focused.zoomed(True)
 
     # Actions ---------------------------------------------------------------------------------
 
     async def action_cancel_all(self) -> None:
         await asyncio.gather(*(pane.action_cancel() for pane in self._panes()))
 
-    def action_focus_prompt(self) -> None:
-        self.query_one(PromptBar).focus_prompt()
+    def action_board(self) -> None:
+        from .screens.board_screen import BoardScreen
 
-    def action_focus_runs(self) -> None:
+        self.push_screen(BoardScreen(self.session), self._jump_to)
+
+    def _jump_to(self, attempt: Attempt | None) -> None:
+        if attempt is None:
+            return
+        pane = self.pane_for(attempt)
+        if pane is None:
+            self.run_worker(self._reopen(attempt))
+        else:
+            pane.focus()
+
+    async def _reopen(self, attempt: Attempt) -> None:
+        """A closed pane comes back, showing its attempt as it ended."""
+        from .widgets.run_pane import RunPane
+
+        runs = self.main_screen.query_one("#runs", VerticalScroll)
+        await runs.query("#welcome").remove()
+        attempt.open = True
+        pane = RunPane(attempt, None)
+        await runs.mount(pane)
+        self._relayout()
+        pane.focus()
+
+    async def on_run_pane_closed(self, event: RunPane.Closed) -> None:
+        """The pane leaves the grid (its attempt stays in the session); the welcome returns when
+        none is left, and the focus goes to a neighbour."""
         panes = self._panes()
+        index = panes.index(event.pane) if event.pane in panes else 0
+        await event.pane.remove()
+        panes = self._panes()
+        self._relayout()
+        self._update_subtitle()
         if panes:
-            panes[0].focus()
+            panes[min(index, len(panes) - 1)].focus()
+        else:
+            await self.main_screen.query_one("#runs", VerticalScroll).mount(
+                Static(self._welcome(), id="welcome")
+            )
+            self.action_focus_prompt()
+
+    def action_permissions_panel(self) -> None:
+        """Every permission request of the session, and what another policy would decide."""
+        from ..subagents.acp.permissions import BUILTIN_POLICIES
+        from .screens.permissions_panel_screen import PanelRow, PermissionsPanelScreen
+
+        rows = [
+            PanelRow(a.agent, f"{a.round_no}/{a.attempt_no}", a.policy, record, a.cwd, record.waited_s)
+            for a in self.session.attempts
+            for record in (a.result.permissions if a.result else a.permissions)
+        ]
+        policies = {
+            name: BUILTIN_POLICIES[name] if name in BUILTIN_POLICIES else self.settings.policies[name]
+            for name in self.settings.policy_names
+            if name in BUILTIN_POLICIES or name in self.settings.policies
+        }
+        self.push_screen(PermissionsPanelScreen(rows, policies))
+
+    def action_help(self) -> None:
+        from .screens.help_screen import HelpScreen
+
+        self.push_screen(HelpScreen())
 
     def action_policies(self) -> None:
         from .screens.policy_screen import PolicyScreen
@@ -226,7 +551,7 @@ class SupervisorApp(App[None]):
         def apply(chosen: dict[str, str] | None) -> None:
             if chosen:
                 self.policies.update(chosen)
-                self.query_one(PromptBar).show_policies(self.policies)
+                self.main_screen.query_one(PromptBar).show_policies(self.policies)
 
         self.push_screen(PolicyScreen(self.policies, self.settings.policy_names), apply)
 
@@ -236,43 +561,63 @@ class SupervisorApp(App[None]):
             self.notify("Protocol traces off for new runs.")
         else:
             self.trace_dir = str(trace_directory())
-            self.notify(f"New runs write protocol traces to {self.trace_dir} (t on a pane shows it).")
+            self.notify(
+                f"New runs write protocol traces to {text.safe_notice(self.trace_dir)} (t shows a pane's).",
+                markup=False,
+            )
 
     def action_export(self) -> None:
-        """Every finished run of the session, as Markdown for people and JSON lines for programs."""
+        """Every finished attempt of the session (closed panes too), as Markdown for people and
+        JSON lines for programs. Any string is written, a lone surrogate included."""
         from .. import report
 
-        records = [
-            report.run_record(
-                self.settings.preset(pane.agent),
-                pane.result,
-                prompt=pane.prompt,
-                policy=pane.policy,
-                trace=getattr(pane.run, "trace_path", None),
-            )
-            for pane in self._panes()
-            if pane.result is not None
-        ]
+        records = self.session.records()
+        live = sum(not a.finished for a in self.session.attempts)
         if not records:
             self.notify("Nothing to export yet: no run has finished.", severity="warning")
             return
-        stem = self.export_dir / time.strftime("acp-tui-%Y%m%d-%H%M%S")
+        stem = export_stem(self.export_dir)
         try:
-            stem.with_suffix(".md").write_text(report.markdown(records), encoding="utf-8")
+            stem.with_suffix(".md").write_text(without_surrogates(report.markdown(records)), encoding="utf-8")
             stem.with_suffix(".jsonl").write_text(
                 "".join(report.json_line(record) + "\n" for record in records), encoding="utf-8"
             )
-        except OSError as exc:
-            self.notify(f"Export failed: {exc}", severity="error")
+        except (OSError, ValueError) as exc:
+            self.notify(f"Export failed: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
-        self.notify(f"Exported {len(records)} runs to {stem}.md and .jsonl")
+        more = f" ({live} still running, not in it)" if live else ""
+        self.notify(
+            f"Exported {len(records)} runs to {text.safe_notice(str(stem))}.md and .jsonl{more}", markup=False
+        )
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The app's own commands first in the palette (ctrl+p), then Textual's."""
+        yield SystemCommand("Cancel all", "Cancel every live run (ctrl+k)", self.action_cancel_all)
+        yield SystemCommand("Board", "Every run of the session (b)", self.action_board)
+        yield SystemCommand(
+            "Answer permission", "The oldest waiting request (a)", self.action_answer_permission
+        )
+        yield SystemCommand("Export", "The session as Markdown and JSON lines (ctrl+s)", self.action_export)
+        yield SystemCommand("Policies", "Permission policies for the next runs (f2)", self.action_policies)
+        yield SystemCommand(
+            "Tracing", "Protocol traces on or off for the next runs (ctrl+t)", self.action_toggle_tracing
+        )
+        yield SystemCommand("Zoom", "The focused pane on the whole screen, and back (z)", self.action_zoom)
+        yield SystemCommand(
+            "Permissions of the session",
+            "Every request of every run, and what another policy would decide",
+            self.action_permissions_panel,
+        )
+        yield SystemCommand("Help", "Every key (?)", self.action_help)
+        yield SystemCommand("Prompt", "Back to the prompt (/)", self.action_focus_prompt)
+        yield from super().get_system_commands(screen)
 
     async def action_quit(self) -> None:
         """Every live run is disposed (its process group gone) before the app exits."""
         if self._quitting:
             return
         self._quitting = True
-        live = sum(pane.live for pane in self._panes())
+        live = sum(not a.finished for a in self.session.attempts)
         if live:
             self.notify(f"Stopping {live} agent{'s' if live > 1 else ''}…", timeout=10)
         await self.subagents.aclose()
@@ -286,6 +631,16 @@ class SupervisorApp(App[None]):
         await self.subagents.aclose()
 
 
+def export_stem(directory: Path) -> Path:
+    """A new file name per export: two exports in the same second never overwrite each other."""
+    base = time.strftime("acp-tui-%Y%m%d-%H%M%S")
+    stem, n = directory / base, 1
+    while stem.with_suffix(".md").exists() or stem.with_suffix(".jsonl").exists():
+        n += 1
+        stem = directory / f"{base}-{n}"
+    return stem
+
+
 def display_command(argv: list[str]) -> str:
     """The command as a person would type it: our own interpreter's long path reads `python`."""
     return shlex.join(["python" if arg == sys.executable else arg for arg in argv])
@@ -295,6 +650,10 @@ def trace_directory() -> Path:
     import platformdirs
 
     return platformdirs.user_state_path("acp-tui", appauthor=False) / "traces"
+
+
+def _exit_now() -> None:
+    os._exit(129)  # 128 + SIGHUP: the shell's convention for a process ended by it
 
 
 def _preload_protocol_sdk() -> None:

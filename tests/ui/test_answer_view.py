@@ -176,3 +176,45 @@ async def test_text_arriving_in_pieces_renders_as_when_it_arrives_whole() -> Non
         view.finish()
         await pilot.pause()
         assert shown(view) == streamed
+
+
+async def test_task_lists_are_check_boxes_and_code_lines_are_clipped_not_wrapped() -> None:
+    from acp_tui.ui.widgets.answer_view import CLIP_MARK
+
+    source = "- [ ] to do\n- [x] done\n\n```python\n" + "x = '" + "long " * 40 + "'\n```\n"
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AnswerView(id="answer")
+
+    app = Host()
+    async with app.run_test(size=(60, 30)) as pilot:
+        view = app.query_one(AnswerView)
+        view.append(source)
+        view.finish()
+        await pilot.pause()
+        shown = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        assert any("☐ to do" in line for line in shown) and any("☑ done" in line for line in shown)
+        assert not any("[ ]" in line or "[x]" in line for line in shown)
+        code = [line for line in shown if "long" in line]
+        assert len(code) == 1 and code[0].rstrip().endswith(CLIP_MARK)
+
+
+async def test_the_answer_can_be_selected_with_the_mouse() -> None:
+    from textual.geometry import Offset
+    from textual.selection import Selection
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AnswerView(id="answer")
+
+    app = Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(AnswerView)
+        view.append("first paragraph\n\nsecond paragraph\n")
+        view.finish()
+        await pilot.pause()
+        strip = view.render_line(0)
+        assert any(segment.style and segment.style.meta.get("offset") for segment in strip)
+        selected = view.get_selection(Selection(Offset(6, 0), Offset(6, 2)))
+        assert selected == ("paragraph\n\nsecond", "\n")

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import signal
 
-from textual.widgets import Button, Checkbox, Input, Log, Static
+from textual.widgets import Button, Checkbox, Log, Static
 
 from acp_tui.subagents import SubagentStopReason
 from acp_tui.subagents.acp.process import group_alive
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.run_pane import RunPane
 from acp_tui.ui.widgets.status_badge import StatusBadge
 from tests.helpers import our_live_processes
 from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
@@ -78,7 +80,7 @@ async def test_cancel_on_one_slow_run_aborts_only_that_one() -> None:
         await wait_until(pilot, lambda: slow.result is not None)
         assert slow.result is not None
         assert slow.result.stop_reason is SubagentStopReason.ABORTED
-        assert slow.query_one(StatusBadge).status == "aborted"
+        assert slow.query_one(StatusBadge).status == "cancelled"  # aborted in the data
         assert slow.query_one(AnswerView).text.startswith("partial")
         assert not group_alive(getattr(slow.run, "pid", 0) or 0)
         assert steady.result is None and steady.live
@@ -103,7 +105,7 @@ async def test_keys_cancel_the_focused_run_and_toggle_its_stderr() -> None:
         assert "diagnostic line" in "\n".join(log.lines)
         await pilot.press("c")
         await wait_until(pilot, lambda: pane.result is not None)
-        assert pane.query_one(StatusBadge).status == "aborted"
+        assert pane.query_one(StatusBadge).status == "cancelled"
 
 
 async def test_keys_scroll_the_focused_answer_and_end_follows_it_again() -> None:
@@ -164,7 +166,7 @@ async def test_only_the_selected_agents_receive_the_prompt() -> None:
     async with app.run_test(size=SIZE) as pilot:
         boxes = {box.name: box for box in app.query(Checkbox)}
         boxes["two"].value = False
-        app.query_one("#prompt", Input).focus()
+        app.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         assert list(panes(app)) == ["one"]
@@ -175,19 +177,22 @@ async def test_rounds_accumulate_and_panes_rerun_and_close() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        prompt = app.query_one("#prompt", Input)
-        prompt.value = "second"
-        prompt.focus()
+        app.query_one(PromptArea).text = "second"
+        app.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.query("RunPane")) == 2 and all_finished(app)())
-        first, second = list(app.query("RunPane"))
+        first, second = list(app.query(RunPane))
         assert second.query_one(AnswerView).text == "said second"
         first.focus()
-        await pilot.press("r")
-        await wait_until(pilot, lambda: first.result is not None and first.query_one(AnswerView).text != "")
-        assert first.query_one(AnswerView).text == "said hello"
+        await pilot.press("r")  # a new attempt beside the old one
+        await wait_until(pilot, lambda: len(app.query(RunPane)) == 3 and all_finished(app)())
+        old, retry, _ = list(app.query(RunPane))
+        assert old is first and retry.attempt.attempt_no == 2 and retry.round_no == 1
+        assert retry.query_one(AnswerView).text == "said hello"
+        assert retry.has_focus
         await pilot.press("x")
-        await wait_until(pilot, lambda: len(app.query("RunPane")) == 1)
+        await wait_until(pilot, lambda: len(app.query(RunPane)) == 2)
+        assert len(app.session.attempts) == 3  # closed, not forgotten
 
 
 async def test_quit_with_live_runs_leaves_no_process() -> None:

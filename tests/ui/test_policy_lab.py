@@ -26,6 +26,10 @@ async def test_ask_shows_the_request_and_the_human_picks_an_option() -> None:
     app = SupervisorApp(settings(scripted_preset("asker", policy="ask", permission="allow_always_first")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
+        pane = panes(app)["asker"]
+        await wait_until(pilot, lambda: pane.state == "needs-you")
+        assert not isinstance(app.screen, PermissionScreen)  # queued: it takes no key by itself
+        await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         screen = app.screen
         assert isinstance(screen, PermissionScreen)
@@ -44,6 +48,8 @@ async def test_cancelling_the_run_while_the_modal_is_open_answers_cancelled() ->
     app = SupervisorApp(settings(scripted_preset("asker", policy="ask", permission="normal")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.asks))
+        await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await pilot.press("ctrl+k")
         await wait_until(pilot, all_finished(app))
@@ -53,6 +59,7 @@ async def test_cancelling_the_run_while_the_modal_is_open_answers_cancelled() ->
         assert pane.result.stop_reason is SubagentStopReason.ABORTED
         [record] = pane.result.permissions
         assert (record.decision, record.rule) == ("cancelled", "cancelled")
+        assert app.asks == [] and "needs you" not in app.sub_title  # the request left the queue
 
 
 async def test_the_permission_log_shows_what_was_asked_and_decided() -> None:
@@ -65,9 +72,9 @@ async def test_the_permission_log_shows_what_was_asked_and_decided() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionLogScreen))
         table = app.screen.query_one("DataTable")
         row = [str(cell) for cell in table.get_row_at(0)]  # type: ignore[attr-defined]
-        assert row[1:3] == ["Write proof.txt", "edit"]
-        assert "Always allow (allow_always)" in row[3]
-        assert row[4:] == ["reject_once [r1]", "reject"]
+        assert row[:2] == ["reject_once (r1)", "reject"]  # decision and rule first
+        assert row[2] == "Write proof.txt" and row[4] == "edit"
+        assert "Always allow (allow_always)" in row[5]
         await pilot.press("escape")
         assert not isinstance(app.screen, PermissionLogScreen)
 
@@ -125,7 +132,10 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
         await wait_until(pilot, all_finished(app))
         await pilot.press("ctrl+s")
         expected = [
-            report.run_record(app.settings.preset(p.agent), p.result, prompt=p.prompt, policy=p.policy)
+            report.run_record(
+                app.settings.preset(p.agent), p.result, prompt=p.prompt, policy=p.policy, cwd=p.attempt.cwd
+            )
+            | {"round": 1, "attempt": 1}
             for p in panes(app).values()
             if p.result is not None
         ]
@@ -133,8 +143,8 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
     [md] = tmp_path.glob("acp-tui-*.md")
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert records == json.loads(json.dumps(expected))
-    assert list(records[0]) == list(report.RECORD_KEYS)
+    assert list(records[0]) == [*report.RECORD_KEYS, "round", "attempt"]
     text = md.read_text()
-    assert "## good: completed" in text
-    assert "## bad: refusal" in text
+    assert "## good (round 1, attempt 1): completed" in text
+    assert "## bad (round 1, attempt 1): refusal" in text
     assert "fine answer" in text

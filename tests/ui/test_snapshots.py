@@ -1,19 +1,34 @@
-"""The layout, pinned by snapshots. Timings are the only moving parts, and they are fixed here."""
+"""The layout, pinned by snapshots at 80x24 and 200x50. Timings are the only moving parts, and they
+are fixed here (pane clocks, the board's times, the prompt's cursor)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from acp_tui.config import AgentPreset
 from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens import board_screen, permission_log_screen
+from acp_tui.ui.screens.board_screen import BoardScreen
+from acp_tui.ui.screens.help_screen import HelpScreen
+from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
+from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.widgets.answer_view import AnswerView
-from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
+from acp_tui.ui.widgets.prompt_bar import PromptArea
+from tests.ui.helpers import panes, scripted_preset, settings, wait_until
+from tests.ui.test_untrusted_text import hostile
 
-SIZE = (150, 36)
+SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
+
+
+@pytest.fixture(autouse=True)
+def fixed_board_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(board_screen, "format_seconds", lambda seconds, live=False: "1.0 s")
+    monkeypatch.setattr(permission_log_screen, "at_text", lambda seconds: "0.50 s")
 
 
 def freeze_clocks(app: SupervisorApp) -> None:
@@ -21,27 +36,45 @@ def freeze_clocks(app: SupervisorApp) -> None:
     for pane in panes(app).values():
         pane.ticker.pause()
         pane.query_one("#elapsed", Static).update("1.0 s")
-    app.query_one("#prompt", Input).cursor_blink = False
+    app.query_one(PromptArea).cursor_blink = False
 
 
-def three_endings() -> SupervisorApp:
+def every_ending() -> SupervisorApp:
     return SupervisorApp(
         settings(
             scripted_preset(
                 "finished",
-                text="## Done\n\nThe answer, with a list:\n\n- one\n- two\n",
+                text="## Done\n\nThe answer, with a list:\n\n- [x] one\n- [ ] two\n",
                 chunks=6,
                 hidden=1,
                 permission="normal",
             ),
-            scripted_preset("aborted", text="A partial answer", forever=1, delay=30),
+            scripted_preset("cancelled", text="A partial answer", forever=1, delay=30),
             scripted_preset("failed", text="Half an answer", exit=3, exit_at="prompt"),
-            prompt="Compare three endings",
+            scripted_preset("cut", stop="max_tokens", text="Cut short"),
+            scripted_preset("shy", stop="refusal", text="No."),
+            scripted_preset("asker", policy="ask", permission="normal"),
+            prompt="Compare the endings\nwith a second line",
         )
     )
 
 
-def test_welcome_before_the_first_round(snap_compare: Any) -> None:
+async def settle_every_ending(app: SupervisorApp, pilot: Pilot[None]) -> None:
+    await pilot.press("enter")
+    found = panes(app)
+    cancelled = found["cancelled"]
+    await wait_until(pilot, lambda: cancelled.query_one(AnswerView).text == "A partial answer")
+    await cancelled.action_cancel()
+    await wait_until(pilot, lambda: all(p.result is not None for n, p in found.items() if n != "asker"))
+    await wait_until(pilot, lambda: found["asker"].state == "needs-you")
+    found["finished"].focus()
+    app.clear_notifications()
+    freeze_clocks(app)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_welcome_before_the_first_round(snap_compare: Any, size: str) -> None:
     async def settle(pilot: Pilot[None]) -> None:
         freeze_clocks(app)
         await pilot.pause()
@@ -53,31 +86,96 @@ def test_welcome_before_the_first_round(snap_compare: Any) -> None:
             AgentPreset("beta", "npx", ("some-acp-agent",), policy="allow"),
         )
     )
-    assert snap_compare(app, terminal_size=SIZE, run_before=settle)
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=settle)
 
 
-def test_finished_aborted_and_failed_panes(snap_compare: Any) -> None:
-    app = three_endings()
+@pytest.mark.parametrize("size", SIZES)
+def test_the_grid_with_every_ending(snap_compare: Any, size: str) -> None:
+    app = every_ending()
+
+    async def play(pilot: Pilot[None]) -> None:
+        await settle_every_ending(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_board(snap_compare: Any, size: str) -> None:
+    app = every_ending()
+
+    async def play(pilot: Pilot[None]) -> None:
+        await settle_every_ending(app, pilot)
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, BoardScreen))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_help_screen(snap_compare: Any, size: str) -> None:
+    app = every_ending()
+
+    async def play(pilot: Pilot[None]) -> None:
+        await settle_every_ending(app, pilot)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_each_dialog_after_the_others_keeps_its_own_style(snap_compare: Any, size: str) -> None:
+    """The ask dialog, then the permission log, the policies, the board and the help, then the ask
+    dialog again: the last looks as the first did (no dialog's CSS reaches another)."""
+    app = every_ending()
+
+    async def play(pilot: Pilot[None]) -> None:
+        await settle_every_ending(app, pilot)
+        for key, screen in (
+            ("a", PermissionScreen),
+            ("l", PermissionLogScreen),
+            ("f2", PolicyScreen),
+            ("b", BoardScreen),
+            ("question_mark", HelpScreen),
+        ):
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen))  # type: ignore[misc]
+            await pilot.press("escape")
+            await wait_until(pilot, lambda screen=screen: not isinstance(app.screen, screen))  # type: ignore[misc]
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_permission_log_after_the_ask_dialog(snap_compare: Any, size: str) -> None:
+    app = every_ending()
+
+    async def play(pilot: Pilot[None]) -> None:
+        await settle_every_ending(app, pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("escape")
+        await pilot.press("l")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionLogScreen))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+def test_a_hostile_agent_is_shown_literally(snap_compare: Any) -> None:
+    app = SupervisorApp(settings(hostile("error", policy="allow")))
 
     async def play(pilot: Pilot[None]) -> None:
         await pilot.press("enter")
-        aborted = panes(app)["aborted"]
-        await wait_until(pilot, lambda: aborted.query_one(AnswerView).text == "A partial answer")
-        await aborted.action_cancel()
-        await wait_until(pilot, all_finished(app))
+        await wait_until(pilot, lambda: all(p.result is not None for p in panes(app).values()))
+        await pilot.press("e")
+        app.clear_notifications()
         freeze_clocks(app)
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=play)
-
-
-def test_the_ask_modal(snap_compare: Any) -> None:
-    app = SupervisorApp(settings(scripted_preset("asker", policy="ask", permission="allow_always_first")))
-
-    async def ask(pilot: Pilot[None]) -> None:
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
-        freeze_clocks(app)
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=SIZE, run_before=ask)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=play)

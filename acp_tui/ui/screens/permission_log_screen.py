@@ -1,42 +1,51 @@
-"""A run's permission log: what was asked, the options offered, what was chosen, by which rule."""
+"""A run's permission log: what was decided and by which rule first, then what was asked and offered."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label
+from textual.widgets import DataTable, Static
 
 from ...subagents import PermissionRecord
+from .. import text
+from ._dialog import DialogScreen
 
 
-class PermissionLogScreen(ModalScreen[None]):
-    CSS_PATH = "permission_log_screen.tcss"
-    BINDINGS = [Binding("escape,q,l", "dismiss", "Close")]
+def at_text(seconds: float) -> str:
+    return f"{seconds:.2f} s"
+
+
+class PermissionLogScreen(DialogScreen[None]):
+    DEFAULT_CSS = """
+    PermissionLogScreen {
+        & > #dialog { width: 95%; max-width: 160; }
+        & DataTable { height: auto; max-height: 30; margin: 1 0 0 0; }
+    }
+    """
+    BINDINGS = [Binding("escape,q,l", "close", "Close")]
 
     def __init__(self, agent: str, records: list[PermissionRecord]) -> None:
         super().__init__()
         self.agent = agent
         self.records = records
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(f"[b]{self.agent}[/]: {len(self.records)} permission request(s)")
-            table: DataTable[str] = DataTable(zebra_stripes=True, cursor_type="row")
-            table.add_columns("at", "request", "kind", "options offered", "decision", "rule")
-            for record in self.records:
-                offered = ", ".join(f"{o.name} ({o.kind})" for o in record.options) or "none"
-                table.add_row(
-                    f"{record.at:.2f} s",
-                    record.title,
-                    record.kind or "-",
-                    offered,
-                    record.decision + (f" [{record.option_id}]" if record.option_id else ""),
-                    record.rule,
-                )
-            yield table
-            yield Label("escape: close", classes="hint")
-
-    async def action_dismiss(self, result: None = None) -> None:
-        self.dismiss(result)
+    def compose_dialog(self) -> ComposeResult:
+        count = len(self.records)
+        yield Static(text.markup("[b]$agent[/b]: $n permission request(s)", agent=self.agent, n=str(count)))
+        if not self.records:
+            yield Static("No permission request yet: this agent has asked for nothing.", classes="hint")
+            return
+        table: DataTable[object] = DataTable(zebra_stripes=True, cursor_type="row")
+        table.add_columns("decision", "rule", "request", "at", "kind", "options offered")
+        for record in self.records:
+            offered = ", ".join(f"{o.name} ({o.kind})" for o in record.options) or "none"
+            decision = record.decision + (f" ({record.option_id})" if record.option_id else "")
+            table.add_row(
+                text.rich_text(decision, "bold"),
+                text.rich_text(record.rule),
+                text.rich_text(record.title),
+                at_text(record.at),
+                text.rich_text(record.kind or "-"),
+                text.rich_text(offered),
+            )
+        yield table

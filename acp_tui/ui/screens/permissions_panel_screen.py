@@ -15,14 +15,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Select
 
 from ...lab.check import Decision, ask_of, decide
 from ...subagents import PermissionRecord
 from ...subagents.acp.permissions import PermissionPolicy
 from ...untrusted import one_line
+from ._dialog import DialogScreen
 
 
 @dataclass(frozen=True)
@@ -37,40 +36,44 @@ class PanelRow:
     waited_s: float | None = None  # from the request to its answer, when known
 
 
-class PermissionsPanelScreen(ModalScreen[None]):
-    CSS_PATH = "permissions_panel_screen.tcss"
-    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+class PermissionsPanelScreen(DialogScreen[None]):
+    DEFAULT_CSS = """
+    PermissionsPanelScreen {
+        & > #dialog { width: 95%; max-width: 200; }
+        & DataTable { height: auto; max-height: 20; margin: 1 0; }
+        & Select { width: 60; }
+        & #verdict { margin: 1 0; text-style: bold; }
+    }
+    """
+    BINDINGS = [Binding("escape,q", "close", "Close")]
 
     def __init__(self, rows: Sequence[PanelRow], policies: Mapping[str, PermissionPolicy]) -> None:
         super().__init__()
         self.rows = list(rows)
         self.policies = dict(policies)
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(f"{len(self.rows)} permission request(s) this session", id="title")
-            table: DataTable[Text] = DataTable(zebra_stripes=True, cursor_type="row", id="requests")
-            table.add_columns(
-                "agent", "round", "policy", "kind", "request", "options", "decision", "rule", "waited"
+    def compose_dialog(self) -> ComposeResult:
+        yield Label(f"{len(self.rows)} permission request(s) this session", id="title")
+        table: DataTable[Text] = DataTable(zebra_stripes=True, cursor_type="row", id="requests")
+        table.add_columns(
+            "agent", "round", "policy", "kind", "request", "options", "decision", "rule", "waited"
+        )
+        for row in self.rows:
+            record = row.record
+            offered = ", ".join(f"{o.name} ({o.kind})" for o in record.options) or "none"
+            waited = f"{row.waited_s:.2f} s" if row.waited_s is not None else "-"
+            cells = (row.agent, row.round, row.policy, record.kind or "-", record.title, offered)
+            table.add_row(
+                *(Text(one_line(cell, 60)) for cell in cells),
+                Text(one_line(record.decision, 30)),
+                Text(one_line(record.rule, 40)),
+                Text(waited),
             )
-            for row in self.rows:
-                record = row.record
-                offered = ", ".join(f"{o.name} ({o.kind})" for o in record.options) or "none"
-                waited = f"{row.waited_s:.2f} s" if row.waited_s is not None else "-"
-                cells = (row.agent, row.round, row.policy, record.kind or "-", record.title, offered)
-                table.add_row(
-                    *(Text(one_line(cell, 60)) for cell in cells),
-                    Text(record.decision),
-                    Text(one_line(record.rule, 40)),
-                    Text(waited),
-                )
-            yield table
-            options = [(Text(one_line(name)), name) for name in self.policies]
-            yield Select(options, prompt="What would policy … decide?", id="policy")
-            yield Label("", id="verdict")
-            yield Label(
-                "up/down: a request; pick a policy to see its decision; escape: close", classes="hint"
-            )
+        yield table
+        options = [(Text(one_line(name)), name) for name in self.policies]
+        yield Select(options, prompt="What would policy … decide?", id="policy")
+        yield Label("", id="verdict")
+        yield Label("up/down: a request; pick a policy to see its decision; escape: close", classes="hint")
 
     @on(DataTable.RowHighlighted)
     @on(Select.Changed)
@@ -87,9 +90,6 @@ class PermissionsPanelScreen(ModalScreen[None]):
         row = self.rows[min(table.cursor_row, len(self.rows) - 1)]
         now = await decide(self.policies[name], ask_of(row.record, row.cwd))
         verdict.update(Text(verdict_line(name, row.record, now)))
-
-    async def action_dismiss(self, result: None = None) -> None:
-        self.dismiss(result)
 
 
 def verdict_line(policy: str, record: PermissionRecord, now: Decision) -> str:

@@ -6,44 +6,52 @@ from collections.abc import Mapping, Sequence
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Select
+from textual.containers import Grid, Horizontal
+from textual.widgets import Button, Select, Static
+
+from .. import text
+from ._dialog import DialogScreen
 
 
-class PolicyScreen(ModalScreen[dict[str, str] | None]):
+class PolicyScreen(DialogScreen[dict[str, str] | None]):
     """Dismisses with {preset name: policy name}, or None when nothing changes."""
 
-    CSS_PATH = "policy_screen.tcss"
-    BINDINGS = [Binding("escape", "dismiss_unchanged", "Close")]
+    DEFAULT_CSS = """
+    PolicyScreen {
+        & > #dialog { width: 72; }
+        & #rows {
+            grid-size: 2; grid-columns: 1fr 2fr; grid-rows: 1; grid-gutter: 1 2; height: auto; margin: 1 0;
+        }
+        & #buttons { height: auto; margin-bottom: 1; }
+        & #buttons Button { margin-right: 2; }
+    }
+    """
 
     def __init__(self, current: Mapping[str, str], policies: Sequence[str]) -> None:
         super().__init__()
         self.current = dict(current)
         self.policies = list(policies)
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label("[b]Permission policies[/]: used by the next runs of each agent")
-            with Grid(id="rows"):
-                for agent, policy in self.current.items():
-                    yield Label(agent)
-                    yield Select(
-                        [(name, name) for name in self.policies],
-                        value=policy,
-                        allow_blank=False,
-                        name=agent,
-                        compact=True,
-                    )
-            with Horizontal(id="buttons"):
-                yield Button("Apply", variant="primary", id="apply", compact=True)
-                yield Button("Cancel", id="cancel", compact=True)
-            yield Label(
-                "reject: never approve · allow: first allow option · ask: you choose · "
-                "others: rules from the config file",
-                classes="hint",
-            )
+    def compose_dialog(self) -> ComposeResult:
+        yield Static(text.markup("[b]Permission policies[/b]: used by the next runs of each agent"))
+        with Grid(id="rows"):
+            for agent, policy in self.current.items():
+                yield Static(text.line(agent))
+                yield Select(
+                    [(text.line(name), name) for name in self.policies],
+                    value=policy,
+                    allow_blank=False,
+                    name=agent,
+                    compact=True,
+                )
+        with Horizontal(id="buttons"):
+            yield Button("Apply", variant="primary", id="apply", compact=True)
+            yield Button("Cancel", id="cancel", compact=True)
+        yield Static(
+            "reject: never approve · allow: first allow option · ask: you choose · "
+            "others: rules from the config file",
+            classes="hint",
+        )
 
     @on(Button.Pressed, "#apply")
     def apply(self) -> None:
@@ -51,5 +59,5 @@ class PolicyScreen(ModalScreen[dict[str, str] | None]):
         self.dismiss(chosen)
 
     @on(Button.Pressed, "#cancel")
-    def action_dismiss_unchanged(self) -> None:
+    def cancel(self) -> None:
         self.dismiss(None)

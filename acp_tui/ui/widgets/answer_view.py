@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 import time
 import weakref
 from bisect import bisect_right
@@ -33,14 +34,22 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.style import Style
+from rich.syntax import Syntax
 from rich.text import Text
+from rich.theme import Theme
 from textual.app import App
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
+from textual.selection import Selection
 from textual.strip import Strip
+
+from ...untrusted import visible
 
 DISPLAY_CAP = 256 * 1024  # characters of an answer kept on screen (the tail)
 STEP_CHARS = 4 * 1024  # new text taken into one rendering step
@@ -54,7 +63,69 @@ RESIZE_BUDGET = 0.008  # seconds of rendering at a new width before yielding to 
 # The parser Rich's Markdown uses (a block boundary found here is one there too), made once: Rich
 # makes one per document, which cost as much as the rendering.
 _parser = MarkdownIt().enable("strikethrough").enable("table")
-_template = RichMarkdown("")
+
+TASK_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\](?=\s)", re.MULTILINE)
+CLIP_MARK = "\u2192"  # → at the end of a code line that did not fit
+
+
+class _CodeBlock(CodeBlock):
+    """A code block whose lines are never wrapped: a line too long is clipped, with a marker."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(1, options.max_width - 2)  # the block's padding of one cell each side
+        lines = [
+            line if cell_len(line) <= width else set_cell_size(line, width - 1) + CLIP_MARK
+            for line in str(self.text).rstrip().expandtabs(4).splitlines()
+        ]
+        yield Syntax("\n".join(lines), self.lexer_name, theme=self.theme, word_wrap=False, padding=1)
+
+
+class _Markdown(RichMarkdown):
+    elements = {**RichMarkdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
+
+
+_template = _Markdown("")
+
+
+def markdown_theme(variables: dict[str, str]) -> Theme:
+    """Markdown's styles from the app's theme, quieter than the state colours (no magenta)."""
+
+    def colour(name: str, fallback: str) -> str:
+        value = variables.get(name, fallback)
+        return value[:7] if value.startswith("#") else fallback  # drop alpha; "auto" is no colour
+
+    primary = colour("text-primary", "#57A5E2")
+    muted = colour("foreground-darken-1", "#CACACA")
+    panel = colour("panel", "#242F38")
+    return Theme(
+        {
+            "markdown.h1": f"bold underline {primary}",
+            "markdown.h1.border": primary,
+            "markdown.h2": f"bold {primary}",
+            "markdown.h3": "bold",
+            "markdown.h4": "bold italic",
+            "markdown.h5": "italic",
+            "markdown.h6": "dim italic",
+            "markdown.code": f"{muted} on {panel}",
+            "markdown.code_block": f"on {panel}",
+            "markdown.block_quote": f"italic {muted}",
+            "markdown.list": primary,
+            "markdown.item.bullet": f"bold {primary}",
+            "markdown.item.number": primary,
+            "markdown.hr": "dim",
+            "markdown.link": f"underline {primary}",
+            "markdown.link_url": f"dim {primary}",
+            "markdown.table.border": "dim",
+            "markdown.table.header": "bold",
+            "markdown.kbd": "bold",
+        }
+    )
+
+
+def task_boxes(source: str) -> str:
+    """Task list items as check boxes: `- [ ] x` reads `- ☐ x`, `- [x] x` reads `- ☑ x`."""
+    return TASK_ITEM.sub(lambda m: m.group(1) + ("☐" if m.group(2) == " " else "☑"), source)
+
 
 Line = list[Segment]  # plain segments: a `Strip` carries five caches, so strips are made per frame
 
@@ -116,9 +187,13 @@ class AnswerView(ScrollView, can_focus=False):
     # Writing ---------------------------------------------------------------------------------
 
     def append(self, fragment: str) -> None:
-        """Add text at the end. It is rendered soon, with whatever else arrives meanwhile."""
+        """Add text at the end. It is rendered soon, with whatever else arrives meanwhile.
+
+        Control characters are made visible here, once: Markdown is rendered as Markdown, but no
+        escape sequence the agent wrote can reach the terminal (Rich would pass most through).
+        """
         if fragment:
-            self._pending.append(fragment)
+            self._pending.append(visible(fragment))
             self._arm_step()
 
     def finish(self) -> None:
@@ -226,8 +301,11 @@ class AnswerView(ScrollView, can_focus=False):
         width = self._width
         console = self.app.console
         options = console.options.update(width=width, height=None)
+        if "[" in source and TASK_ITEM.search(source):
+            source, tokens = task_boxes(source), None
         try:
-            lines = list(Segment.split_lines(console.render(rich_markdown(source, tokens), options)))
+            with console.use_theme(self._theme()):
+                lines = list(Segment.split_lines(console.render(rich_markdown(source, tokens), options)))
         except Exception:  # a renderer bug must not take the pane down: show the text plain
             lines = console.render_lines(Text(source), options, pad=False)
         # Rich sets some blocks apart with blank lines of their own: one gap after each, here.
@@ -238,6 +316,13 @@ class AnswerView(ScrollView, can_focus=False):
         rendered = [Segment.adjust_line_length(line, width) for line in lines]
         rendered.append([Segment(" " * width)])
         return rendered
+
+    def _theme(self) -> Theme:
+        name = self.app.theme
+        cached = _themes.get(name)
+        if cached is None:
+            cached = _themes[name] = markdown_theme(self.app.get_css_variables())
+        return cached
 
     def _forget_old_lines(self) -> None:
         kept_lines = sum(block.height for block in self._kept)
@@ -316,11 +401,36 @@ class AnswerView(ScrollView, can_focus=False):
             top = max(0, self._starts[-1] + self._growing.height - self.scrollable_content_region.height)
         else:
             top = self.scroll_offset.y
-        line = self._line(top + y)
+        line_no = top + y
+        line = self._line(line_no)
         if line is None:
             return Strip.blank(width, self._line_style)
         strip = Strip(line, width) if width == self._width else Strip(line).crop_extend(0, width, None)
-        return strip.apply_style(self._line_style)
+        strip = strip.apply_style(self._line_style)
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(line_no)) is not None:
+            start, end = span
+            end = width if end == -1 else min(end, width)
+            if end > start:
+                before, chosen, after = strip.divide([start, end, width])
+                style = self.screen.get_component_rich_style("screen--selection")
+                strip = Strip.join([before, chosen.apply_style(style), after])
+        return strip.apply_offsets(0, line_no)  # mouse selection: where each cell is in the answer
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The text selected with the mouse, as shown (the rendered lines, not the Markdown)."""
+        if selection.start is None and selection.end is None:
+            return self.text, "\n"
+        first = selection.start.y if selection.start is not None else 0
+        last = selection.end.y if selection.end is not None else self._starts[-1] + self._growing.height - 1
+        lines = ["" for _ in range(first)]
+        for line_no in range(first, last + 1):
+            line = self._line(line_no)
+            lines.append("".join(segment.text for segment in line).rstrip() if line else "")
+        return selection.extract("\n".join(lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
 
     def _line(self, line_no: int) -> Line | None:
         starts = self._starts
@@ -369,6 +479,7 @@ class _LayoutClock:
 
 
 _clocks: weakref.WeakKeyDictionary[App[object], _LayoutClock] = weakref.WeakKeyDictionary()
+_themes: dict[str, Theme] = {}  # app theme name -> Markdown styles
 
 
 def _layout_clock(app: App[object]) -> _LayoutClock:

@@ -1,15 +1,82 @@
-"""Where a round starts: the prompt, and which agent presets receive it."""
+"""Where a round starts: the prompt (several lines if need be), and which agent presets receive it.
+
+Enter sends; `ctrl+j` (or shift+enter, where the terminal tells it apart) starts a new line; a
+paste is kept whole, however many lines it has. Up at the first line and down at the last walk the
+prompts sent in this session. `escape` leaves the prompt for the panes (the app's binding).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, HorizontalScroll, Vertical
+from textual.content import Content
 from textual.message import Message
-from textual.widgets import Button, Checkbox, Input, Label
+from textual.widgets import Button, Checkbox, Label, TextArea
+
+from .. import text
+
+
+class PromptArea(TextArea):
+    """A TextArea where Enter sends and history lives at the edges."""
+
+    @dataclass
+    class Send(Message):
+        pass
+
+    def __init__(self, value: str, *, id: str | None = None) -> None:
+        super().__init__(
+            value, id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True
+        )
+        self.sent: list[str] = []  # the prompts of this session
+        self._walk: int | None = None  # index in history while walking it
+        self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Send())
+            return
+        if key in ("ctrl+j", "shift+enter", "newline"):
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
+            return
+        row, _ = self.cursor_location
+        if key == "up" and row == 0 and self.sent:
+            event.stop()
+            event.prevent_default()
+            self._step_history(-1)
+            return
+        if key == "down" and row == self.document.line_count - 1 and self._walk is not None:
+            event.stop()
+            event.prevent_default()
+            self._step_history(+1)
+            return
+        await super()._on_key(event)
+
+    def _step_history(self, step: int) -> None:
+        if self._walk is None:
+            self._draft = self.text
+            self._walk = len(self.sent)
+        self._walk = max(0, self._walk + step)
+        if self._walk >= len(self.sent):
+            self._walk = None
+            self.text = self._draft
+        else:
+            self.text = self.sent[self._walk]
+        self.move_cursor(self.document.end)
+
+    def remember(self, prompt: str) -> None:
+        if not self.sent or self.sent[-1] != prompt:
+            self.sent.append(prompt)
+        self._walk = None
 
 
 class PromptBar(Vertical):
@@ -21,8 +88,8 @@ class PromptBar(Vertical):
         border: round $primary;
         border-title-color: $text-primary;
         &:focus-within { border: round $accent; }
-        #prompt-row { height: 1; }
-        #prompt { width: 1fr; }
+        #prompt-row { height: auto; }
+        #prompt { width: 1fr; height: auto; max-height: 6; min-height: 1; }
         #run { margin-left: 1; }
         #targets { height: auto; scrollbar-size-horizontal: 0; }
         #targets Checkbox { width: auto; border: none; padding: 0 1 0 0; background: transparent; }
@@ -42,24 +109,41 @@ class PromptBar(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "prompt"
-        self.border_subtitle = "enter: send to the selected agents"
+        self.border_subtitle = "enter: send · ctrl+j: new line · escape: to the panes"
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="prompt-row"):
-            yield Input(self.suggested, placeholder="Ask every selected agent…", id="prompt", compact=True)
-            yield Button("Run", id="run", variant="primary", compact=True)
-        with HorizontalScroll(id="targets"):
+            yield PromptArea(self.suggested, id="prompt")
+            run = Button("Run", id="run", variant="primary", compact=True)
+            run.can_focus = False  # by mouse: tab walks the panes only
+            yield run
+        with HorizontalScroll(id="targets", can_focus=False):
             yield Label("send to:")
             for agent, policy in self.policies.items():
-                yield Checkbox(f"{agent} · {policy}", value=True, name=agent, compact=True)
+                box = Checkbox(self._label(agent, policy), value=True, name=agent, compact=True)
+                box.can_focus = False
+                yield box
+
+    @staticmethod
+    def _label(agent: str, policy: str) -> Content:
+        return text.markup("$agent · $policy", agent=agent, policy=policy)
+
+    @property
+    def area(self) -> PromptArea:
+        return self.query_one("#prompt", PromptArea)
+
+    @property
+    def value(self) -> str:
+        return self.area.text
 
     def selected(self) -> list[str]:
         return [box.name for box in self.query(Checkbox) if box.value and box.name]
 
-    @on(Input.Submitted, "#prompt")
+    @on(PromptArea.Send)
     @on(Button.Pressed, "#run")
-    def submit(self) -> None:
-        prompt = self.query_one("#prompt", Input).value.strip()
+    def submit(self, event: Message) -> None:
+        event.stop()
+        prompt = self.value.strip()
         if not prompt:
             self.notify("Type a prompt first.", severity="warning")
             return
@@ -67,12 +151,15 @@ class PromptBar(Vertical):
         if not agents:
             self.notify("Select at least one agent.", severity="warning")
             return
+        self.area.remember(prompt)
         self.post_message(self.Submitted(prompt, agents))
 
     def show_policies(self, policies: Mapping[str, str]) -> None:
         for box in self.query(Checkbox):
             if box.name is not None and box.name in policies:
-                box.label = f"{box.name} · {policies[box.name]}"
+                box.label = self._label(box.name, policies[box.name])
 
     def focus_prompt(self) -> None:
-        self.query_one("#prompt", Input).focus()
+        area = self.area
+        area.focus()
+        area.selection = area.selection.cursor(area.cursor_location)  # never selected: a key would replace it

@@ -1,0 +1,47 @@
+"""A yes/no question whose safe answer is the focused one."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Button, Static
+
+from ._dialog import DialogScreen
+
+
+class ConfirmScreen(DialogScreen[bool]):
+    DEFAULT_CSS = """
+    ConfirmScreen {
+        & > #dialog { max-width: 80; border: thick $warning; }
+        & #question { margin: 1 0; }
+        & #answers { height: auto; }
+        & #answers Button { margin-right: 2; }
+    }
+    """
+    BINDINGS = [Binding("escape,n", "no", "Not now"), Binding("y", "yes", "Send anyway")]
+
+    def __init__(self, question: Content, yes: str, no: str) -> None:
+        super().__init__()
+        self.question = question
+        self.yes_label = yes
+        self.no_label = no
+
+    def compose_dialog(self) -> ComposeResult:
+        yield Static(self.question, id="question")
+        with Horizontal(id="answers"):
+            yield Button(self.no_label, id="no", compact=True)
+            yield Button(self.yes_label, id="yes", variant="warning", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed, "#yes")
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def action_no(self) -> None:
+        self.dismiss(False)

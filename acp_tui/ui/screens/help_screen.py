@@ -1,0 +1,73 @@
+"""Every key of the app, in one place (the README's table says the same)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.widgets import Static
+
+from ._dialog import DialogScreen
+
+KEYS = (
+    ("In the prompt", ""),
+    ("enter", "send the prompt to the checked agents: a new round, focus goes to its first pane"),
+    ("ctrl+j, shift+enter", "a new line in the prompt (a pasted text is kept whole)"),
+    ("up / down", "at the first / last line: the prompts sent before"),
+    ("escape", "leave the prompt for the panes"),
+    ("On the panes", ""),
+    ("/ or i", "back to the prompt"),
+    ("tab / shift+tab", "next / previous pane, in reading order (also ctrl+right / ctrl+left)"),
+    ("1 … 9", "the Nth pane of the newest round"),
+    ("c", "cancel the focused run"),
+    ("r", "re-run: a new attempt beside this one, with the agent's policy of now"),
+    ("x", "close the pane (the run stays in the board and the export)"),
+    ("z", "zoom the focused pane to the whole screen, and back"),
+    ("y", "copy the focused answer to the clipboard"),
+    ("e", "show or hide the run's stderr"),
+    ("l", "the run's permission log: decision, rule, request, options"),
+    ("t", "the run's protocol trace (when tracing was on as it started)"),
+    ("up down pgup pgdn", "scroll the answer; home to its start, end follows it again"),
+    ("Anywhere", ""),
+    ("a", "answer the oldest permission request waiting for you (the ask policy)"),
+    ("b", "the board: every run of the session, sortable, filterable; enter jumps to it"),
+    ("ctrl+k", "cancel every live run"),
+    ("f2", "permission policies for the next runs"),
+    ("ctrl+t", "protocol traces on / off for the next runs"),
+    ("ctrl+s", "export the session: Markdown and JSON lines, every attempt"),
+    ("ctrl+p", "the command palette: every command of the app"),
+    ("?", "this help"),
+    ("ctrl+c", "quit: every live run is disposed first"),
+)
+
+
+def help_text() -> str:
+    """The keys as plain lines (for tests and the README)."""
+    return "\n".join(f"{key}  {what}" if what else f"\n{key}" for key, what in KEYS)
+
+
+class HelpScreen(DialogScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen {
+        & > #dialog { max-width: 100; }
+        & #keys { grid-size: 2; grid-columns: 18 1fr; grid-gutter: 0 2; grid-rows: auto; height: auto; }
+        & .key { color: $text-accent; }
+        & .section { column-span: 2; text-style: bold; height: 2; content-align: left bottom; }
+    }
+    """
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+    DIALOG_FOCUSABLE = True  # nothing else to focus: the keys scroll it
+
+    def compose_dialog(self) -> ComposeResult:
+        with Grid(id="keys"):
+            for key, what in KEYS:  # our own text only
+                if what:
+                    yield Static(key, classes="key", markup=False)
+                    yield Static(what, markup=False)
+                else:
+                    yield Static(key, classes="section", markup=False)
+
+    def on_mount(self) -> None:
+        dialog = self.query_one("#dialog")
+        dialog.border_title = "every key (escape: close)"
+        dialog.focus()

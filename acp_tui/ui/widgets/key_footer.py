@@ -1,0 +1,27 @@
+"""The footer, recomposed only when the keys it shows change.
+
+Textual's footer rebuilds itself at every change of focus, and a rebuild is a layout of the whole
+screen: with sixteen panes, tab between two panes (same keys) paid for it every time.
+"""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+from textual.widgets import Footer
+
+
+class KeyFooter(Footer):
+    def __init__(self) -> None:
+        super().__init__(compact=True)
+        self._shown: tuple[object, ...] | None = None
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        shown = tuple(
+            (key, active.binding.description, active.enabled, active.binding.show)
+            for key, active in screen.active_bindings.items()
+        )
+        if shown == self._shown and self.children:
+            self._bindings_ready = True
+            return
+        self._shown = shown
+        super().bindings_changed(screen)
