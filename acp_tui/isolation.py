@@ -21,8 +21,8 @@ temporary index: when it would conflict, nothing is written and the conflicting 
 
 Nothing here writes to a main checkout, except `apply_diff` which the user asks for. Git runs with
 hooks off (a repository's hook could write anywhere) and no optional locks (`git status` would
-otherwise rewrite the main checkout's index). Everything is asyncio subprocesses, so eight runs set
-up and record at once.
+otherwise rewrite the main checkout's index). Everything is asyncio subprocesses: eight runs record
+and are removed at once; their worktrees are added in turn (see `Isolation.add`).
 """
 
 from __future__ import annotations

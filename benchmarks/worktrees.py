@@ -7,8 +7,8 @@ Each round, alternating which goes first (A: acp-tui's `acp_tui.isolation`, B: g
 
 - set-up: A = what `acp-tui run --worktree` does before the first spawn: `plan()`'s
   `find_origin` (rev-parse, prune, status), `Isolation.start()` (lock, sweep), then `--runs` (8)
-  `add()` at once, until every worktree is ready; B = `git worktree add --detach PATH HEAD`
-  eight times in a row.
+  `add()` called at once (they take turns per repository), until every worktree is ready;
+  B = `git worktree add --detach PATH HEAD` eight times in a row.
 - then every worktree gets the same change (3 files edited, 2 created; not timed).
 - recording: A = eight `Worktree.record()` at once (copy of the index, `git add -A` into it,
   `git diff --cached --numstat -p --binary BASE` read and capped); B = the same by hand, eight
