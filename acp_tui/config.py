@@ -342,20 +342,16 @@ def load_file(path: Path, *, label: str | None = None) -> Settings:
     label = label or str(path)
     import tomllib
 
+    from .files import UnreadableFile, read_text
+
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-        data = tomllib.loads(raw.decode("utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{label}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{label}: is a directory, not a file") from None
-    except OSError as exc:
-        raise ConfigError(f"{label}: cannot read it: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{label}: not UTF-8 text") from None
+        text = read_text(path, label=label)
+        data = tomllib.loads(text)
+    except UnreadableFile as exc:
+        raise ConfigError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label}: invalid TOML: {exc}") from None
+    raw = text.encode()
     seal = _seal(path, raw)
     trusted = _was_valid(path, seal)
     token = _TRUSTED.set(trusted)

@@ -66,11 +66,12 @@ def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd
 
 
 def _records(ctx: click.Context, source: str) -> list[dict[str, Any]]:
+    from .files import UnreadableFile, read_text
+
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise click.UsageError(f"{source}: cannot read it: {reason}", ctx) from None
+        text = sys.stdin.read() if source == "-" else read_text(source, what="record file")
+    except UnreadableFile as exc:
+        raise click.UsageError(str(exc), ctx) from None
     try:
         whole = json.loads(text)
         found = [whole] if isinstance(whole, dict) else None

@@ -150,12 +150,12 @@ def _resolved(path: Path) -> Path:
 
 
 def _read_file(path: Path) -> tuple[str, Any]:
+    from ..files import UnreadableFile, read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RecordsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise RecordsError(f"{path}: not UTF-8 text") from None
+        text = read_text(path, what="record file")
+    except UnreadableFile as exc:
+        raise RecordsError(str(exc)) from None
     parsed: list[tuple[int, Any]] = []
     whole = _whole_document(text)
     if whole is not None:  # one JSON document: a record, or a list of them

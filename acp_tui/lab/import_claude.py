@@ -37,14 +37,12 @@ class Translated:
 
 
 def translate_file(path: Path, *, name: str = "claude") -> str:
+    from ..files import UnreadableFile, read_text
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ClaudeImportError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ClaudeImportError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ClaudeImportError(f"{path}: not UTF-8 text") from None
+        data = json.loads(read_text(path, what="settings file"))
+    except UnreadableFile as exc:
+        raise ClaudeImportError(str(exc)) from None
     except ValueError as exc:
         raise ClaudeImportError(f"{path}: not JSON: {exc}") from None
     permissions = data.get("permissions") if isinstance(data, dict) else None

@@ -43,17 +43,12 @@ def is_trace_line(data: Any) -> bool:
 
 
 def load_trace(path: str | Path) -> list[Entry]:
+    from ..files import UnreadableFile, read_text
+
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.readlines()
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{path}: is a directory, not a trace") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise TraceError(f"{path}: not UTF-8 text") from None
+        lines = read_text(path, what="trace").splitlines()
+    except UnreadableFile as exc:
+        raise TraceError(str(exc)) from None
     entries = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
