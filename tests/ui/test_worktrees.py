@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Button, Checkbox, Static
 
 from acp_tui.ui.app import SupervisorApp
@@ -73,11 +74,11 @@ def worktree_line(pane: RunPane) -> str:
     return str(pane.query_one("#worktree", Static).render())
 
 
-async def isolated_round(pilot: object, app: SupervisorApp) -> dict[str, RunPane]:
-    await pilot.press("ctrl+g")  # type: ignore[attr-defined]
+async def isolated_round(pilot: Pilot[None], app: SupervisorApp) -> dict[str, RunPane]:
+    await pilot.press("ctrl+g")
     assert app.query_one("#worktree", Checkbox).value
-    await pilot.press("enter")  # type: ignore[attr-defined]
-    await wait_until(pilot, all_finished(app))  # type: ignore[arg-type]
+    await pilot.press("enter")
+    await wait_until(pilot, all_finished(app))
     return panes(app)
 
 
@@ -228,3 +229,35 @@ async def test_a_cwd_outside_git_is_one_line_and_nothing_is_spawned(
             )
         assert any("is not in a git repository" in n.message for n in app._notifications)
         assert not list(outside.iterdir())
+
+
+async def test_a_live_isolated_run_closed_or_quit_leaves_no_worktree_and_no_process(repo: Path) -> None:
+    app = SupervisorApp(
+        settings(
+            demo_preset("closed", "edit", "--delay", "0.2", "--chunks", "50"),
+            demo_preset("quit", "edit", "--delay", "0.2", "--chunks", "50"),
+            prompt="edit a.txt",
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+g", "enter")
+        closed, quit_ = panes(app)["closed"], panes(app)["quit"]
+        await wait_until(
+            pilot,
+            lambda: all(
+                p.attempt.worktree is not None and (p.attempt.worktree.cwd / "a.txt").exists()
+                for p in (closed, quit_)
+            ),
+        )
+        worktree = closed.attempt.worktree
+        assert worktree is not None
+        closed.focus()
+        await pilot.press("x")  # live: disposed, its partial change recorded, its worktree removed
+        await wait_until(pilot, lambda: worktree.removed and not worktree.path.exists())
+        assert worktree.change is not None and worktree.change.stat is not None
+        assert worktree.change.stat.files == 1
+        assert len(worktrees_of(repo)) == 2
+        await app.action_quit()
+    assert worktrees_of(repo) == [str(repo)]
+    assert not (repo / "a.txt").exists()
+    assert not our_live_processes()
