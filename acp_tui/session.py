@@ -44,6 +44,7 @@ class Attempt:
     result: SubagentResult | None = None
     permissions: list[PermissionRecord] = field(default_factory=list)
     usage: Usage | None = None
+    spawned_at: float | None = None  # the run's start, after its worktree was made (as `acp-tui run`)
     first_output_at: float | None = None
     last_output_at: float | None = None
     trace: str | None = None
@@ -127,8 +128,8 @@ class Session:
             cwd=attempt.cwd,
         )
         record.update(attempt.worktree.fields() if attempt.worktree is not None else NOT_ISOLATED)
-        first = attempt.first_output_at
-        record["first_chunk_s"] = round(first - attempt.started_at, 3) if first is not None else None
+        first, since = attempt.first_output_at, attempt.spawned_at or attempt.started_at
+        record["first_chunk_s"] = round(first - since, 3) if first is not None else None
         record["round"] = attempt.round_no
         record["attempt"] = attempt.attempt_no
         return record

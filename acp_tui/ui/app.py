@@ -273,6 +273,7 @@ class SupervisorApp(App[None]):
                 request = replace(
                     request, cwd=await self._worktree_for(attempt, {} if origins is None else origins)
                 )
+            attempt.spawned_at = time.monotonic()
             return await self.subagents.start(provider, request)
 
         return start

@@ -6,6 +6,7 @@ The app runs in a checkout (the test's cwd); the worktrees live under a temporar
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Checkbox, Static
 
+from acp_tui.isolation import Isolation, find_origin
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen, CompareScreen
 from acp_tui.ui.widgets.prompt_bar import PromptArea
@@ -261,3 +263,27 @@ async def test_a_live_isolated_run_closed_or_quit_leaves_no_worktree_and_no_proc
     assert worktrees_of(repo) == [str(repo)]
     assert not (repo / "a.txt").exists()
     assert not our_live_processes()
+
+
+async def test_the_first_isolated_round_prunes_what_a_crash_left_and_r_stays_isolated(
+    repo: Path, cache_home: Path
+) -> None:
+    crashed = Isolation()  # another acp-tui that died without cleaning up: its lock is gone
+    left = await crashed.add(await find_origin(repo), "left")
+    assert crashed._lock is not None
+    os.close(crashed._lock)
+    assert str(left.path) in worktrees_of(repo)
+
+    app = SupervisorApp(settings(demo_preset("editor", "edit"), prompt="edit a.txt"))
+    async with app.run_test(size=SIZE) as pilot:
+        found = await isolated_round(pilot, app)
+        assert not left.path.exists() and str(left.path) not in worktrees_of(repo)
+        first = found["editor"]
+        first.focus()
+        await pilot.press("ctrl+g", "r")  # the box off: a re-run stays isolated as its attempt was
+        await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
+        again = next(p for p in app.query(RunPane) if p is not first)
+        assert again.attempt.worktree is not None and again.attempt.worktree.change is not None
+        assert again.attempt.worktree.path != first.attempt.worktree.path  # type: ignore[union-attr]
+        await app.action_quit()
+    assert worktrees_of(repo) == [str(repo)]

@@ -480,8 +480,10 @@ class RunPane(Vertical, can_focus=True):
         if change is None:  # what matters first: a narrow pane shows two lines
             words = f"fresh worktree at HEAD {origin.base[:8]}"
             words += ", uncommitted changes not carried" if origin.dirty else " (a fresh checkout)"
-        elif change.stat is not None:
+        elif change.stat is not None and change.stat.files:
             words = f"changed {change.stat} (v compares, A applies)"
+        elif change.stat is not None:
+            words = "no change in its worktree"
         else:
             words = change.error or "the change could not be recorded"
         if worktree.kept:
