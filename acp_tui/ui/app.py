@@ -8,6 +8,11 @@ to exit.
 Keys never do what the user did not aim at: single-key commands belong to the panes, and the
 prompt takes keys only while it has the focus (which it gives up after Enter). A permission
 request of the `ask` policy never takes the focus: it is queued, and `a` opens the oldest.
+
+Isolated rounds (the prompt bar's `worktree` box, `ctrl+g`, or a preset's `isolation = "worktree"`):
+the app owns one `acp_tui.isolation.Isolation`, made at the first such run (its start prunes what a
+crash left); each run works in its own worktree, its pane records the change when the run ends, and
+the worktree goes when the pane is closed and at quit, unless `k` kept it.
 """
 
 from __future__ import annotations
