@@ -10,10 +10,22 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import AgentPreset
 from .subagents.model import PermissionRecord, SubagentResult, Usage
+
+if TYPE_CHECKING:
+    from .isolation import Worktree
+
+# A record's isolation keys when the run had no worktree (as `acp-tui run`'s records).
+NOT_ISOLATED: dict[str, Any] = {
+    "worktree": None,
+    "base": None,
+    "diff_stat": None,
+    "diff": None,
+    "diff_truncated": False,
+}
 
 
 @dataclass(eq=False)
@@ -32,10 +44,14 @@ class Attempt:
     result: SubagentResult | None = None
     permissions: list[PermissionRecord] = field(default_factory=list)
     usage: Usage | None = None
+    spawned_at: float | None = None  # the run's start, after its worktree was made (as `acp-tui run`)
+    first_output_at: float | None = None
     last_output_at: float | None = None
     trace: str | None = None
     cwd: str | None = None  # the run's working directory (path rules of `policy check` use it)
     open: bool = True  # shown in the grid
+    isolated: bool = False  # runs in its own git worktree (the prompt bar's toggle, or the preset's)
+    worktree: Worktree | None = None  # once made; its `change` once the run ended
 
     @property
     def agent(self) -> str:
@@ -60,10 +76,21 @@ class Session:
     rounds: int = 0
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
-    def new_round(self, prompt: str, presets: list[AgentPreset], policies: dict[str, str]) -> list[Attempt]:
+    def new_round(
+        self, prompt: str, presets: list[AgentPreset], policies: dict[str, str], *, worktree: bool = False
+    ) -> list[Attempt]:
+        """`worktree`: every attempt isolated; a preset's `isolation = "worktree"` is, whatever it says."""
         self.rounds += 1
         attempts = [
-            Attempt(next(self._ids), preset, prompt, self.rounds, 1, policies[preset.name])
+            Attempt(
+                next(self._ids),
+                preset,
+                prompt,
+                self.rounds,
+                1,
+                policies[preset.name],
+                isolated=worktree or preset.isolation == "worktree",
+            )
             for preset in presets
         ]
         self.attempts.extend(attempts)
@@ -74,7 +101,9 @@ class Session:
         number = 1 + max(
             a.attempt_no for a in self.attempts if (a.agent, a.round_no) == (old.agent, old.round_no)
         )
-        attempt = Attempt(next(self._ids), old.preset, old.prompt, old.round_no, number, policy)
+        attempt = Attempt(
+            next(self._ids), old.preset, old.prompt, old.round_no, number, policy, isolated=old.isolated
+        )
         self.attempts.append(attempt)
         return attempt
 
@@ -83,22 +112,24 @@ class Session:
 
     def records(self) -> list[dict[str, Any]]:
         """Every finished attempt of the session as a record (`acp_tui.report`), in start order."""
+        return [self.record(attempt) for attempt in self.attempts if attempt.result is not None]
+
+    def record(self, attempt: Attempt) -> dict[str, Any]:
+        """A finished attempt's record, with `acp-tui run`'s isolation keys and `first_chunk_s`."""
         from . import report
 
-        records = []
-        for attempt in self.attempts:
-            result = attempt.result
-            if result is None:
-                continue
-            record = report.run_record(
-                attempt.preset,
-                result,
-                prompt=attempt.prompt,
-                policy=attempt.policy,
-                trace=attempt.trace,
-                cwd=attempt.cwd,
-            )
-            record["round"] = attempt.round_no
-            record["attempt"] = attempt.attempt_no
-            records.append(record)
-        return records
+        assert attempt.result is not None
+        record = report.run_record(
+            attempt.preset,
+            attempt.result,
+            prompt=attempt.prompt,
+            policy=attempt.policy,
+            trace=attempt.trace,
+            cwd=attempt.cwd,
+        )
+        record.update(attempt.worktree.fields() if attempt.worktree is not None else NOT_ISOLATED)
+        first, since = attempt.first_output_at, attempt.spawned_at or attempt.started_at
+        record["first_chunk_s"] = round(first - since, 3) if first is not None else None
+        record["round"] = attempt.round_no
+        record["attempt"] = attempt.attempt_no
+        return record

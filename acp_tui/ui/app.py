@@ -8,6 +8,11 @@ to exit.
 Keys never do what the user did not aim at: single-key commands belong to the panes, and the
 prompt takes keys only while it has the focus (which it gives up after Enter). A permission
 request of the `ask` policy never takes the focus: it is queued, and `a` opens the oldest.
+
+Isolated rounds (the prompt bar's `worktree` box, `ctrl+g`, or a preset's `isolation = "worktree"`):
+the app owns one `acp_tui.isolation.Isolation`, made at the first such run (its start prunes what a
+crash left); each run works in its own worktree, its pane records the change when the run ends, and
+the worktree goes when the pane is closed and at quit, unless `k` kept it.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -45,7 +50,8 @@ from .widgets.key_footer import KeyFooter
 from .widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..config import AgentPreset, Settings
+    from ..isolation import Isolation, Origin
     from ..subagents.acp.permissions import PermissionAsk
     from .widgets.run_pane import RunPane, RunStarter
 
@@ -107,6 +113,7 @@ class SupervisorApp(App[None]):
         Binding("f2", "policies", "Policies", show=False, priority=True),
         Binding("ctrl+t", "toggle_tracing", "Tracing", show=False, priority=True),
         Binding("ctrl+s", "export", "Export", show=False, priority=True),
+        Binding("ctrl+g", "toggle_worktree", "Worktrees", show=False, priority=True),
         Binding("slash,i", "focus_prompt", "Prompt", show=False),
         Binding("escape", "focus_panes", "Panes", show=False),
         *(Binding(str(n), f"focus_nth({n})", show=False) for n in range(1, 10)),
@@ -125,6 +132,7 @@ class SupervisorApp(App[None]):
         self.toasts_on = settings.toasts
         self.asks: list[PendingAsk] = []  # permission requests waiting for the user, oldest first
         self._last_pane: RunPane | None = None
+        self.isolation: Isolation | None = None  # the worktrees of isolated runs, made at first use
         self._quitting = False
         self._terminal_gone = False
 
@@ -239,31 +247,168 @@ class SupervisorApp(App[None]):
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self.run_worker(self._send_round(event.prompt, event.agents))
+                    self.run_worker(self._send_round(event.prompt, event.agents, event.worktree))
 
             self.push_screen(ConfirmScreen(question, "Send anyway (y)", "Not now (n)"), answered)
             return
-        await self._send_round(event.prompt, event.agents)
+        await self._send_round(event.prompt, event.agents, event.worktree)
 
-    async def _send_round(self, prompt: str, agents: list[str]) -> None:
+    async def _send_round(self, prompt: str, agents: list[str], worktree: bool = False) -> None:
         from .widgets.run_pane import RunPane
 
-        attempts = self.session.new_round(prompt, [self.settings.preset(a) for a in agents], self.policies)
+        presets = [self.settings.preset(a) for a in agents]
+        attempts = self.session.new_round(prompt, presets, self.policies, worktree=worktree)
         runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
-        panes = [RunPane(attempt, self._starter(attempt)) for attempt in attempts]
+        origins: dict[str, asyncio.Future[Origin]] = {}  # one look per checkout for the whole round
+        panes = [RunPane(attempt, self._starter(attempt, origins)) for attempt in attempts]
         await runs.mount_all(panes)
         self._relayout()
         panes[0].focus(scroll_visible=False)
         self.call_after_refresh(runs.scroll_to_widget, panes[0], animate=False, top=True)
         self._update_subtitle()
 
-    def _starter(self, attempt: Attempt) -> RunStarter:
+    def _starter(
+        self, attempt: Attempt, origins: dict[str, asyncio.Future[Origin]] | None = None
+    ) -> RunStarter:
         async def start() -> SubagentRun:
             provider = await self._provider_for(attempt.agent, attempt.policy)
-            return await self.subagents.start(provider, SubagentRequest(prompt=attempt.prompt))
+            request = SubagentRequest(prompt=attempt.prompt)
+            if attempt.isolated:
+                request = replace(
+                    request, cwd=await self._worktree_for(attempt, {} if origins is None else origins)
+                )
+            attempt.spawned_at = time.monotonic()
+            return await self.subagents.start(provider, request)
 
         return start
+
+    # Isolation: each run of a worktree round in its own git worktree ----------------------------
+
+    async def _worktree_for(self, attempt: Attempt, origins: dict[str, asyncio.Future[Origin]]) -> str:
+        """A fresh worktree for the attempt; its cwd inside. No checkout: the one-line error (raised:
+        the pane shows it, and the app's failure toast), and nothing is spawned."""
+        from ..isolation import Isolation, IsolationError, find_origin
+
+        where = isolation_cwd(attempt.preset)
+        if where not in origins:
+            origins[where] = asyncio.ensure_future(find_origin(where))
+        try:
+            origin = await asyncio.shield(origins[where])
+            if self.isolation is None:
+                self.isolation = Isolation()  # `start()`, at the first add, prunes what a crash left
+            attempt.worktree = await self.isolation.add(origin, attempt.agent)
+        except IsolationError as exc:  # the toast: the app's failure toast, with the reason
+            raise IsolationError(f"no worktree: {exc}") from None
+        return str(attempt.worktree.cwd)
+
+    async def _drop_worktree(self, attempt: Attempt) -> None:
+        """A closed pane: its change recorded (if the run could not), its worktree removed unless kept."""
+        worktree = attempt.worktree
+        if worktree is None or worktree.removed:
+            return
+        if worktree.change is None:
+            await worktree.record()
+        await worktree.remove()
+
+    def action_toggle_worktree(self) -> None:
+        on = self.main_screen.query_one(PromptBar).toggle_worktree()
+        self.notify(
+            "Next rounds: each run in its own git worktree of HEAD (uncommitted changes are not carried)."
+            if on
+            else "Next rounds: runs work in their own directory (no worktree)."
+        )
+
+    def _round_pane(self) -> RunPane | None:
+        """The pane `v` and `A` act on: the focused one, else the one last focused."""
+        from .widgets.run_pane import RunPane
+
+        focused = self.focused
+        if isinstance(focused, RunPane):
+            return focused
+        return self._last_pane if self._last_pane in self._panes() else None
+
+    def action_compare(self) -> None:
+        """The round's compare view: its table, answers side by side, the chosen row's diff; `a` applies."""
+        from .screens.compare_screen import CompareScreen
+
+        pane = self._round_pane()
+        if pane is None:
+            self.notify("No round to compare yet.", severity="warning")
+            return
+        round_attempts = [a for a in self.session.attempts if a.round_no == pane.round_no]
+        attempts = [a for a in round_attempts if a.finished]
+        if not attempts:
+            self.notify("No run of this round has finished yet.", severity="warning")
+            return
+        live = len(round_attempts) - len(attempts)
+        title = f"Round {pane.round_no}: {pane.attempt.first_line}" + (
+            f" ({live} still running, not shown)" if live else ""
+        )
+        focused = attempts.index(pane.attempt) if pane.attempt in attempts else 0
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self._confirm_apply(attempts[index])
+
+        self.push_screen(
+            CompareScreen([self.session.record(a) for a in attempts], focused=focused, title=title), chosen
+        )
+
+    def action_apply_diff(self) -> None:
+        pane = self._round_pane()
+        if pane is None:
+            self.notify("No run to apply.", severity="warning")
+            return
+        self._confirm_apply(pane.attempt)
+
+    def _confirm_apply(self, attempt: Attempt) -> None:
+        """Asks first, with the focus on Cancel: applying writes to the user's own checkout."""
+        from .screens.compare_screen import ApplyConfirmScreen
+
+        worktree = attempt.worktree
+        change = worktree.change if worktree is not None else None
+        if worktree is None or change is None or not change.diff or change.stat is None:
+            self.notify("This run has no recorded change to apply.", severity="warning")
+            return
+        if change.truncated:
+            self.notify("This run's diff was cut at the size limit: it cannot be applied.", severity="error")
+            return
+        question = text.markup(
+            "Apply the change of [b]$agent[/] ($label: $stat) to the checkout $target (git apply --3way)?",
+            agent=attempt.agent,
+            label=attempt.label,
+            stat=str(change.stat),
+            target=str(worktree.origin.toplevel),
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._apply(attempt), group="apply")
+
+        self.push_screen(ApplyConfirmScreen(question, "Apply (y)", "Cancel (n)"), answered)
+
+    async def _apply(self, attempt: Attempt) -> None:
+        from ..isolation import ApplyRefused, IsolationError, apply_diff
+
+        worktree = attempt.worktree
+        assert worktree is not None and worktree.change is not None and worktree.change.diff
+        target = worktree.origin.toplevel
+        try:
+            paths = await apply_diff(worktree.change.diff, target, base=worktree.base)
+        except (ApplyRefused, IsolationError) as exc:  # a refusal's message lists the conflicts
+            self.notify(
+                f"Not applied: {text.safe_notice(str(exc))}", severity="error", markup=False, timeout=20
+            )
+            return
+        self.notify(
+            text.safe_notice(
+                f"Applied {attempt.agent} ({attempt.label}) to {target}: {len(paths)} "
+                f"file{'' if len(paths) == 1 else 's'} ({', '.join(paths)})"
+            ),
+            markup=False,
+            timeout=10,
+        )
 
     async def _provider_for(self, agent: str, policy: str) -> str:
         """The seam's name for this preset with this policy and the tracing of now.
@@ -353,7 +498,9 @@ class SupervisorApp(App[None]):
 
     def on_run_pane_state_changed(self, event: RunPane.StateChanged) -> None:
         if event.state == "error":
-            self._alert(f"{text.safe_notice(event.pane.agent)} failed", "error")
+            result = event.pane.result
+            reason = f": {result.error}" if result is not None and result.error else ""
+            self._alert(text.safe_notice(f"{event.pane.agent} failed{reason}"), "error")
         self._update_subtitle()
 
     def _alert(self, message: str, severity: SeverityLevel) -> None:
@@ -512,6 +659,7 @@ class SupervisorApp(App[None]):
         panes = self._panes()
         index = panes.index(event.pane) if event.pane in panes else 0
         await event.pane.remove()
+        await self._drop_worktree(event.pane.attempt)
         panes = self._panes()
         self._relayout()
         self._update_subtitle()
@@ -582,12 +730,16 @@ class SupervisorApp(App[None]):
             stem.with_suffix(".jsonl").write_text(
                 "".join(report.json_line(record) + "\n" for record in records), encoding="utf-8"
             )
+            stem.with_name(f"{stem.name}-compare.md").write_text(
+                without_surrogates(comparison_report(records)), encoding="utf-8"
+            )
         except (OSError, ValueError) as exc:
             self.notify(f"Export failed: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
         more = f" ({live} still running, not in it)" if live else ""
         self.notify(
-            f"Exported {len(records)} runs to {text.safe_notice(str(stem))}.md and .jsonl{more}", markup=False
+            f"Exported {len(records)} runs to {text.safe_notice(str(stem))}.md, .jsonl and -compare.md{more}",
+            markup=False,
         )
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -601,6 +753,19 @@ class SupervisorApp(App[None]):
         yield SystemCommand("Policies", "Permission policies for the next runs (f2)", self.action_policies)
         yield SystemCommand(
             "Tracing", "Protocol traces on or off for the next runs (ctrl+t)", self.action_toggle_tracing
+        )
+        yield SystemCommand(
+            "Worktrees",
+            "Each run of the next rounds in its own git worktree, on or off (ctrl+g)",
+            self.action_toggle_worktree,
+        )
+        yield SystemCommand(
+            "Compare round", "The focused pane's round side by side: answers, diffs (v)", self.action_compare
+        )
+        yield SystemCommand(
+            "Apply diff",
+            "The focused run's change to the main checkout, after a confirm (A)",
+            self.action_apply_diff,
         )
         yield SystemCommand("Zoom", "The focused pane on the whole screen, and back (z)", self.action_zoom)
         yield SystemCommand(
@@ -621,7 +786,13 @@ class SupervisorApp(App[None]):
         if live:
             self.notify(f"Stopping {live} agent{'s' if live > 1 else ''}…", timeout=10)
         await self.subagents.aclose()
+        await self._close_worktrees()
         self.exit()
+
+    async def _close_worktrees(self) -> None:
+        """Every worktree not kept is removed (no recording: nothing would read it after quit)."""
+        if self.isolation is not None:
+            await self.isolation.aclose()
 
     async def on_unmount(self) -> None:
         # Reached on any exit, including an error in the app: no child may outlive us.
@@ -629,6 +800,7 @@ class SupervisorApp(App[None]):
         for sig in TERMINATING_SIGNALS:
             loop.remove_signal_handler(sig)
         await self.subagents.aclose()
+        await self._close_worktrees()
 
 
 def export_stem(directory: Path) -> Path:
@@ -639,6 +811,25 @@ def export_stem(directory: Path) -> Path:
         n += 1
         stem = directory / f"{base}-{n}"
     return stem
+
+
+def comparison_report(records: list[dict[str, object]]) -> str:
+    """The comparison report (`acp_tui.compare`), one per round of the session."""
+    from ..compare import comparison_markdown
+
+    rounds: dict[object, list[dict[str, object]]] = {}
+    for record in records:
+        rounds.setdefault(record.get("round"), []).append(record)
+    return "\n".join(
+        comparison_markdown(runs, title=f"acp-tui comparison, round {number}")
+        for number, runs in rounds.items()
+    )
+
+
+def isolation_cwd(preset: AgentPreset) -> str:
+    """The checkout an isolated run comes from: its preset's cwd, else ours (as `acp-tui run --worktree`;
+    the demo's scratch dir only kept writes out of the checkout, which a worktree does)."""
+    return os.path.abspath((None if preset.create_cwd else preset.cwd) or os.getcwd())
 
 
 def display_command(argv: list[str]) -> str:

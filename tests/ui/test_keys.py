@@ -172,7 +172,7 @@ async def test_r_adds_an_attempt_beside_the_old_one_and_the_export_holds_both(tm
     [jsonl] = tmp_path.glob("*.jsonl")
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert [(r["round"], r["attempt"], r["policy"]) for r in records] == [(1, 1, "reject"), (1, 2, "allow")]
-    md = next(tmp_path.glob("*.md")).read_text()
+    md = next(tmp_path.glob("*[0-9].md")).read_text()  # not the comparison report, `...-compare.md`
     assert "## echo (round 1, attempt 1): completed" in md and "## echo (round 1, attempt 2): completed" in md
 
 
@@ -183,7 +183,8 @@ async def test_two_exports_in_the_same_second_do_not_overwrite_each_other(tmp_pa
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         await pilot.press("ctrl+s", "ctrl+s")
-    assert len(list(tmp_path.glob("*.md"))) == 2 and len(list(tmp_path.glob("*.jsonl"))) == 2
+    assert len(list(tmp_path.glob("*[0-9].md"))) == 2 and len(list(tmp_path.glob("*.jsonl"))) == 2
+    assert len(list(tmp_path.glob("*-compare.md"))) == 2
 
 
 async def test_closing_every_pane_brings_the_welcome_back_and_keeps_the_runs(tmp_path: Path) -> None:

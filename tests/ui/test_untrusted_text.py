@@ -111,7 +111,7 @@ async def test_a_hostile_agent_is_shown_literally_everywhere(tmp_path: Path) -> 
 
         await pilot.press("ctrl+s")  # a lone surrogate in every field: written, not raised
         await pilot.pause()
-        md = next(tmp_path.glob("*.md")).read_text(encoding="utf-8")
+        md = next(tmp_path.glob("*[0-9].md")).read_text(encoding="utf-8")
         jsonl = next(tmp_path.glob("*.jsonl")).read_text(encoding="utf-8")
         # The permission title's lone surrogate (or the core's U+FFFD for it): written, not raised.
         assert "lone\\ud800surrogate" in md or "lone\ufffdsurrogate" in md

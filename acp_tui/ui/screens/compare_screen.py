@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Label, Static
 
 from ...compare import COLUMNS, heading, row
 from ...untrusted import one_line, visible
+from .confirm_screen import ConfirmScreen
 
 # A diff is drawn whole by Rich's Syntax; past this it is cut for the screen (the record keeps it).
 SHOWN_DIFF_CHARS = 200_000
@@ -116,3 +117,9 @@ class CompareScreen(ModalScreen[int | None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class ApplyConfirmScreen(ConfirmScreen):
+    """Applying a run's diff to the user's checkout: asked first, the focus on Cancel."""
+
+    BINDINGS = [Binding("escape,n", "no", "Cancel"), Binding("y", "yes", "Apply")]

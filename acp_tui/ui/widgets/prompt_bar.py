@@ -2,7 +2,8 @@
 
 Enter sends; `ctrl+j` (or shift+enter, where the terminal tells it apart) starts a new line; a
 paste is kept whole, however many lines it has. Up at the first line and down at the last walk the
-prompts sent in this session. `escape` leaves the prompt for the panes (the app's binding).
+prompts sent in this session. `escape` leaves the prompt for the panes (the app's binding). The
+`worktree` box (the app's `ctrl+g`) runs the next rounds each in its own git worktree.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class PromptBar(Vertical):
     class Submitted(Message):
         prompt: str
         agents: list[str]
+        worktree: bool = False  # each run in its own git worktree
 
     def __init__(self, policies: Mapping[str, str], prompt: str = "") -> None:
         super().__init__()
@@ -118,7 +120,11 @@ class PromptBar(Vertical):
             run.can_focus = False  # by mouse: tab walks the panes only
             yield run
         with HorizontalScroll(id="targets", can_focus=False):
-            yield Label("send to:")
+            # First: seen whatever the number of agents after it.
+            isolate = Checkbox("worktree (ctrl+g)", value=False, id="worktree", compact=True)
+            isolate.can_focus = False
+            yield isolate
+            yield Label("· send to:")
             for agent, policy in self.policies.items():
                 box = Checkbox(self._label(agent, policy), value=True, name=agent, compact=True)
                 box.can_focus = False
@@ -139,6 +145,16 @@ class PromptBar(Vertical):
     def selected(self) -> list[str]:
         return [box.name for box in self.query(Checkbox) if box.value and box.name]
 
+    @property
+    def worktree(self) -> bool:
+        """The next rounds run each in its own git worktree."""
+        return self.query_one("#worktree", Checkbox).value
+
+    def toggle_worktree(self) -> bool:
+        box = self.query_one("#worktree", Checkbox)
+        box.value = not box.value
+        return box.value
+
     @on(PromptArea.Send)
     @on(Button.Pressed, "#run")
     def submit(self, event: Message) -> None:
@@ -152,7 +168,7 @@ class PromptBar(Vertical):
             self.notify("Select at least one agent.", severity="warning")
             return
         self.area.remember(prompt)
-        self.post_message(self.Submitted(prompt, agents))
+        self.post_message(self.Submitted(prompt, agents, self.worktree))
 
     def show_policies(self, policies: Mapping[str, str]) -> None:
         for box in self.query(Checkbox):

@@ -166,6 +166,7 @@ class RunPane(Vertical, can_focus=True):
             text-wrap: nowrap;
             text-overflow: ellipsis;
         }}
+        #worktree {{ height: auto; max-height: 2; color: $text-muted; display: none; }}
         #stderr {{
             height: 8;
             display: none;
@@ -186,6 +187,10 @@ class RunPane(Vertical, can_focus=True):
         Binding("l", "permissions", "Permission log", show=False),
         Binding("t", "trace", "Trace", show=False),
         Binding("y", "copy", "Copy answer", show=False),
+        # Isolation: the round's compare view, applying this run's diff, keeping its worktree.
+        Binding("v", "app.compare", "Compare", show=False),
+        Binding("A", "app.apply_diff", "Apply diff", show=False),
+        Binding("k", "keep_worktree", "Keep worktree", show=False),
         Binding("tab,ctrl+right", "app.next_pane", "Next pane", show=False),
         Binding("shift+tab,ctrl+left", "app.previous_pane", "Previous pane", show=False),
         # The answer scrolls from the pane's focus: the view itself takes none, so tab walks panes.
@@ -288,6 +293,7 @@ class RunPane(Vertical, can_focus=True):
         yield AnswerView(id="answer")
         yield Static("", id="error")
         yield Static("nothing hidden", id="stats")
+        yield Static("", id="worktree")
         stderr = Log(id="stderr", max_lines=STDERR_LINES, auto_scroll=True)
         stderr.can_focus = False
         yield stderr
@@ -319,12 +325,14 @@ class RunPane(Vertical, can_focus=True):
         except Exception as exc:  # refused before anything was spawned (e.g. a capability)
             self._show_failure(str(exc))
             return
+        self._show_worktree()
         self.attempt.trace = getattr(run, "trace_path", None)
         self.attempt.cwd = getattr(run, "cwd", None)
         async for event in run.events():
             if isinstance(event, OutputDelta):
                 answer.append(event.text)
                 self.attempt.last_output_at = time.monotonic()
+                self.attempt.first_output_at = self.attempt.first_output_at or self.attempt.last_output_at
             elif isinstance(event, StatusChanged) and event.status == "cancelling":
                 self._set_state("cancelling")
             elif isinstance(event, StatusChanged) and event.status != "finished":
@@ -349,6 +357,7 @@ class RunPane(Vertical, can_focus=True):
                     title = f"{self.agent} · {event.agent.title or event.agent.name} {event.agent.version}"
                     self.border_title = text.line(title, 60)
             elif isinstance(event, Finished):
+                await self._record_change()  # before the end is shown: the record then has the diff
                 self._show_result(event.result)
 
     @on(Worker.StateChanged)
@@ -448,6 +457,59 @@ class RunPane(Vertical, can_focus=True):
         self._show_error(result.error, failed=result.stop_reason is SubagentStopReason.ERROR)
         self._stats_dirty = True
         self._tick(final=True)
+        self._show_worktree()
+
+    # Isolation: the run's own git worktree ----------------------------------------------------
+
+    async def _record_change(self) -> None:
+        worktree = self.attempt.worktree
+        if worktree is not None and worktree.change is None:
+            await worktree.record()
+            self._show_worktree()
+
+    def _show_worktree(self) -> None:
+        """Where the run works (and what it does not carry), then what it changed, and kept or not."""
+        worktree = self.attempt.worktree
+        line = self.query_one("#worktree", Static)
+        line.display = worktree is not None
+        if worktree is None:
+            return
+        change = worktree.change
+        origin = worktree.origin
+        line.tooltip = text.line(f"{worktree.path}: {origin.note}")  # the whole of it, paths too
+        if change is None:  # what matters first: a narrow pane shows two lines
+            words = f"fresh worktree at HEAD {origin.base[:8]}"
+            words += ", uncommitted changes not carried" if origin.dirty else " (a fresh checkout)"
+        elif change.stat is not None and change.stat.files:
+            words = f"changed {change.stat} (v compares, A applies)"
+        elif change.stat is not None:
+            words = "no change in its worktree"
+        else:
+            words = change.error or "the change could not be recorded"
+        if worktree.kept:
+            words += " · worktree kept"  # where: the toast of `k`, and the tooltip
+        elif worktree.removed:
+            words += " · worktree removed"
+        line.update(text.line(words))
+
+    def action_keep_worktree(self) -> None:
+        """`k`: this run's worktree stays after the pane is closed and after quit (again: not kept)."""
+        worktree = self.attempt.worktree
+        if worktree is None or worktree.removed:
+            self.notify("This run has no worktree to keep.", severity="warning")
+            return
+        try:
+            worktree.keep(not worktree.kept)
+        except OSError as exc:
+            self.notify(
+                f"Could not keep the worktree: {text.safe_notice(str(exc))}", severity="error", markup=False
+            )
+            return
+        self._show_worktree()
+        where = text.safe_notice(str(worktree.path))
+        self.notify(
+            f"Worktree kept: {where}" if worktree.kept else f"Worktree no longer kept: {where}", markup=False
+        )
 
     def _show_failure(self, message: str) -> None:
         """The run could not start, or the pane itself failed: the attempt ends `error`."""
