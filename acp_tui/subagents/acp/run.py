@@ -118,6 +118,7 @@ class AcpSubagentRun:
         self._cancel_requested = False
         self._cancel_reason: str | None = None
         self._child_gone = False
+        self._turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
         self._interrupt = asyncio.Event()
         self._spawned = asyncio.Event()
         self._helpers: list[asyncio.Task[Any]] = []
@@ -310,7 +311,9 @@ class AcpSubagentRun:
             with contextlib.suppress(BaseException):
                 await prompt
             raise _Interrupted
-        return (await prompt).stop_reason
+        stop_reason: str = (await prompt).stop_reason
+        self._turn_ended = True
+        return stop_reason
 
     async def _unless_interrupted(self, awaitable: Awaitable[Any]) -> Any:
         work = asyncio.ensure_future(awaitable)
@@ -341,7 +344,9 @@ class AcpSubagentRun:
             try:
                 if child.process.stdin is not None:
                     child.process.stdin.close()
-                graceful = not self._cancel_requested and not self._child_gone
+                # The agent may exit by itself on stdin's end, unless it was cancelled and did not
+                # end its turn within the grace: then it is signalled at once.
+                graceful = (self._turn_ended or not self._cancel_requested) and not self._child_gone
                 self._ended_by = cast(
                     "EndedBy",
                     await terminate_group(

@@ -203,7 +203,7 @@ class SessionSetup:
         if getattr(exc, "code", None) != AUTH_REQUIRED:
             return None
         agent = self.name or (self.agent.name if self.agent else "the agent")
-        said = " ".join(str(exc).split())[:200]
+        said = " ".join(str(exc).split())  # cut by the run, after masking
         return auth_message(agent, self.auth_methods) + (f'; {step} said "{said}"' if said else "")
 
     def _option(self, asked: str) -> ConfigOption | None:
