@@ -20,8 +20,8 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -45,8 +45,10 @@ from .widgets.key_footer import KeyFooter
 from .widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..config import AgentPreset, Settings
     from ..subagents.acp.permissions import PermissionAsk
+    from ..subagents.model import ConfigOptionInfo
+    from .screens.policy_screen import AgentsScreen
     from .widgets.run_pane import RunPane, RunStarter
 
 # What only the first round needs (panes, Markdown, the provider) is imported then, not before the
@@ -68,6 +70,10 @@ STATE_ORDER = (
     "error",
 )
 
+
+# Runs a terminal login (argv, env, cwd) and gives its exit status: the app suspends itself for it;
+# tests put a headless runner in its place (`SupervisorApp.login_runner`).
+LoginRunner = Callable[[list[str], dict[str, str], str | None], int]
 
 GRID_ACTIONS = {"focus_prompt", "focus_panes", "focus_nth", "next_pane", "previous_pane", "zoom"}
 
@@ -104,7 +110,9 @@ class SupervisorApp(App[None]):
         Binding("a", "answer_permission", "Answer"),
         Binding("b", "board", "Board"),
         Binding("question_mark", "help", "Help"),
-        Binding("f2", "policies", "Policies", show=False, priority=True),
+        Binding("f2", "policies", "Agents", show=False, priority=True),
+        Binding("ctrl+r", "reload_config", "Reload config", show=False, priority=True),
+        Binding("P", "permissions_panel", "Permissions", show=False),
         Binding("ctrl+t", "toggle_tracing", "Tracing", show=False, priority=True),
         Binding("ctrl+s", "export", "Export", show=False, priority=True),
         Binding("slash,i", "focus_prompt", "Prompt", show=False),
@@ -124,6 +132,10 @@ class SupervisorApp(App[None]):
         self.bell_on = settings.bell
         self.toasts_on = settings.toasts
         self.asks: list[PendingAsk] = []  # permission requests waiting for the user, oldest first
+        self.option_choices: dict[str, dict[str, str]] = {}  # F2's options per preset, for the next runs
+        self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
+        self.login_runner: LoginRunner = self._login_in_terminal
+        self._generation = 0  # bumped by each reload: providers made before it are not reused
         self._last_pane: RunPane | None = None
         self._quitting = False
         self._terminal_gone = False
@@ -227,6 +239,12 @@ class SupervisorApp(App[None]):
 
     @on(PromptBar.Submitted)
     async def fan_out(self, event: PromptBar.Submitted) -> None:
+        gone = [agent for agent in event.agents if agent not in self.settings.names]
+        if gone:  # removed from the config file by a reload
+            self.notify(f"No longer in the config: {text.safe_notice(', '.join(gone))}", markup=False)
+            event.agents = [agent for agent in event.agents if agent not in gone]
+            if not event.agents:
+                return
         busy = [agent for agent in event.agents if self.session.live_for(agent)]
         if busy:
             from .screens.confirm_screen import ConfirmScreen
@@ -248,7 +266,7 @@ class SupervisorApp(App[None]):
     async def _send_round(self, prompt: str, agents: list[str]) -> None:
         from .widgets.run_pane import RunPane
 
-        attempts = self.session.new_round(prompt, [self.settings.preset(a) for a in agents], self.policies)
+        attempts = self.session.new_round(prompt, [self._next_preset(a) for a in agents], self.policies)
         runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
         panes = [RunPane(attempt, self._starter(attempt)) for attempt in attempts]
@@ -260,22 +278,30 @@ class SupervisorApp(App[None]):
 
     def _starter(self, attempt: Attempt) -> RunStarter:
         async def start() -> SubagentRun:
-            provider = await self._provider_for(attempt.agent, attempt.policy)
+            provider = await self._provider_for(attempt.preset, attempt.policy)
             return await self.subagents.start(provider, SubagentRequest(prompt=attempt.prompt))
 
         return start
 
-    async def _provider_for(self, agent: str, policy: str) -> str:
-        """The seam's name for this preset with this policy and the tracing of now.
+    def _next_preset(self, agent: str) -> AgentPreset:
+        """The preset as its next run gets it: the config file's, with the options chosen in F2."""
+        from ..config import with_options
+
+        return with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
+
+    async def _provider_for(self, preset: AgentPreset, policy: str) -> str:
+        """The seam's name for this preset with this policy, its options, the tracing of now.
 
         Settings that change get a provider of their own, so runs already going keep theirs.
         """
         from ..subagents.acp.provider import AcpSubagentProvider
 
-        name = f"{agent} [{policy}{' traced' if self.trace_dir else ''}]"
+        agent = preset.name
+        options = "".join(f" {key}={value}" for key, value in sorted(preset.options.items()))
+        name = f"{agent} [{policy}{' traced' if self.trace_dir else ''}{options}] #{self._generation}"
         if name not in self.subagents:
             config = self.settings.provider_config(
-                self.settings.preset(agent),
+                preset,
                 policy_override=policy,
                 ask_handler=lambda ask: self.ask_permission(agent, ask),
                 trace_dir=self.trace_dir,
@@ -284,16 +310,52 @@ class SupervisorApp(App[None]):
         return name
 
     async def on_run_pane_rerun_requested(self, event: RunPane.RerunRequested) -> None:
-        """A new attempt beside the old one: same prompt, the agent's policy of now."""
+        """A new attempt beside the old one: same prompt, the agent's policy and options of now."""
+        await self._rerun(event.pane)
+
+    async def _rerun(self, old: RunPane) -> None:
         from .widgets.run_pane import RunPane
 
-        old = event.pane
-        attempt = self.session.retry(old.attempt, self.policies[old.agent])
+        known = old.agent in self.settings.names  # else removed by a reload: as it was
+        preset = self._next_preset(old.agent) if known else old.attempt.preset
+        attempt = self.session.retry(old.attempt, self.policies.get(old.agent, old.policy), preset)
         pane = RunPane(attempt, self._starter(attempt))
         await self.main_screen.query_one("#runs", VerticalScroll).mount(pane, after=old)
         self._relayout()
         pane.focus()
         self._update_subtitle()
+
+    def on_run_pane_options_offered(self, event: RunPane.OptionsOffered) -> None:
+        self.offered[event.pane.agent] = event.offered
+
+    async def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
+        """`L` after "authentication required": the login in the terminal, then the prompt again."""
+        from ..subagents.acp.environment import child_environment
+
+        preset = event.pane.attempt.preset
+        try:
+            status = self.login_runner(event.argv, child_environment(preset.env), preset.cwd)
+        except Exception as exc:  # e.g. no terminal to suspend for (SuspendNotSupported), no such program
+            self.notify(f"Login not run: {text.safe_notice(str(exc) or type(exc).__name__)}", markup=False)
+            return
+        if status != 0:
+            self.notify(f"The login ended with status {status}: not run again.", severity="warning")
+            return
+        await self._rerun(event.pane)
+
+    def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
+        import subprocess
+
+        with self.suspend():
+            print(f"acp-tui: running the login: {display_command(argv)}", flush=True)
+            try:
+                status = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+            except KeyboardInterrupt:  # ctrl+c in the login reached us too: the login is over
+                status = 130
+            except OSError as exc:
+                print(f"acp-tui: the login could not start: {exc}", flush=True)
+                status = 127
+        return status
 
     # Permission requests (the `ask` policy) ----------------------------------------------------
 
@@ -546,14 +608,110 @@ class SupervisorApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_policies(self) -> None:
-        from .screens.policy_screen import PolicyScreen
+        """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""
+        from .screens.policy_screen import AgentsChoice
 
-        def apply(chosen: dict[str, str] | None) -> None:
+        def apply(chosen: AgentsChoice | None) -> None:
             if chosen:
-                self.policies.update(chosen)
+                self.policies.update(chosen.policies)
+                self.option_choices.update(chosen.options)
                 self.main_screen.query_one(PromptBar).show_policies(self.policies)
 
-        self.push_screen(PolicyScreen(self.policies, self.settings.policy_names), apply)
+        self.push_screen(self._agents_screen(), apply)
+
+    def _agents_screen(self) -> AgentsScreen:
+        from .screens.policy_screen import AgentRow, AgentsScreen
+
+        rows = [
+            AgentRow(
+                name,
+                self.policies.get(name, self.settings.preset(name).policy),
+                dict(self._next_preset(name).options),
+                self.offered.get(name, ()),
+            )
+            for name in self.settings.names
+        ]
+        rules = {name: policy.describe() for name, policy in self.settings.policies.items()}
+        return AgentsScreen(rows, self.settings.policy_names, rules, self.probe_agent)
+
+    async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
+        """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
+        from ..probe import describe_agent
+        from .screens.policy_screen import offered_of
+
+        if agent not in self.settings.names:
+            return (), "no longer in the config"
+        config = self.settings.provider_config(self.settings.preset(agent), policy_override="reject")
+        record, _created = await describe_agent(config)
+        offered = offered_of(record)
+        if offered:
+            self.offered[agent] = offered
+        error = record.get("error")
+        return offered, error if isinstance(error, str) else None
+
+    def action_reload_config(self) -> None:
+        """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
+        from ..config import ConfigError, load_settings
+
+        old = self.settings
+        if old.source is None:
+            self.notify("No config file to reload: these are the demo agents.", severity="warning")
+            return
+        try:
+            new = load_settings(old.source)
+        except ConfigError as exc:
+            self.notify(f"Config not reloaded: {text.safe_notice(str(exc))}", severity="error", markup=False)
+            return
+        # Agents given on the command line (`--agent NAME=COMMAND`) are not in the file: they stay.
+        given = tuple(p for p in old.presets if p.name in old.selected and p.name not in new.names)
+        new = replace(new, presets=(*new.presets, *given), selected=old.selected)
+        # A policy picked in F2 stays; one the file gave follows the file.
+        policies = {}
+        for preset in new.presets:
+            before = self.policies.get(preset.name)
+            was_file = preset.name not in old.names or before == old.preset(preset.name).policy
+            keep = before is not None and not was_file and before in new.policy_names
+            policies[preset.name] = before if keep and before else preset.policy
+        self.settings = new
+        self.policies.clear()
+        self.policies.update(policies)
+        self.option_choices = {k: v for k, v in self.option_choices.items() if k in new.names}
+        self._generation += 1
+        self.bell_on, self.toasts_on = new.bell, new.toasts
+        self.run_worker(self._settings_reloaded(old))
+
+    async def _settings_reloaded(self, old: Settings) -> None:
+        if self.settings.names != old.names:
+            await self._rebuild_prompt_bar()
+        else:
+            self.main_screen.query_one(PromptBar).show_policies(self.policies)
+        if not self._panes():
+            welcome = self.main_screen.query("#welcome")
+            if welcome:
+                welcome.first(Static).update(self._welcome())
+        from .screens.policy_screen import AgentsScreen
+
+        if isinstance(self.screen, AgentsScreen):  # reloaded from F2: show the new file there
+            self.screen.dismiss(None)
+            self.action_policies()
+        self.notify(
+            f"Config reloaded from {text.safe_notice(str(self.settings.source))}: "
+            f"{len(self.settings.presets)} agents, {len(self.settings.policies)} named policies "
+            "(for the next runs)",
+            markup=False,
+        )
+
+    async def _rebuild_prompt_bar(self) -> None:
+        """Agents were added or removed: a prompt bar with the new ones, the prompt text kept."""
+        bar = self.main_screen.query_one(PromptBar)
+        typed = bar.value
+        focused = bar.area.has_focus
+        new = PromptBar(self.policies, self.settings.prompt)
+        await self.main_screen.mount(new, after=bar)
+        await bar.remove()
+        new.area.text = typed
+        if focused:
+            new.focus_prompt()
 
     def action_toggle_tracing(self) -> None:
         if self.trace_dir:
