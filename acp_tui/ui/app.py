@@ -756,14 +756,19 @@ class SupervisorApp(App[None]):
             "Answer permission", "The oldest waiting request (a)", self.action_answer_permission
         )
         yield SystemCommand("Export", "The session as Markdown and JSON lines (ctrl+s)", self.action_export)
-        yield SystemCommand("Policies", "Permission policies for the next runs (f2)", self.action_policies)
+        yield SystemCommand(
+            "Agents", "Policy, mode and model of each agent for the next runs (f2)", self.action_policies
+        )
+        yield SystemCommand(
+            "Reload config", "The config file again, for the next runs (ctrl+r)", self.action_reload_config
+        )
         yield SystemCommand(
             "Tracing", "Protocol traces on or off for the next runs (ctrl+t)", self.action_toggle_tracing
         )
         yield SystemCommand("Zoom", "The focused pane on the whole screen, and back (z)", self.action_zoom)
         yield SystemCommand(
             "Permissions of the session",
-            "Every request of every run, and what another policy would decide",
+            "Every request of every run, and what another policy would decide (P)",
             self.action_permissions_panel,
         )
         yield SystemCommand("Help", "Every key (?)", self.action_help)
