@@ -15,6 +15,7 @@ from acp_tui.subagents import SubagentStopReason
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
+from acp_tui.ui.widgets.prompt_bar import PromptBar
 from acp_tui.ui.widgets.run_pane import NEVER_ASKED, RunPane
 from tests.helpers import SCRIPTED_AGENT
 from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
@@ -172,7 +173,7 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
         [pane] = round_panes(app, 1)
         assert pane.state == "error"
         error = str(pane.query_one("#error", Static).render())
-        assert error.startswith("L: log in in the terminal") and "authentication required" in error
+        assert error.startswith("L: log in in the terminal, then run again\nauthentication required")
         assert pane.check_action("login", ()) is True
         pane.focus()
         await pilot.press("L")
@@ -220,3 +221,9 @@ async def test_shift_p_opens_the_permissions_panel() -> None:
         [row] = screen.rows
         assert (row.agent, row.round, row.policy, row.record.rule) == ("agent", "1/1", "reject", "reject")
         assert row.waited_s is not None
+        await pilot.press("escape")
+        app.action_focus_prompt()
+        await pilot.press("P")  # typed in the prompt, not a command
+        await pilot.pause()
+        assert not isinstance(app.screen, PermissionsPanelScreen)
+        assert "P" in app.query_one(PromptBar).value

@@ -15,7 +15,7 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Grid, Horizontal, Vertical
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Button, Select, Static
@@ -72,12 +72,17 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
     PolicyScreen {
         & > #dialog { width: 96%; max-width: 140; }
         & .agent { height: auto; margin-top: 1; }
+        & .agent-line { height: 1; }
         & .agent-name { width: 18; text-style: bold; }
         & .policy { width: 24; }
-        & .options { height: auto; width: 1fr; }
-        & .options Select { width: auto; min-width: 16; max-width: 30; margin-left: 1; }
-        & .options Static { margin-left: 1; color: $text-muted; }
-        & .probe { margin-left: 1; min-width: 7; }
+        & .probe { margin-left: 2; min-width: 7; }
+        /* The options below, two a line: an agent may offer more than fit beside its policy. */
+        & .options {
+            layout: grid; grid-size: 2; grid-columns: 1fr; grid-rows: 1; grid-gutter: 0 1;
+            height: auto; padding-left: 18;
+        }
+        & .options Static { column-span: 2; color: $text-muted; }
+        & .options Select { max-width: 44; }
         & #rules { height: auto; margin: 1 0; border-top: dashed $panel-lighten-2; }
         & #status { height: auto; color: $text-warning; }
         & #buttons { height: auto; margin: 1 0; }
@@ -105,21 +110,22 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             text.markup("[b]Agents[/b]: policy and options used by the next runs of each agent"), id="title"
         )
         for i, row in enumerate(self.rows):
-            with Horizontal(classes="agent", id=f"agent-{i}"):
-                yield Static(text.line(row.name, 18), classes="agent-name")
-                yield Select(
-                    [(text.line(name), name) for name in self.policies],
-                    value=row.policy if row.policy in self.policies else Select.NULL,
-                    allow_blank=row.policy not in self.policies,
-                    name=f"policy-{i}",
-                    classes="policy",
-                    compact=True,
-                )
-                with Horizontal(classes="options", id=f"options-{i}"):
+            with Vertical(classes="agent", id=f"agent-{i}"):
+                with Horizontal(classes="agent-line"):
+                    yield Static(text.line(row.name, 17), classes="agent-name")
+                    yield Select(
+                        [(text.line(name), name) for name in self.policies],
+                        value=row.policy if row.policy in self.policies else Select.NULL,
+                        allow_blank=row.policy not in self.policies,
+                        name=f"policy-{i}",
+                        classes="policy",
+                        compact=True,
+                    )
+                    probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
+                    probe.can_focus = False  # `p` probes the focused row
+                    yield probe
+                with Grid(classes="options", id=f"options-{i}"):
                     yield from self._option_widgets(i, row)
-                probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
-                probe.can_focus = False  # `p` probes the focused row
-                yield probe
         yield Static("", id="status")
         yield Static(self._rules_text(), id="rules")
         with Horizontal(id="buttons"):
@@ -151,10 +157,12 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
 
     def _rules_text(self) -> Content:
         name = self._shown_policy
-        lines = self.rules.get(name) or BUILTIN_RULES.get(name) or ["(unknown policy)"]
+        if name in self.rules:
+            title, lines = "[b]Rules of $name[/b] (tried in this order):", list(self.rules[name])
+        else:
+            title, lines = "[b]Policy $name[/b] (built in):", BUILTIN_RULES.get(name, ["(unknown policy)"])
         return Content("\n").join(
-            [text.markup("[b]Rules of $name[/b] (tried in this order):", name=name)]
-            + [text.line(f"  {line}") for line in lines]
+            [text.markup(title, name=name)] + [text.line(f"  {line}") for line in lines]
         )
 
     def _row_of(self, widget: Widget | None) -> int | None:
@@ -210,7 +218,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             status.update("")
         if offered:
             row = replace(row, options=self._chosen_options(i), offered=offered)
-            options = self.query_one(f"#options-{i}", Horizontal)
+            options = self.query_one(f"#options-{i}", Grid)
             await options.remove_children()
             await options.mount_all(self._option_widgets(i, row))
             self.rows[i] = row  # once its selects are there: Apply reads them by this row

@@ -194,6 +194,7 @@ class RunPane(Vertical, can_focus=True):
         #error {{
             height: auto;
             max-height: 3;
+            &.-hint {{ max-height: 4; }}
             color: $text-muted;
         }}
         #error.-failed {{ color: {STATE_COLOURS["error"]}; text-style: bold; }}
@@ -481,9 +482,8 @@ class RunPane(Vertical, can_focus=True):
             message = f"{message} · killed (ignored cancel)" if message else "killed (ignored cancel)"
         elif result.ended_by == "sigterm":
             message = f"{message} · ended by SIGTERM" if message else "ended by SIGTERM"
-        if login_command(self.attempt):
-            message = f"L: log in in the terminal, then run again · {message}"  # first: a cut line keeps it
-        self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR)
+        hint = "L: log in in the terminal, then run again" if login_command(self.attempt) else ""
+        self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR, hint=hint)
         if self.has_focus:
             self.refresh_bindings()  # `L` may be on offer now
         if result.truncated:
@@ -537,10 +537,13 @@ class RunPane(Vertical, can_focus=True):
         cancel.disabled = False
         cancel.display = live
 
-    def _show_error(self, message: str | None, *, failed: bool = False) -> None:
+    def _show_error(self, message: str | None, *, failed: bool = False, hint: str = "") -> None:
+        """The message, cut to three lines; a `hint` (our own: what a key does) on a line of its own."""
         error = self.query_one("#error", Static)
-        error.update(text.line(message or ""))
+        shown = text.line(message or "")
+        error.update(Content("\n").join([Content(hint).stylize("not bold"), shown]) if hint else shown)
         error.set_class(failed, "-failed")
+        error.set_class(bool(hint), "-hint")
         error.display = bool(message)
 
     def _tick(self, *, final: bool = False) -> None:
