@@ -39,7 +39,7 @@ from textual.widgets import Header, Static
 from ..session import Attempt, Session
 from ..subagents.model import SubagentRequest, SubagentRun
 from ..subagents.registry import Subagents
-from ..untrusted import without_surrogates
+from ..untrusted import one_line, without_surrogates
 from . import text
 from .widgets.key_footer import KeyFooter
 from .widgets.prompt_bar import PromptBar
@@ -347,13 +347,14 @@ class SupervisorApp(App[None]):
         import subprocess
 
         with self.suspend():
-            print(f"acp-tui: running the login: {display_command(argv)}", flush=True)
+            # The command line came from the agent: shown with its control characters made visible.
+            print(f"acp-tui: running the login: {one_line(display_command(argv))}", flush=True)
             try:
                 status = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
             except KeyboardInterrupt:  # ctrl+c in the login reached us too: the login is over
                 status = 130
             except OSError as exc:
-                print(f"acp-tui: the login could not start: {exc}", flush=True)
+                print(f"acp-tui: the login could not start: {one_line(str(exc))}", flush=True)
                 status = 127
         return status
 
@@ -407,7 +408,7 @@ class SupervisorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_permission":
             return bool(self.asks)
-        if action in GRID_ACTIONS:
+        if action in GRID_ACTIONS or action == "permissions_panel":
             return self.screen is self.main_screen  # a key never acts on a screen that is not shown
         return True
 
@@ -676,6 +677,12 @@ class SupervisorApp(App[None]):
         self.policies.clear()
         self.policies.update(policies)
         self.option_choices = {k: v for k, v in self.option_choices.items() if k in new.names}
+        # What an agent offers is its program's: forgotten where the command changed.
+        self.offered = {
+            k: v
+            for k, v in self.offered.items()
+            if k in new.names and new.preset(k).argv == old.preset(k).argv
+        }
         self._generation += 1
         self.bell_on, self.toasts_on = new.bell, new.toasts
         self.run_worker(self._settings_reloaded(old))

@@ -134,6 +134,19 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
             assert pane.result is not None
             assert [(r.decision, r.rule) for r in pane.result.permissions] == [("allow_once", "edits")]
 
+        write_config(config, "reject", "one", "two")  # reloaded from F2: F2 shows the new rules
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        await pilot.press("ctrl+r")
+
+        def rules_shown() -> str:
+            screen = app.screen
+            return (
+                str(screen.query_one("#rules", Static).render()) if isinstance(screen, AgentsScreen) else ""
+            )
+
+        await wait_until(pilot, lambda: "1. edits: reject kind edit" in rules_shown())
+
 
 async def test_a_run_that_edited_without_asking_says_its_policy_had_nothing_to_decide() -> None:
     app = SupervisorApp(
@@ -173,7 +186,8 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
         [pane] = round_panes(app, 1)
         assert pane.state == "error"
         error = str(pane.query_one("#error", Static).render())
-        assert error.startswith("L: log in in the terminal, then run again\nauthentication required")
+        assert error.startswith("L: log in in the terminal, then run again: ")
+        assert "--login\nauthentication required" in error
         assert pane.check_action("login", ()) is True
         pane.focus()
         await pilot.press("L")

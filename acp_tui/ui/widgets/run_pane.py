@@ -9,6 +9,7 @@ has already finished (reopened from the board) shows its result without starting
 from __future__ import annotations
 
 import contextvars
+import shlex
 import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
@@ -194,7 +195,7 @@ class RunPane(Vertical, can_focus=True):
         #error {{
             height: auto;
             max-height: 3;
-            &.-hint {{ max-height: 4; }}
+            &.-hint {{ max-height: 6; }}
             color: $text-muted;
         }}
         #error.-failed {{ color: {STATE_COLOURS["error"]}; text-style: bold; }}
@@ -482,7 +483,9 @@ class RunPane(Vertical, can_focus=True):
             message = f"{message} · killed (ignored cancel)" if message else "killed (ignored cancel)"
         elif result.ended_by == "sigterm":
             message = f"{message} · ended by SIGTERM" if message else "ended by SIGTERM"
-        hint = "L: log in in the terminal, then run again" if login_command(self.attempt) else ""
+        login = login_command(self.attempt)
+        # The command comes from the agent: named before the key runs it.
+        hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else ""
         self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR, hint=hint)
         if self.has_focus:
             self.refresh_bindings()  # `L` may be on offer now
@@ -541,7 +544,7 @@ class RunPane(Vertical, can_focus=True):
         """The message, cut to three lines; a `hint` (our own: what a key does) on a line of its own."""
         error = self.query_one("#error", Static)
         shown = text.line(message or "")
-        error.update(Content("\n").join([Content(hint).stylize("not bold"), shown]) if hint else shown)
+        error.update(Content("\n").join([text.line(hint, 200, "not bold"), shown]) if hint else shown)
         error.set_class(failed, "-failed")
         error.set_class(bool(hint), "-hint")
         error.display = bool(message)
