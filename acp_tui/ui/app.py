@@ -346,16 +346,21 @@ class SupervisorApp(App[None]):
     def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
         import subprocess
 
-        with self.suspend():
-            # The command line came from the agent: shown with its control characters made visible.
-            print(f"acp-tui: running the login: {one_line(display_command(argv))}", flush=True)
-            try:
-                status = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
-            except KeyboardInterrupt:  # ctrl+c in the login reached us too: the login is over
-                status = 130
-            except OSError as exc:
-                print(f"acp-tui: the login could not start: {one_line(str(exc))}", flush=True)
-                status = 127
+        # ctrl+c in the login reaches us too (one process group): it must end the login, not the
+        # app (asyncio's own SIGINT handler would cancel it). A handler, unlike SIG_IGN, is reset to
+        # the default in the child at exec, so the login itself still stops on ctrl+c.
+        previous = signal.signal(signal.SIGINT, lambda *_: None)
+        try:
+            with self.suspend():
+                # The command line came from the agent: shown with its control characters made visible.
+                print(f"acp-tui: running the login: {one_line(display_command(argv))}", flush=True)
+                try:
+                    status = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+                except OSError as exc:
+                    print(f"acp-tui: the login could not start: {one_line(str(exc))}", flush=True)
+                    status = 127
+        finally:
+            signal.signal(signal.SIGINT, previous)
         return status
 
     # Permission requests (the `ask` policy) ----------------------------------------------------
