@@ -102,7 +102,12 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         assert "1. edits: reject kind edit" in str(app.screen.query_one("#rules", Static).render())
-        await pilot.press("escape")
+        app.screen.query_one(".policy", Select).value = "allow"  # another policy picked: its rules
+        await wait_until(
+            pilot, lambda: "Policy allow" in str(app.screen.query_one("#rules", Static).render())
+        )
+        await pilot.press("escape")  # nothing applied
+        assert app.policies == {"one": "mine"}
         app.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
