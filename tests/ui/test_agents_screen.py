@@ -246,3 +246,22 @@ async def test_shift_p_opens_the_permissions_panel() -> None:
         await pilot.pause()
         assert not isinstance(app.screen, PermissionsPanelScreen)
         assert "P" in app.query_one(PromptBar).value
+
+
+async def test_a_description_naming_a_command_is_the_login_and_the_hint_names_it() -> None:
+    preset = scripted_preset(
+        "open", auth_methods="opencode", fail="session/new:-32000:Authentication required"
+    )
+    app = SupervisorApp(settings(preset))
+    logins: list[list[str]] = []
+    app.login_runner = lambda argv, env, cwd: logins.append(argv) or 0
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [pane] = round_panes(app, 1)
+        hint = str(pane.query_one("#error", Static).render()).splitlines()[0]
+        assert hint == "L: log in in the terminal, then run again: opencode auth login"
+        pane.focus()
+        await pilot.press("L")
+        await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
+        assert logins == [["opencode", "auth", "login"]]
