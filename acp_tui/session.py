@@ -96,13 +96,20 @@ class Session:
         self.attempts.extend(attempts)
         return attempts
 
-    def retry(self, old: Attempt, policy: str) -> Attempt:
-        """A new attempt of the same agent and prompt, in the same round, with the policy of now."""
+    def retry(self, old: Attempt, policy: str, preset: AgentPreset | None = None) -> Attempt:
+        """A new attempt of the same agent and prompt, in the same round, with the policy (and the
+        preset's options) of now."""
         number = 1 + max(
             a.attempt_no for a in self.attempts if (a.agent, a.round_no) == (old.agent, old.round_no)
         )
         attempt = Attempt(
-            next(self._ids), old.preset, old.prompt, old.round_no, number, policy, isolated=old.isolated
+            next(self._ids),
+            preset or old.preset,
+            old.prompt,
+            old.round_no,
+            number,
+            policy,
+            isolated=old.isolated,
         )
         self.attempts.append(attempt)
         return attempt

@@ -8,6 +8,8 @@ test can make the agent leak its own credentials without putting them on its com
   chunks=N            how many agent_message_chunk notifications carry the answer (default 1)
   stop=REASON         the stopReason of the prompt response (default end_turn; any string goes)
   hidden=1            interleave thoughts, a plan, tool calls and an image chunk with the answer
+  tools=K,L           before the answer, announce one completed tool call of each kind K, L (e.g.
+                      edit,execute) and ask no permission for any: an agent in a mode that never asks
   early=1             stream the answer before answering session/new (then answer prompt at once)
   foreign=1           also send chunks for another session id (must be ignored)
   permission=SET      ask permission before answering: normal | allow_always_first | no_allow | none
@@ -363,6 +365,9 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
             ),
         ]
         notify_chunk(" ".join(str(r.get("error", {}).get("code")) for r in codes))
+    for n, kind in enumerate(filter(None, opt("tools", "").split(","))):
+        call = {"toolCallId": f"t{n}", "title": f"{kind} tool call", "kind": kind, "status": "completed"}
+        notify({"sessionUpdate": "tool_call", **call})
     if opt("lone_surrogate"):
         notify_chunk("x\ud800y")  # json.dumps writes the escape `\ud800`
     elif opt("echo_env"):

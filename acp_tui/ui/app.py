@@ -25,7 +25,7 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -44,7 +44,7 @@ from textual.widgets import Header, Static
 from ..session import Attempt, Session
 from ..subagents.model import SubagentRequest, SubagentRun
 from ..subagents.registry import Subagents
-from ..untrusted import without_surrogates
+from ..untrusted import one_line, without_surrogates
 from . import text
 from .widgets.key_footer import KeyFooter
 from .widgets.prompt_bar import PromptBar
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from ..config import AgentPreset, Settings
     from ..isolation import Isolation, Origin
     from ..subagents.acp.permissions import PermissionAsk
+    from ..subagents.model import ConfigOptionInfo
+    from .screens.policy_screen import AgentsScreen
     from .widgets.run_pane import RunPane, RunStarter
 
 # What only the first round needs (panes, Markdown, the provider) is imported then, not before the
@@ -74,6 +76,10 @@ STATE_ORDER = (
     "error",
 )
 
+
+# Runs a terminal login (argv, env, cwd) and gives its exit status: the app suspends itself for it;
+# tests put a headless runner in its place (`SupervisorApp.login_runner`).
+LoginRunner = Callable[[list[str], dict[str, str], str | None], int]
 
 GRID_ACTIONS = {"focus_prompt", "focus_panes", "focus_nth", "next_pane", "previous_pane", "zoom"}
 
@@ -110,7 +116,9 @@ class SupervisorApp(App[None]):
         Binding("a", "answer_permission", "Answer"),
         Binding("b", "board", "Board"),
         Binding("question_mark", "help", "Help"),
-        Binding("f2", "policies", "Policies", show=False, priority=True),
+        Binding("f2", "policies", "Agents", show=False, priority=True),
+        Binding("ctrl+r", "reload_config", "Reload config", show=False, priority=True),
+        Binding("P", "permissions_panel", "Permissions", show=False),
         Binding("ctrl+t", "toggle_tracing", "Tracing", show=False, priority=True),
         Binding("ctrl+s", "export", "Export", show=False, priority=True),
         Binding("ctrl+g", "toggle_worktree", "Worktrees", show=False, priority=True),
@@ -131,6 +139,10 @@ class SupervisorApp(App[None]):
         self.bell_on = settings.bell
         self.toasts_on = settings.toasts
         self.asks: list[PendingAsk] = []  # permission requests waiting for the user, oldest first
+        self.option_choices: dict[str, dict[str, str]] = {}  # F2's options per preset, for the next runs
+        self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
+        self.login_runner: LoginRunner = self._login_in_terminal
+        self._generation = 0  # bumped by each reload: providers made before it are not reused
         self._last_pane: RunPane | None = None
         self.isolation: Isolation | None = None  # the worktrees of isolated runs, made at first use
         self._quitting = False
@@ -235,6 +247,12 @@ class SupervisorApp(App[None]):
 
     @on(PromptBar.Submitted)
     async def fan_out(self, event: PromptBar.Submitted) -> None:
+        gone = [agent for agent in event.agents if agent not in self.settings.names]
+        if gone:  # removed from the config file by a reload
+            self.notify(f"No longer in the config: {text.safe_notice(', '.join(gone))}", markup=False)
+            event.agents = [agent for agent in event.agents if agent not in gone]
+            if not event.agents:
+                return
         busy = [agent for agent in event.agents if self.session.live_for(agent)]
         if busy:
             from .screens.confirm_screen import ConfirmScreen
@@ -256,7 +274,7 @@ class SupervisorApp(App[None]):
     async def _send_round(self, prompt: str, agents: list[str], worktree: bool = False) -> None:
         from .widgets.run_pane import RunPane
 
-        presets = [self.settings.preset(a) for a in agents]
+        presets = [self._next_preset(a) for a in agents]
         attempts = self.session.new_round(prompt, presets, self.policies, worktree=worktree)
         runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
@@ -272,7 +290,7 @@ class SupervisorApp(App[None]):
         self, attempt: Attempt, origins: dict[str, asyncio.Future[Origin]] | None = None
     ) -> RunStarter:
         async def start() -> SubagentRun:
-            provider = await self._provider_for(attempt.agent, attempt.policy)
+            provider = await self._provider_for(attempt.preset, attempt.policy)
             request = SubagentRequest(prompt=attempt.prompt)
             if attempt.isolated:
                 request = replace(
@@ -410,17 +428,25 @@ class SupervisorApp(App[None]):
             timeout=10,
         )
 
-    async def _provider_for(self, agent: str, policy: str) -> str:
-        """The seam's name for this preset with this policy and the tracing of now.
+    def _next_preset(self, agent: str) -> AgentPreset:
+        """The preset as its next run gets it: the config file's, with the options chosen in F2."""
+        from ..config import with_options
+
+        return with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
+
+    async def _provider_for(self, preset: AgentPreset, policy: str) -> str:
+        """The seam's name for this preset with this policy, its options, the tracing of now.
 
         Settings that change get a provider of their own, so runs already going keep theirs.
         """
         from ..subagents.acp.provider import AcpSubagentProvider
 
-        name = f"{agent} [{policy}{' traced' if self.trace_dir else ''}]"
+        agent = preset.name
+        options = "".join(f" {key}={value}" for key, value in sorted(preset.options.items()))
+        name = f"{agent} [{policy}{' traced' if self.trace_dir else ''}{options}] #{self._generation}"
         if name not in self.subagents:
             config = self.settings.provider_config(
-                self.settings.preset(agent),
+                preset,
                 policy_override=policy,
                 ask_handler=lambda ask: self.ask_permission(agent, ask),
                 trace_dir=self.trace_dir,
@@ -429,16 +455,58 @@ class SupervisorApp(App[None]):
         return name
 
     async def on_run_pane_rerun_requested(self, event: RunPane.RerunRequested) -> None:
-        """A new attempt beside the old one: same prompt, the agent's policy of now."""
+        """A new attempt beside the old one: same prompt, the agent's policy and options of now."""
+        await self._rerun(event.pane)
+
+    async def _rerun(self, old: RunPane) -> None:
         from .widgets.run_pane import RunPane
 
-        old = event.pane
-        attempt = self.session.retry(old.attempt, self.policies[old.agent])
+        known = old.agent in self.settings.names  # else removed by a reload: as it was
+        preset = self._next_preset(old.agent) if known else old.attempt.preset
+        attempt = self.session.retry(old.attempt, self.policies.get(old.agent, old.policy), preset)
         pane = RunPane(attempt, self._starter(attempt))
         await self.main_screen.query_one("#runs", VerticalScroll).mount(pane, after=old)
         self._relayout()
         pane.focus()
         self._update_subtitle()
+
+    def on_run_pane_options_offered(self, event: RunPane.OptionsOffered) -> None:
+        self.offered[event.pane.agent] = event.offered
+
+    async def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
+        """`L` after "authentication required": the login in the terminal, then the prompt again."""
+        from ..subagents.acp.environment import child_environment
+
+        preset = event.pane.attempt.preset
+        try:
+            status = self.login_runner(event.argv, child_environment(preset.env), preset.cwd)
+        except Exception as exc:  # e.g. no terminal to suspend for (SuspendNotSupported), no such program
+            self.notify(f"Login not run: {text.safe_notice(str(exc) or type(exc).__name__)}", markup=False)
+            return
+        if status != 0:
+            self.notify(f"The login ended with status {status}: not run again.", severity="warning")
+            return
+        await self._rerun(event.pane)
+
+    def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
+        import subprocess
+
+        # ctrl+c in the login reaches us too (one process group): it must end the login, not the
+        # app (asyncio's own SIGINT handler would cancel it). A handler, unlike SIG_IGN, is reset to
+        # the default in the child at exec, so the login itself still stops on ctrl+c.
+        previous = signal.signal(signal.SIGINT, lambda *_: None)
+        try:
+            with self.suspend():
+                # The command line came from the agent: shown with its control characters made visible.
+                print(f"acp-tui: running the login: {one_line(display_command(argv))}", flush=True)
+                try:
+                    status = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+                except OSError as exc:
+                    print(f"acp-tui: the login could not start: {one_line(str(exc))}", flush=True)
+                    status = 127
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return status
 
     # Permission requests (the `ask` policy) ----------------------------------------------------
 
@@ -490,7 +558,7 @@ class SupervisorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_permission":
             return bool(self.asks)
-        if action in GRID_ACTIONS:
+        if action in GRID_ACTIONS or action == "permissions_panel":
             return self.screen is self.main_screen  # a key never acts on a screen that is not shown
         return True
 
@@ -694,14 +762,116 @@ class SupervisorApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_policies(self) -> None:
-        from .screens.policy_screen import PolicyScreen
+        """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""
+        from .screens.policy_screen import AgentsChoice
 
-        def apply(chosen: dict[str, str] | None) -> None:
+        def apply(chosen: AgentsChoice | None) -> None:
             if chosen:
-                self.policies.update(chosen)
+                self.policies.update(chosen.policies)
+                self.option_choices.update(chosen.options)
                 self.main_screen.query_one(PromptBar).show_policies(self.policies)
 
-        self.push_screen(PolicyScreen(self.policies, self.settings.policy_names), apply)
+        self.push_screen(self._agents_screen(), apply)
+
+    def _agents_screen(self) -> AgentsScreen:
+        from .screens.policy_screen import AgentRow, AgentsScreen
+
+        rows = [
+            AgentRow(
+                name,
+                self.policies.get(name, self.settings.preset(name).policy),
+                dict(self._next_preset(name).options),
+                self.offered.get(name, ()),
+            )
+            for name in self.settings.names
+        ]
+        rules = {name: policy.describe() for name, policy in self.settings.policies.items()}
+        return AgentsScreen(rows, self.settings.policy_names, rules, self.probe_agent)
+
+    async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
+        """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
+        from ..probe import describe_agent
+        from .screens.policy_screen import offered_of
+
+        if agent not in self.settings.names:
+            return (), "no longer in the config"
+        config = self.settings.provider_config(self.settings.preset(agent), policy_override="reject")
+        record, _created = await describe_agent(config)
+        offered = offered_of(record)
+        if offered:
+            self.offered[agent] = offered
+        error = record.get("error")
+        return offered, error if isinstance(error, str) else None
+
+    def action_reload_config(self) -> None:
+        """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
+        from ..config import ConfigError, load_settings
+
+        old = self.settings
+        if old.source is None:
+            self.notify("No config file to reload: these are the demo agents.", severity="warning")
+            return
+        try:
+            new = load_settings(old.source)
+        except ConfigError as exc:
+            self.notify(f"Config not reloaded: {text.safe_notice(str(exc))}", severity="error", markup=False)
+            return
+        # Agents given on the command line (`--agent NAME=COMMAND`) are not in the file: they stay.
+        given = tuple(p for p in old.presets if p.name in old.selected and p.name not in new.names)
+        new = replace(new, presets=(*new.presets, *given), selected=old.selected)
+        # A policy picked in F2 stays; one the file gave follows the file.
+        policies = {}
+        for preset in new.presets:
+            before = self.policies.get(preset.name)
+            was_file = preset.name not in old.names or before == old.preset(preset.name).policy
+            keep = before is not None and not was_file and before in new.policy_names
+            policies[preset.name] = before if keep and before else preset.policy
+        self.settings = new
+        self.policies.clear()
+        self.policies.update(policies)
+        self.option_choices = {k: v for k, v in self.option_choices.items() if k in new.names}
+        # What an agent offers is its program's: forgotten where the command changed.
+        self.offered = {
+            k: v
+            for k, v in self.offered.items()
+            if k in new.names and new.preset(k).argv == old.preset(k).argv
+        }
+        self._generation += 1
+        self.bell_on, self.toasts_on = new.bell, new.toasts
+        self.run_worker(self._settings_reloaded(old))
+
+    async def _settings_reloaded(self, old: Settings) -> None:
+        if self.settings.names != old.names:
+            await self._rebuild_prompt_bar()
+        else:
+            self.main_screen.query_one(PromptBar).show_policies(self.policies)
+        if not self._panes():
+            welcome = self.main_screen.query("#welcome")
+            if welcome:
+                welcome.first(Static).update(self._welcome())
+        from .screens.policy_screen import AgentsScreen
+
+        if isinstance(self.screen, AgentsScreen):  # reloaded from F2: show the new file there
+            self.screen.dismiss(None)
+            self.action_policies()
+        self.notify(
+            f"Config reloaded from {text.safe_notice(str(self.settings.source))}: "
+            f"{len(self.settings.presets)} agents, {len(self.settings.policies)} named policies "
+            "(for the next runs)",
+            markup=False,
+        )
+
+    async def _rebuild_prompt_bar(self) -> None:
+        """Agents were added or removed: a prompt bar with the new ones, the prompt text kept."""
+        bar = self.main_screen.query_one(PromptBar)
+        typed = bar.value
+        focused = bar.area.has_focus
+        new = PromptBar(self.policies, self.settings.prompt)
+        await self.main_screen.mount(new, after=bar)
+        await bar.remove()
+        new.area.text = typed
+        if focused:
+            new.focus_prompt()
 
     def action_toggle_tracing(self) -> None:
         if self.trace_dir:
@@ -750,7 +920,12 @@ class SupervisorApp(App[None]):
             "Answer permission", "The oldest waiting request (a)", self.action_answer_permission
         )
         yield SystemCommand("Export", "The session as Markdown and JSON lines (ctrl+s)", self.action_export)
-        yield SystemCommand("Policies", "Permission policies for the next runs (f2)", self.action_policies)
+        yield SystemCommand(
+            "Agents", "Policy, mode and model of each agent for the next runs (f2)", self.action_policies
+        )
+        yield SystemCommand(
+            "Reload config", "The config file again, for the next runs (ctrl+r)", self.action_reload_config
+        )
         yield SystemCommand(
             "Tracing", "Protocol traces on or off for the next runs (ctrl+t)", self.action_toggle_tracing
         )
@@ -770,7 +945,7 @@ class SupervisorApp(App[None]):
         yield SystemCommand("Zoom", "The focused pane on the whole screen, and back (z)", self.action_zoom)
         yield SystemCommand(
             "Permissions of the session",
-            "Every request of every run, and what another policy would decide",
+            "Every request of every run, and what another policy would decide (P)",
             self.action_permissions_panel,
         )
         yield SystemCommand("Help", "Every key (?)", self.action_help)

@@ -280,11 +280,14 @@ async def test_question_mark_lists_every_key_and_the_palette_has_the_app_command
             " b ",
             " y ",
             " a ",
+            " L ",
+            " P ",
+            "ctrl+r",
         ):
             assert key in keys, key
         await pilot.press("escape")
         titles = [command.title for command in app.get_system_commands(app.screen)]
-        for title in ("Cancel all", "Export", "Policies", "Tracing", "Board", "Help", "Zoom"):
+        for title in ("Cancel all", "Export", "Agents", "Reload config", "Tracing", "Board", "Help", "Zoom"):
             assert title in titles
         await pilot.press("ctrl+p")
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))

@@ -1,63 +1,256 @@
-"""Pick each preset's permission policy before running: the policy lab's switchboard."""
+"""F2, the agents: each preset's permission policy and session options (mode, model, ...) for the
+next runs, and the rules of the policy picked: the policy lab's switchboard.
+
+The values of an agent's options come from its last session in the app or from a probe (`p`, or
+the row's Probe button: `acp-tui probe` in a worker). Everything shown that came from an agent or
+the config file is literal text on one line.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Grid, Horizontal
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Button, Select, Static
 
+from ...subagents.model import ConfigOptionInfo
 from .. import text
 from ._dialog import DialogScreen
 
+BUILTIN_RULES = {
+    "reject": ["never approves: the first reject option, else cancelled"],
+    "allow": ["approves: the first allow option"],
+    "allow-once": ["approves through allow_once options only (never allow_always), else rejects"],
+    "ask": ["you choose, each time (a to answer)"],
+}
 
-class PolicyScreen(DialogScreen[dict[str, str] | None]):
-    """Dismisses with {preset name: policy name}, or None when nothing changes."""
+# What the screen asks the app for: the options an agent offers, or the one-line error.
+Prober = Callable[[str], Awaitable[tuple[tuple[ConfigOptionInfo, ...], str | None]]]
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    """One preset as the screen shows it."""
+
+    name: str
+    policy: str
+    options: dict[str, str] = field(default_factory=dict)  # chosen for the next runs
+    offered: tuple[ConfigOptionInfo, ...] = ()  # from the last session or a probe
+
+
+@dataclass(frozen=True)
+class AgentsChoice:
+    policies: dict[str, str]  # preset -> policy
+    options: dict[str, dict[str, str]]  # preset -> option id -> value id, for the next runs
+
+
+def offered_of(record: Mapping[str, Any]) -> tuple[ConfigOptionInfo, ...]:
+    """A probe's record (`acp-tui probe --format json`) as the options a chooser offers: its config
+    options, else its modes as one option `mode`."""
+    options = tuple(
+        ConfigOptionInfo(o["id"], o["name"], o.get("category"), o["current"], tuple(o["values"]))
+        for o in record.get("config_options") or ()
+    )
+    modes = record.get("modes") or {}
+    if not options and modes.get("available"):
+        current = modes.get("current") or modes["available"][0]
+        return (ConfigOptionInfo("mode", "Mode", "mode", current, tuple(modes["available"])),)
+    return options
+
+
+class PolicyScreen(DialogScreen[AgentsChoice | None]):
+    """Dismisses with the policies and options chosen, or None when nothing changes."""
 
     DEFAULT_CSS = """
     PolicyScreen {
-        & > #dialog { width: 72; }
-        & #rows {
-            grid-size: 2; grid-columns: 1fr 2fr; grid-rows: 1; grid-gutter: 1 2; height: auto; margin: 1 0;
+        & > #dialog { width: 96%; max-width: 140; }
+        & .agent { height: auto; margin-top: 1; }
+        & .agent-line { height: 1; }
+        & .agent-name { width: 18; text-style: bold; }
+        & .policy { width: 24; }
+        & .probe { margin-left: 2; min-width: 7; }
+        /* The options below, two a line: an agent may offer more than fit beside its policy. */
+        & .options {
+            layout: grid; grid-size: 2; grid-columns: 1fr; grid-rows: 1; grid-gutter: 0 1;
+            height: auto; padding-left: 18;
         }
-        & #buttons { height: auto; margin-bottom: 1; }
+        & .options Static { column-span: 2; color: $text-muted; }
+        & .options Select { max-width: 44; }
+        & #rules { height: auto; margin: 1 0; border-top: dashed $panel-lighten-2; }
+        & #status { height: auto; color: $text-warning; }
+        & #buttons { height: auto; margin: 1 0; }
         & #buttons Button { margin-right: 2; }
     }
     """
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("p", "probe", "Probe agent")]
 
-    def __init__(self, current: Mapping[str, str], policies: Sequence[str]) -> None:
+    def __init__(
+        self,
+        rows: Sequence[AgentRow],
+        policies: Sequence[str],
+        rules: Mapping[str, Sequence[str]],
+        prober: Prober | None = None,
+    ) -> None:
         super().__init__()
-        self.current = dict(current)
+        self.rows = list(rows)
         self.policies = list(policies)
+        self.rules = dict(rules)
+        self.prober = prober
+        self._shown_policy = self.rows[0].policy if self.rows else ""
 
     def compose_dialog(self) -> ComposeResult:
-        yield Static(text.markup("[b]Permission policies[/b]: used by the next runs of each agent"))
-        with Grid(id="rows"):
-            for agent, policy in self.current.items():
-                yield Static(text.line(agent))
-                yield Select(
-                    [(text.line(name), name) for name in self.policies],
-                    value=policy,
-                    allow_blank=False,
-                    name=agent,
-                    compact=True,
-                )
+        yield Static(
+            text.markup("[b]Agents[/b]: policy and options used by the next runs of each agent"), id="title"
+        )
+        for i, row in enumerate(self.rows):
+            with Vertical(classes="agent", id=f"agent-{i}"):
+                with Horizontal(classes="agent-line"):
+                    yield Static(text.line(row.name, 17), classes="agent-name")
+                    yield Select(
+                        [(text.line(name), name) for name in self.policies],
+                        value=row.policy if row.policy in self.policies else Select.NULL,
+                        allow_blank=row.policy not in self.policies,
+                        name=f"policy-{i}",
+                        classes="policy",
+                        compact=True,
+                    )
+                    probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
+                    probe.can_focus = False  # `p` probes the focused row
+                    yield probe
+                with Grid(classes="options", id=f"options-{i}"):
+                    yield from self._option_widgets(i, row)
+        yield Static("", id="status")
+        yield Static(self._rules_text(), id="rules")
         with Horizontal(id="buttons"):
             yield Button("Apply", variant="primary", id="apply", compact=True)
             yield Button("Cancel", id="cancel", compact=True)
         yield Static(
-            "reject: never approve · allow: first allow option · ask: you choose · "
-            "others: rules from the config file",
-            classes="hint",
+            "values: the agent's last session, or p (probe) · ctrl+r reloads the config file", classes="hint"
         )
+
+    def _option_widgets(self, i: int, row: AgentRow) -> list[Widget]:
+        if not row.offered:
+            chosen = " · ".join(f"{key} {value}" for key, value in row.options.items())
+            return [Static(text.line(chosen or "options: run it once, or p to probe"))]
+        widgets: list[Widget] = []
+        for j, option in enumerate(row.offered):
+            value = row.options.get(option.id, option.current)
+            values = list(option.values) if value in option.values else [value, *option.values]
+            widgets.append(
+                Select(
+                    [(text.line(f"{option.category or option.id}: {v}", 30), v) for v in values],
+                    value=value,
+                    allow_blank=False,
+                    name=f"option-{i}-{j}",
+                    compact=True,
+                    tooltip=text.line(option.name),
+                )
+            )
+        return widgets
+
+    def _rules_text(self) -> Content:
+        name = self._shown_policy
+        if name in self.rules:
+            title, lines = "[b]Rules of $name[/b] (tried in this order):", list(self.rules[name])
+        else:
+            title, lines = "[b]Policy $name[/b] (built in):", BUILTIN_RULES.get(name, ["(unknown policy)"])
+        return Content("\n").join(
+            [text.markup(title, name=name)] + [text.line(f"  {line}") for line in lines]
+        )
+
+    def _row_of(self, widget: Widget | None) -> int | None:
+        while widget is not None:
+            if widget.id and widget.id.startswith("agent-"):
+                return int(widget.id.removeprefix("agent-"))
+            parent = widget.parent
+            widget = parent if isinstance(parent, Widget) else None
+        return None
+
+    def _show_rules_of_row(self, i: int | None) -> None:
+        if i is None:
+            return
+        policy = self.query_one(f"#agent-{i} .policy", Select).value
+        if isinstance(policy, str) and policy != self._shown_policy:
+            self._shown_policy = policy
+            self.query_one("#rules", Static).update(self._rules_text())
+
+    def on_descendant_focus(self, event: object) -> None:
+        self._show_rules_of_row(self._row_of(self.focused))
+
+    @on(Select.Changed, ".policy")
+    def policy_changed(self, event: Select.Changed) -> None:
+        self._show_rules_of_row(self._row_of(event.select))
+
+    # Probing --------------------------------------------------------------------------------------
+
+    def action_probe(self) -> None:
+        i = self._row_of(self.focused)
+        self.probe(0 if i is None else i)
+
+    @on(Button.Pressed, ".probe")
+    def probe_pressed(self, event: Button.Pressed) -> None:
+        assert event.button.id is not None
+        self.probe(int(event.button.id.removeprefix("probe-")))
+
+    @work(group="probe", exit_on_error=False)
+    async def probe(self, i: int) -> None:
+        if self.prober is None or not 0 <= i < len(self.rows):
+            return
+        row = self.rows[i]
+        status = self.query_one("#status", Static)
+        button = self.query_one(f"#probe-{i}", Button)
+        button.disabled = True
+        status.update(text.line(f"probing {row.name}…"))
+        try:
+            offered, error = await self.prober(row.name)
+        finally:
+            button.disabled = False
+        if error:
+            status.update(text.line(f"probe of {row.name}: {error}"))
+        else:
+            status.update("")
+        if offered:
+            row = replace(row, options=self._chosen_options(i), offered=offered)
+            options = self.query_one(f"#options-{i}", Grid)
+            await options.remove_children()
+            await options.mount_all(self._option_widgets(i, row))
+            self.rows[i] = row  # once its selects are there: Apply reads them by this row
+
+    # The answer ---------------------------------------------------------------------------------
+
+    def _chosen_options(self, i: int) -> dict[str, str]:
+        """The options of row `i` to set on the next runs: those chosen before, and any value the
+        user picked other than the agent's current one."""
+        row = self.rows[i]
+        chosen = dict(row.options)
+        for j, option in enumerate(row.offered):
+            name = f"option-{i}-{j}"
+            select = next((s for s in self.query(f"#options-{i} Select") if s.name == name), None)
+            if not isinstance(select, Select) or not isinstance(select.value, str):
+                continue
+            if select.value != option.current or option.id in chosen:
+                chosen[option.id] = select.value
+        return chosen
 
     @on(Button.Pressed, "#apply")
     def apply(self) -> None:
-        chosen = {select.name: str(select.value) for select in self.query(Select) if select.name}
-        self.dismiss(chosen)
+        policies = {}
+        for i, row in enumerate(self.rows):
+            value = self.query_one(f"#agent-{i} .policy", Select).value
+            policies[row.name] = value if isinstance(value, str) else row.policy
+        options = {row.name: self._chosen_options(i) for i, row in enumerate(self.rows)}
+        self.dismiss(AgentsChoice(policies, options))
 
     @on(Button.Pressed, "#cancel")
     def cancel(self) -> None:
         self.dismiss(None)
+
+
+AgentsScreen = PolicyScreen  # F2's name since it also sets each agent's options

@@ -9,6 +9,7 @@ has already finished (reopened from the board) shows its result without starting
 from __future__ import annotations
 
 import contextvars
+import shlex
 import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
@@ -36,7 +37,8 @@ from ...subagents import (
     SubagentRun,
     SubagentStopReason,
 )
-from ...subagents.model import SessionStarted, Stopping, Usage, UsageReported
+from ...subagents.acp.session_setup import terminal_login
+from ...subagents.model import ConfigOptionInfo, SessionStarted, Stopping, Usage, UsageReported
 from ...untrusted import one_line, visible
 from .. import text
 from ..screens.permission_log_screen import PermissionLogScreen
@@ -60,6 +62,11 @@ HIDDEN_LABELS = {
 }
 STDERR_LINES = 500
 SILENT_AFTER = 10.0  # seconds without output before a live run says it is silent
+# Tool calls a policy exists to decide on: made without a single request, the policy had no say.
+DECIDABLE_KINDS = ("edit", "execute", "delete")
+NEVER_ASKED = "this agent never asked: its policy had nothing to decide"
+# The options a pane's header names, by category (or by id where the agent gives none).
+HEADER_OPTIONS = ("mode", "model")
 STOP_STEPS = {"cancel-sent": "cancelling", "sigterm": "sent SIGTERM", "sigkill": "killed (ignored cancel)"}
 
 
@@ -101,6 +108,38 @@ def usage_summary(usage: Usage | None) -> str:
     size = f"/{usage.size // 1000}k" if usage.size >= 1000 else (f"/{usage.size}" if usage.size else "")
     cost = f" {usage.cost.amount:.2f} {one_line(usage.cost.currency, 5)}" if usage.cost else ""
     return f"{used}{size} tok{cost}"
+
+
+def never_asked_note(result: SubagentResult | None) -> str:
+    """Said when a run made edit/execute/delete tool calls without one permission request."""
+    if result is None or result.permissions:
+        return ""
+    made = [f"{kind} {result.tool_kinds[kind]}" for kind in DECIDABLE_KINDS if result.tool_kinds.get(kind)]
+    return f"{NEVER_ASKED} ({', '.join(made)})" if made else ""
+
+
+def options_summary(options: dict[str, str], offered: tuple[ConfigOptionInfo, ...] = ()) -> str:
+    """`mode ask · model demo-fast`: the session's mode and model (by category, else by id); before
+    the session, `offered` is unknown and every option chosen for the run is named."""
+    if not offered:
+        return " · ".join(f"{key} {value}" for key, value in options.items())
+    named = {info.id: info.category or info.id for info in offered}
+    return " · ".join(
+        f"{named[key]} {value}" for key, value in options.items() if named.get(key) in HEADER_OPTIONS
+    )
+
+
+def login_command(attempt: Attempt) -> list[str] | None:
+    """The terminal login an authentication failure offers (`L`), if the agent advertised one."""
+    result = attempt.result
+    if result is None or result.stop_reason is not SubagentStopReason.ERROR:
+        return None
+    preset = attempt.preset
+    for method in result.auth_methods:
+        argv = terminal_login(method, preset.command, preset.args)
+        if argv:
+            return argv
+    return None
 
 
 def state_of(attempt: Attempt) -> str:
@@ -156,6 +195,7 @@ class RunPane(Vertical, can_focus=True):
         #error {{
             height: auto;
             max-height: 3;
+            &.-hint {{ max-height: 6; }}
             color: $text-muted;
         }}
         #error.-failed {{ color: {STATE_COLOURS["error"]}; text-style: bold; }}
@@ -191,6 +231,7 @@ class RunPane(Vertical, can_focus=True):
         Binding("v", "app.compare", "Compare", show=False),
         Binding("A", "app.apply_diff", "Apply diff", show=False),
         Binding("k", "keep_worktree", "Keep worktree", show=False),
+        Binding("L", "login", "Log in"),  # shown only after an authentication failure offering it
         Binding("tab,ctrl+right", "app.next_pane", "Next pane", show=False),
         Binding("shift+tab,ctrl+left", "app.previous_pane", "Previous pane", show=False),
         # The answer scrolls from the pane's focus: the view itself takes none, so tab walks panes.
@@ -217,6 +258,20 @@ class RunPane(Vertical, can_focus=True):
         pane: RunPane
 
     @dataclass
+    class OptionsOffered(Message):
+        """The session's config options: the agents screen (F2) offers their values."""
+
+        pane: RunPane
+        offered: tuple[ConfigOptionInfo, ...]
+
+    @dataclass
+    class LoginRequested(Message):
+        """Run this login in the terminal, then re-run the pane's prompt."""
+
+        pane: RunPane
+        argv: list[str]
+
+    @dataclass
     class Closed(Message):
         """The app takes the pane out of the grid; its attempt stays in the session."""
 
@@ -234,6 +289,7 @@ class RunPane(Vertical, can_focus=True):
         self._waiting_asks = 0
         self._stop_step = ""
         self._phase = "waiting"  # the run's own phase, under `needs-you`
+        self._options = options_summary(attempt.preset.options)  # the session's, once it started
         # Stderr is shown a few times a second, at most its last lines: a child flooding stderr
         # must not cost a widget update per line.
         self._stderr_unshown: deque[str] = deque(maxlen=STDERR_LINES)
@@ -278,6 +334,8 @@ class RunPane(Vertical, can_focus=True):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
             return self.live  # a finished run has nothing to cancel: the footer drops the key
+        if action == "login":
+            return login_command(self.attempt) is not None
         return True
 
     def compose(self) -> ComposeResult:
@@ -306,8 +364,9 @@ class RunPane(Vertical, can_focus=True):
             self.start_run()
 
     def _show_subtitle(self) -> None:
+        options = f" · {self._options}" if self._options else ""
         self.border_subtitle = text.markup(
-            "$where · $policy", where=self.attempt.label, policy=self.attempt.policy
+            "$where · $policy$options", where=self.attempt.label, policy=self.attempt.policy, options=options
         )
 
     # The run ---------------------------------------------------------------------------------
@@ -356,6 +415,10 @@ class RunPane(Vertical, can_focus=True):
                 if event.agent is not None and event.agent.version:
                     title = f"{self.agent} · {event.agent.title or event.agent.name} {event.agent.version}"
                     self.border_title = text.line(title, 60)
+                self._options = options_summary(event.options, event.offered)
+                self._show_subtitle()
+                if event.offered:
+                    self.post_message(self.OptionsOffered(self, event.offered))
             elif isinstance(event, Finished):
                 await self._record_change()  # before the end is shown: the record then has the diff
                 self._show_result(event.result)
@@ -429,7 +492,12 @@ class RunPane(Vertical, can_focus=True):
             message = f"{message} · killed (ignored cancel)" if message else "killed (ignored cancel)"
         elif result.ended_by == "sigterm":
             message = f"{message} · ended by SIGTERM" if message else "ended by SIGTERM"
-        self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR)
+        login = login_command(self.attempt)
+        # The command comes from the agent: named before the key runs it.
+        hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else ""
+        self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR, hint=hint)
+        if self.has_focus:
+            self.refresh_bindings()  # `L` may be on offer now
         if result.truncated:
             self.notify(
                 f"{text.safe_notice(self.agent)}: the answer was cut at the output cap",
@@ -534,10 +602,13 @@ class RunPane(Vertical, can_focus=True):
         cancel.disabled = False
         cancel.display = live
 
-    def _show_error(self, message: str | None, *, failed: bool = False) -> None:
+    def _show_error(self, message: str | None, *, failed: bool = False, hint: str = "") -> None:
+        """The message, cut to three lines; a `hint` (our own: what a key does) on a line of its own."""
         error = self.query_one("#error", Static)
-        error.update(text.line(message or ""))
+        shown = text.line(message or "")
+        error.update(Content("\n").join([text.line(hint, 200, "not bold"), shown]) if hint else shown)
         error.set_class(failed, "-failed")
+        error.set_class(bool(hint), "-hint")
         error.display = bool(message)
 
     def _tick(self, *, final: bool = False) -> None:
@@ -570,7 +641,11 @@ class RunPane(Vertical, can_focus=True):
             self.query_one("#usage", Static).update(f"{usage} " if usage else "")
             lines = [
                 line
-                for line in (permissions_summary(self.attempt.permissions), hidden_summary(self._hidden))
+                for line in (
+                    permissions_summary(self.attempt.permissions),
+                    never_asked_note(self.attempt.result),
+                    hidden_summary(self._hidden),
+                )
                 if line
             ]
             stats = self.query_one("#stats", Static)
@@ -610,6 +685,11 @@ class RunPane(Vertical, can_focus=True):
             self.attempt.cancelled_by_user = True
             self._set_state("cancelling")
             await self.run.dispose("cancelled by the user")
+
+    def action_login(self) -> None:
+        argv = login_command(self.attempt)
+        if argv:
+            self.post_message(self.LoginRequested(self, argv))
 
     def action_rerun(self) -> None:
         """A new attempt beside this one (the app makes it): this one stays as it is."""

@@ -1,0 +1,267 @@
+"""F2, the agents (policy, mode, model, the rules), ctrl+r, the never-asked note, the terminal login."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from textual.widgets import Select, Static
+
+from acp_tui.config import load_settings
+from acp_tui.subagents import SubagentStopReason
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
+from acp_tui.ui.screens.policy_screen import AgentsScreen
+from acp_tui.ui.widgets.prompt_bar import PromptBar
+from acp_tui.ui.widgets.run_pane import NEVER_ASKED, RunPane
+from tests.helpers import SCRIPTED_AGENT
+from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
+
+SIZE = (150, 40)
+
+
+def option_select(screen: AgentsScreen, row: int, option_id: str) -> Select[str]:
+    j = next(j for j, info in enumerate(screen.rows[row].offered) if info.id == option_id)
+    return next(s for s in screen.query(Select) if s.name == f"option-{row}-{j}")
+
+
+def round_panes(app: SupervisorApp, round_no: int) -> list[RunPane]:
+    return [pane for pane in app.query(RunPane) if pane.round_no == round_no]
+
+
+async def test_f2_offers_the_modes_of_the_last_session_and_the_next_run_uses_the_one_chosen() -> None:
+    app = SupervisorApp(settings(demo_preset("pong", "pong")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [first] = round_panes(app, 1)
+        assert first.result is not None and len(first.result.permissions) == 1  # mode ask: it asked
+        assert "mode ask" in str(first.border_subtitle) and "model demo-fast" in str(first.border_subtitle)
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        screen = app.screen
+        assert isinstance(screen, AgentsScreen)
+        mode = option_select(screen, 0, "mode")
+        assert mode.value == "ask"
+        assert [value for _label, value in mode._options] == ["ask", "auto", "read-only"]
+        mode.value = "read-only"
+        await pilot.click("#apply")
+        await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
+        assert app.option_choices == {"pong": {"mode": "read-only"}}
+        app.action_focus_prompt()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
+        [second] = round_panes(app, 2)
+        assert second.result is not None
+        assert second.result.stop_reason is SubagentStopReason.COMPLETED
+        assert second.result.options["mode"] == "read-only"
+        assert second.result.permissions == []  # read-only never asks
+        assert "mode read-only" in str(second.border_subtitle)
+
+
+async def test_probe_fills_the_options_before_any_run() -> None:
+    app = SupervisorApp(settings(demo_preset("pong", "pong")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        screen = app.screen
+        assert isinstance(screen, AgentsScreen)
+        assert not screen.rows[0].offered
+        await pilot.press("p")
+        await wait_until(pilot, lambda: bool(screen.rows[0].offered), timeout=30)
+        await wait_until(pilot, lambda: option_select(screen, 0, "model").value == "demo-fast")
+        assert {info.id for info in app.offered["pong"]} == {"mode", "model"}
+
+
+def write_config(path: Path, rule_action: str, *names: str) -> None:
+    agents = "".join(
+        f'[[agent]]\nname = "{name}"\ncommand = {json.dumps(sys.executable)}\n'
+        f'args = [{json.dumps(SCRIPTED_AGENT)}, "permission=normal"]\npolicy = "mine"\n\n'
+        for name in names
+    )
+    policy = (
+        '[policy.mine]\ndefault = "reject"\n'
+        f'[[policy.mine.rule]]\nname = "edits"\naction = "{rule_action}"\nkind = "edit"\n'
+    )
+    path.write_text(agents + policy, encoding="utf-8")
+
+
+async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on_a_bad_one(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "agents.toml"
+    write_config(config, "reject", "one")
+    app = SupervisorApp(load_settings(config))
+    notes: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, **kw: (notes.append(str(message)), notify(message, **kw))[-1]  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        assert "1. edits: reject kind edit" in str(app.screen.query_one("#rules", Static).render())
+        app.screen.query_one(".policy", Select).value = "allow"  # another policy picked: its rules
+        await wait_until(
+            pilot, lambda: "Policy allow" in str(app.screen.query_one("#rules", Static).render())
+        )
+        await pilot.press("escape")  # nothing applied
+        assert app.policies == {"one": "mine"}
+        app.action_focus_prompt()
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [first] = round_panes(app, 1)
+        assert first.result is not None
+        assert [(r.decision, r.rule) for r in first.result.permissions] == [("reject_once", "edits")]
+
+        config.write_text("[[agent]]\nname = 3\n", encoding="utf-8")  # a bad file
+        old = app.settings
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: any("Config not reloaded" in note for note in notes))
+        assert app.settings is old
+        [line] = [note for note in notes if "Config not reloaded" in note]
+        assert "\n" not in line and "agents.toml" in line
+
+        write_config(config, "allow", "one", "two")  # a good one: the rule flips, an agent more
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.settings.names == ("one", "two"))
+        await wait_until(pilot, lambda: any("Config reloaded" in note for note in notes))
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        assert "1. edits: allow kind edit" in str(app.screen.query_one("#rules", Static).render())
+        assert [row.name for row in app.screen.rows] == ["one", "two"]
+        await pilot.press("escape")
+        app.action_focus_prompt()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(round_panes(app, 2)) == 2 and all_finished(app)())
+        for pane in round_panes(app, 2):
+            assert pane.result is not None
+            assert [(r.decision, r.rule) for r in pane.result.permissions] == [("allow_once", "edits")]
+
+        write_config(config, "reject", "one", "two")  # reloaded from F2: F2 shows the new rules
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        await pilot.press("ctrl+r")
+
+        def rules_shown() -> str:
+            screen = app.screen
+            return (
+                str(screen.query_one("#rules", Static).render()) if isinstance(screen, AgentsScreen) else ""
+            )
+
+        await wait_until(pilot, lambda: "1. edits: reject kind edit" in rules_shown())
+
+
+async def test_a_run_that_edited_without_asking_says_its_policy_had_nothing_to_decide() -> None:
+    app = SupervisorApp(
+        settings(
+            scripted_preset("quiet", tools="read,edit,execute"),
+            scripted_preset("reader", tools="read"),
+            scripted_preset("asker", tools="edit", permission="normal"),
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        shown = {name: str(pane.query_one("#stats", Static).render()) for name, pane in panes(app).items()}
+        assert f"{NEVER_ASKED} (edit 1, execute 1)" in shown["quiet"]
+        assert NEVER_ASKED not in shown["reader"]  # reads only: nothing a policy decides
+        assert NEVER_ASKED not in shown["asker"]  # it asked
+
+
+async def test_authentication_required_offers_the_terminal_login_and_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the demo's login mark goes there
+    monkeypatch.delenv("ACP_TUI_DEMO_KEY", raising=False)
+    app = SupervisorApp(settings(demo_preset("locked", "locked")))
+    logins: list[list[str]] = []
+
+    def headless_login(argv: list[str], env: dict[str, str], cwd: str | None) -> int:
+        # The real login process, its Enter typed for it (App.suspend needs a real terminal).
+        logins.append(argv)
+        done = subprocess.run(argv, env=env, cwd=cwd, input="\n", capture_output=True, text=True, check=False)
+        return done.returncode
+
+    app.login_runner = headless_login
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [pane] = round_panes(app, 1)
+        assert pane.state == "error"
+        error = str(pane.query_one("#error", Static).render())
+        assert error.startswith("L: log in in the terminal, then run again: ")
+        assert "--login\nauthentication required" in error
+        assert pane.check_action("login", ()) is True
+        pane.focus()
+        await pilot.press("L")
+        await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
+        assert logins == [[sys.executable, "-m", "acp_tui.demo.agent", "--persona", "locked", "--login"]]
+        assert (tmp_path / "acp-tui" / "demo-login").exists()
+        again = [p for p in round_panes(app, 1) if p.attempt.attempt_no == 2]
+        assert again and again[0].result is not None
+        assert again[0].result.stop_reason is SubagentStopReason.COMPLETED
+
+
+async def test_a_failed_login_does_not_run_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("ACP_TUI_DEMO_KEY", raising=False)
+    app = SupervisorApp(settings(demo_preset("locked", "locked")))
+    app.login_runner = lambda argv, env, cwd: 1
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        round_panes(app, 1)[0].focus()
+        await pilot.press("L")
+        await pilot.pause()
+        assert len(app.query(RunPane)) == 1
+
+
+async def test_l_is_not_offered_where_no_login_is_advertised() -> None:
+    app = SupervisorApp(settings(scripted_preset("plain", fail="session/new:-32000:Authentication required")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [pane] = round_panes(app, 1)
+        assert pane.check_action("login", ()) is False
+        assert not str(pane.query_one("#error", Static).render()).startswith("L:")
+
+
+async def test_shift_p_opens_the_permissions_panel() -> None:
+    app = SupervisorApp(settings(scripted_preset("agent", permission="normal")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("P")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionsPanelScreen))
+        screen = app.screen
+        assert isinstance(screen, PermissionsPanelScreen)
+        [row] = screen.rows
+        assert (row.agent, row.round, row.policy, row.record.rule) == ("agent", "1/1", "reject", "reject")
+        assert row.waited_s is not None
+        await pilot.press("escape")
+        app.action_focus_prompt()
+        await pilot.press("P")  # typed in the prompt, not a command
+        await pilot.pause()
+        assert not isinstance(app.screen, PermissionsPanelScreen)
+        assert "P" in app.query_one(PromptBar).value
+
+
+async def test_a_description_naming_a_command_is_the_login_and_the_hint_names_it() -> None:
+    preset = scripted_preset(
+        "open", auth_methods="opencode", fail="session/new:-32000:Authentication required"
+    )
+    app = SupervisorApp(settings(preset))
+    logins: list[list[str]] = []
+    app.login_runner = lambda argv, env, cwd: logins.append(argv) or 0
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [pane] = round_panes(app, 1)
+        hint = str(pane.query_one("#error", Static).render()).splitlines()[0]
+        assert hint == "L: log in in the terminal, then run again: opencode auth login"
+        pane.focus()
+        await pilot.press("L")
+        await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
+        assert logins == [["opencode", "auth", "login"]]
