@@ -681,7 +681,7 @@ async def test_an_answer_with_a_lone_surrogate_is_printed_and_exported(
         await wait_until(pilot, all_finished(app))
         assert panes(app)["odd"].result is not None
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: len(list(tmp_path.glob("acp-tui-*"))) == 2)
+        await wait_until(pilot, lambda: len(list(tmp_path.glob("acp-tui-*"))) == 3)  # .md, .jsonl, compare
     [jsonl] = tmp_path.glob("acp-tui-*.jsonl")
     [exported] = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]
     assert exported["output"].startswith("x") and exported["output"].endswith("y")

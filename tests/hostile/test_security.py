@@ -303,20 +303,26 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
         screens["trace screen shot"] = app.export_screenshot()
         await pilot.press("escape")
         await pilot.press("ctrl+s")  # export the session
-        await wait_until(pilot, lambda: len(list(exports.iterdir())) == 2)
+        await wait_until(pilot, lambda: len(list(exports.iterdir())) == 3)  # .md, .jsonl, -compare.md
         results = {name: pane.result for name, pane in found.items()}
     assert our_live_processes() == []
 
     check_child_environments(tmp_path, default_cwd=hostile_environment)
     check_no_file_touched(tmp_path)
     [jsonl] = exports.glob("*.jsonl")
-    [markdown] = exports.glob("*.md")
+    [markdown] = exports.glob("*[0-9].md")
+    [comparison] = exports.glob("*-compare.md")
     for record in map(json.loads, jsonl.read_text().splitlines()):
         check_result_fields(record)
     assert screens["alpha stderr"].count(MASK) >= 2  # its own line and our note about the noise
     assert f"charlie leaves with {MASK}" in screens["charlie error"]
 
-    surfaces = {**screens, "export jsonl": jsonl.read_text(), "export markdown": markdown.read_text()}
+    surfaces = {
+        **screens,
+        "export jsonl": jsonl.read_text(),
+        "export markdown": markdown.read_text(),
+        "export comparison": comparison.read_text(),
+    }
     surfaces["results"] = repr(results)
     trace_files = list(traces.glob("*.jsonl"))
     assert len(trace_files) == 3
