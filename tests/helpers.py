@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -54,3 +55,12 @@ def our_live_processes() -> list[tuple[int, str]]:
         if mark in environ and state not in (b"Z", b"X"):
             found.append((int(entry.name), cmdline))
     return found
+
+
+# Real git in temporary repositories, with an identity of its own (never the user's config).
+GIT_IDENTITY = ("-c", "user.name=acp-tui tests", "-c", "user.email=tests@acp-tui.invalid")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout

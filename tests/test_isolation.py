@@ -31,15 +31,9 @@ from acp_tui.isolation import (
 )
 from acp_tui.subagents.acp import client as _sdk_loaded  # noqa: F401 - the SDK loaded up front
 from acp_tui.untrusted import json_safe
-from tests.helpers import demo, our_live_processes
+from tests.helpers import demo, git, our_live_processes
 
-IDENTITY = ("-c", "user.name=acp-tui tests", "-c", "user.email=tests@acp-tui.invalid")
 DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *IDENTITY, *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,17 +18,11 @@ from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen, CompareScreen
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
-from tests.helpers import our_live_processes
+from tests.helpers import git, our_live_processes
 from tests.ui.helpers import all_finished, demo_preset, panes, settings, wait_until
 
 SIZE = (160, 40)
-IDENTITY = ("-c", "user.name=acp-tui tests", "-c", "user.email=tests@acp-tui.invalid")
 PROMPT = "edit README.md, create new.txt"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *IDENTITY, *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 @pytest.fixture(autouse=True)
