@@ -194,13 +194,15 @@ class _Fanout:
         cwd: str | None = None,
     ) -> None:
         record = run_record(
-            job.preset, result, prompt=self.request.prompt, policy=job.policy, trace=trace, cwd=cwd
+            job.preset,
+            result,
+            prompt=self.request.prompt,
+            policy=job.policy,
+            trace=trace,
+            cwd=cwd,
+            isolation=worktree.fields() if worktree is not None else None,
+            first_chunk_s=first_chunk,
         )
-        if worktree is not None:
-            record.update(worktree.fields())
-        else:  # the same keys, without importing git's module for a run that never needed it
-            record.update(worktree=None, base=None, diff_stat=None, diff=None, diff_truncated=False)
-        record["first_chunk_s"] = round(first_chunk, 3) if first_chunk is not None else None
         if self.fmt == "markdown":
             self._records[id(job)] = record  # the comparison is printed once every run has ended
         elif self.fmt == "json":

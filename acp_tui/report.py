@@ -10,7 +10,9 @@ file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or
 `usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
 (each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
 agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
-agent's working directory: path rules of `acp-tui policy check` are taken from it).
+agent's working directory: path rules of `acp-tui policy check` are taken from it), `worktree`,
+`base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), and
+`first_chunk_s` (seconds from the spawn to the first answer chunk, or null).
 
 The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
 `attempt` (numbers from 1; `r` adds an attempt to the same round).
@@ -47,7 +49,21 @@ RECORD_KEYS = (
     "auth_methods",
     "ended_by",
     "cwd",
+    "worktree",
+    "base",
+    "diff_stat",
+    "diff",
+    "diff_truncated",
+    "first_chunk_s",
 )
+# A record's isolation keys when the run had no worktree (see `isolation.Worktree.fields`).
+NOT_ISOLATED: dict[str, Any] = {
+    "worktree": None,
+    "base": None,
+    "diff_stat": None,
+    "diff": None,
+    "diff_truncated": False,
+}
 
 
 def run_record(
@@ -58,8 +74,11 @@ def run_record(
     policy: str | None = None,
     trace: str | None = None,
     cwd: str | None = None,
+    isolation: Mapping[str, Any] | None = None,
+    first_chunk_s: float | None = None,
 ) -> dict[str, Any]:
-    """The record of one run. `policy` is the one in force when it differs from the preset's."""
+    """The record of one run. `policy` is the one in force when it differs from the preset's;
+    `isolation`, its worktree's keys (`Worktree.fields()`) when it had one."""
     return {
         "name": preset.name,
         "command": preset.argv,
@@ -80,6 +99,8 @@ def run_record(
         "auth_methods": [method.to_json() for method in result.auth_methods],
         "ended_by": result.ended_by,
         "cwd": cwd,
+        **(isolation or NOT_ISOLATED),
+        "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
     }
 
 

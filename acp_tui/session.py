@@ -18,15 +18,6 @@ from .subagents.model import PermissionRecord, SubagentResult, Usage
 if TYPE_CHECKING:
     from .isolation import Worktree
 
-# A record's isolation keys when the run had no worktree (as `acp-tui run`'s records).
-NOT_ISOLATED: dict[str, Any] = {
-    "worktree": None,
-    "base": None,
-    "diff_stat": None,
-    "diff": None,
-    "diff_truncated": False,
-}
-
 
 @dataclass(eq=False)
 class Attempt:
@@ -126,6 +117,7 @@ class Session:
         from . import report
 
         assert attempt.result is not None
+        first, since = attempt.first_output_at, attempt.spawned_at or attempt.started_at
         record = report.run_record(
             attempt.preset,
             attempt.result,
@@ -133,10 +125,9 @@ class Session:
             policy=attempt.policy,
             trace=attempt.trace,
             cwd=attempt.cwd,
+            isolation=attempt.worktree.fields() if attempt.worktree is not None else None,
+            first_chunk_s=first - since if first is not None else None,
         )
-        record.update(attempt.worktree.fields() if attempt.worktree is not None else NOT_ISOLATED)
-        first, since = attempt.first_output_at, attempt.spawned_at or attempt.started_at
-        record["first_chunk_s"] = round(first - since, 3) if first is not None else None
         record["round"] = attempt.round_no
         record["attempt"] = attempt.attempt_no
         return record

@@ -9,7 +9,6 @@ import pytest
 from textual.widgets import Log, Select
 
 from acp_tui import report
-from acp_tui.session import NOT_ISOLATED
 from acp_tui.subagents import SubagentStopReason
 from acp_tui.ui import app as app_module
 from acp_tui.ui.app import SupervisorApp
@@ -136,7 +135,7 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
             report.run_record(
                 app.settings.preset(p.agent), p.result, prompt=p.prompt, policy=p.policy, cwd=p.attempt.cwd
             )
-            | NOT_ISOLATED
+            | report.NOT_ISOLATED
             | {"first_chunk_s": app.session.record(p.attempt)["first_chunk_s"], "round": 1, "attempt": 1}
             for p in panes(app).values()
             if p.result is not None
@@ -145,7 +144,7 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
     [md] = tmp_path.glob("acp-tui-*[0-9].md")  # beside the comparison report, `...-compare.md`
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert records == json.loads(json.dumps(expected))
-    assert list(records[0]) == [*report.RECORD_KEYS, *NOT_ISOLATED, "first_chunk_s", "round", "attempt"]
+    assert list(records[0]) == [*report.RECORD_KEYS, "round", "attempt"]  # the isolation keys among them
     text = md.read_text()
     assert "## good (round 1, attempt 1): completed" in text
     assert "## bad (round 1, attempt 1): refusal" in text
