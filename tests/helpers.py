@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from acp_tui import AcpProviderConfig
 
@@ -64,3 +66,9 @@ GIT_IDENTITY = ("-c", "user.name=acp-tui tests", "-c", "user.email=tests@acp-tui
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=repo, capture_output=True, text=True, check=True)
     return done.stdout
+
+
+def read_trace(path: str | Path) -> list[dict[str, Any]]:
+    """A protocol trace's entries as plain dicts (the product reads them with `lab.trace_file`)."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]

@@ -20,9 +20,8 @@ from click.testing import CliRunner, Result
 
 from acp_tui.cli import main
 from acp_tui.subagents.acp import client as _sdk_loaded  # noqa: F401 - see below
-from acp_tui.subagents.acp.trace import read_trace
 from acp_tui.subagents.model import SubagentStopReason
-from tests.helpers import SCRIPTED_AGENT
+from tests.helpers import SCRIPTED_AGENT, read_trace
 
 # The in-process runs below import the protocol SDK on first use; it is loaded up front (through the
 # core's client module) so that no run pays for it inside a `--timeout`.

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
 from acp_tui.lab.replay import replay_argv
-from acp_tui.subagents.acp.trace import read_trace
-from tests.helpers import SCRIPTED_AGENT
+from tests.helpers import SCRIPTED_AGENT, read_trace
 
 
 async def run(args: list[str], trace_dir: Path | None = None) -> tuple[object, str | None]:

@@ -64,10 +64,6 @@ class SupervisorDriver(LinuxDriver):
         self._file = self._terminal  # type: ignore[assignment]
         self._lost_once = threading.Lock()
 
-    @property
-    def terminal_gone(self) -> bool:
-        return self._terminal.gone
-
     def terminal_lost(self) -> None:
         """From any thread: stop writing and reading, and tell the app (once)."""
         if not self._lost_once.acquire(blocking=False):

@@ -33,8 +33,7 @@ from acp_tui.subagents.acp.permissions import (
     choose,
 )
 from acp_tui.subagents.acp.process import group_alive
-from acp_tui.subagents.acp.trace import read_trace
-from tests.helpers import scripted
+from tests.helpers import read_trace, scripted
 
 ANSWER = "the answer"
 

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
-from acp_tui.subagents.acp.trace import read_trace
 from acp_tui.subagents.acp.transport import MALFORMED, StdioTransport
-from tests.helpers import SCRIPTED_AGENT
+from tests.helpers import SCRIPTED_AGENT, read_trace
 
 
 def chunk(text: str, session: str = "s1", **extra: Any) -> bytes:

@@ -366,7 +366,7 @@ async def test_a_credential_that_json_or_repr_would_escape_is_masked_in_traces_a
     the secret one decode away (the trace screen decodes it, for one)."""
     from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
     from acp_tui.logs import route_logging
-    from acp_tui.subagents.acp.trace import read_trace
+    from tests.helpers import read_trace
 
     secret = 'clé\\"secrète-7781'
     spellings = {

@@ -21,8 +21,7 @@ import pytest
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
 from acp_tui.lab.replay import META_KEY, replay_argv
 from acp_tui.subagents import StderrLine, SubagentResult
-from acp_tui.subagents.acp.trace import read_trace
-from tests.helpers import demo
+from tests.helpers import demo, read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -69,8 +69,3 @@ class TraceWriter:
             except OSError:
                 log.debug("closing the failed trace failed too", exc_info=True)
         self._on_failure(f"the protocol trace stopped: {exc}")
-
-
-def read_trace(path: str | Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]

@@ -48,11 +48,6 @@ KEYS = (
 )
 
 
-def help_text() -> str:
-    """The keys as plain lines (for tests and the README)."""
-    return "\n".join(f"{key}  {what}" if what else f"\n{key}" for key, what in KEYS)
-
-
 class HelpScreen(DialogScreen[None]):
     DEFAULT_CSS = """
     HelpScreen {
