@@ -12,9 +12,8 @@ __version__ = "0.1.0"
 
 
 if TYPE_CHECKING:
-    from .subagents import (
-        AcpProviderConfig,
-        AcpSubagentProvider,
+    from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
+    from acp_tui.core.model import (
         Finished,
         HiddenUpdate,
         OutputDelta,
@@ -26,10 +25,10 @@ if TYPE_CHECKING:
         SubagentRequest,
         SubagentResult,
         SubagentRun,
-        Subagents,
         SubagentStopReason,
         UnsupportedCapabilityError,
     )
+    from acp_tui.core.registry import Subagents
 
 __all__ = [
     "AcpProviderConfig",
@@ -55,7 +54,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in __all__ or name == "__version__":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import subagents
+    from acp_tui import subagents
 
     value = getattr(subagents, name)
     globals()[name] = value

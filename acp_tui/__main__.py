@@ -1,6 +1,6 @@
 """`python -m acp_tui`: the same command line as `acp-tui`."""
 
-from .cli import main
+from acp_tui.cli.main import main
 
 if __name__ == "__main__":
     main()

@@ -50,8 +50,8 @@ def peak_rss_mb() -> float:
 async def app_worker(n: int) -> dict[str, object]:
     from pathlib import Path
 
-    import acp_tui.subagents.acp.client  # noqa: F401  (the app preloads the SDK after its first frame)
-    from acp_tui.config import AgentPreset, Settings
+    import acp_tui.acp.client  # noqa: F401  (the app preloads the SDK after its first frame)
+    from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.run_pane import RunPane

@@ -168,7 +168,7 @@ def measure_minimal(env: dict[str, str]) -> float:
 
 
 def demo_commands() -> list[str]:
-    from acp_tui.config import demo_presets
+    from acp_tui.settings.schema import demo_presets
 
     return [shlex.join([preset.command, *preset.args]) for preset in demo_presets()]
 
@@ -193,7 +193,7 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=0.0, help="seconds between first frame and Enter")
     args = parser.parse_args()
 
-    from acp_tui.config import DEFAULT_PROMPT
+    from acp_tui.settings.schema import DEFAULT_PROMPT
 
     header("Start-up in a pseudo-terminal: first frame, and first answer chunk after Enter")
     commands = demo_commands()

@@ -208,7 +208,7 @@ class KeyProbe:
 async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[list[list[object]], list[str]]:
     from textual.binding import Binding
 
-    from acp_tui.config import AgentPreset, Settings
+    from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.run_pane import RunPane
@@ -316,7 +316,7 @@ class KeyPlayer(KeyProbe):
 async def app_at_model_speed(panes: int, rate: float, seconds: float) -> tuple[list[list[object]], list[str]]:
     from textual.binding import Binding
 
-    from acp_tui.config import AgentPreset, Settings
+    from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.run_pane import RunPane

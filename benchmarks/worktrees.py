@@ -3,7 +3,7 @@
     python benchmarks/worktrees.py [--pairs N] [--files N] [--runs N]
 
 A repository of `--files` (default 5,000) small files in 100 folders, one commit, in a temp dir.
-Each round, alternating which goes first (A: acp-tui's `acp_tui.isolation`, B: git by hand):
+Each round, alternating which goes first (A: acp-tui's `acp_tui.workspace.worktrees`, B: git by hand):
 
 - set-up: A = what `acp-tui run --worktree` does before the first spawn: `plan()`'s
   `find_origin` (rev-parse, prune, status), `Isolation.start()` (lock, sweep), then `--runs` (8)
@@ -46,7 +46,7 @@ from _common import (
 
 sys.path.insert(0, str(REPO))
 
-from acp_tui.isolation import Isolation, find_origin
+from acp_tui.workspace.worktrees import Isolation, find_origin
 
 TARGET = 1.5
 IDENTITY = ("-c", "user.name=bench", "-c", "user.email=bench@acp-tui.invalid")

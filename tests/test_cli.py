@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 import acp_tui
-from acp_tui.cli import main
-from acp_tui.config import Settings
+from acp_tui.cli.main import main
+from acp_tui.settings.schema import Settings
 from tests.helpers import SCRIPTED_AGENT
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from acp_tui.compare import COLUMNS, comparison_markdown, row
+from acp_tui.reports.compare import COLUMNS, comparison_markdown, row
 
 ALLOW = {"decision": "allow_once"}
 REJECT = {"decision": "reject_once"}

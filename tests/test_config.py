@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from acp_tui.config import (
+from acp_tui.core.model import PermissionOptionInfo
+from acp_tui.policy.ask import PermissionAsk
+from acp_tui.policy.rules import AskPolicy, Rule, RulePolicy
+from acp_tui.settings.schema import (
     DEFAULT_PROMPT,
     AgentPreset,
     ConfigError,
@@ -17,8 +20,6 @@ from acp_tui.config import (
     load_settings,
     parse_agent_spec,
 )
-from acp_tui.subagents.acp.permissions import AskPolicy, PermissionAsk, Rule, RulePolicy
-from acp_tui.subagents.model import PermissionOptionInfo
 
 SAMPLE = Path(__file__).parent.parent / "assets" / "agents.sample.toml"
 
@@ -464,7 +465,7 @@ def test_the_new_fields_become_presets_policies_and_switches(tmp_path: Path) -> 
 
 
 def test_defaults_are_the_cores(tmp_path: Path) -> None:
-    from acp_tui.subagents.acp.provider import AcpProviderConfig
+    from acp_tui.acp.provider import AcpProviderConfig
 
     preset = load_settings(write(tmp_path, '[[agent]]\nname = "a"\ncommand = "x"\n')).preset("a")
     core = AcpProviderConfig(command="x")
@@ -590,7 +591,7 @@ def test_each_new_policy_and_app_field_mistake_is_one_line(
 
 
 def test_option_specs() -> None:
-    from acp_tui.config import parse_option_specs, with_options
+    from acp_tui.settings.schema import parse_option_specs, with_options
 
     assert parse_option_specs(["mode=ask", "model = gpt-5", "mode=auto"]) == {
         "mode": "auto",
@@ -619,7 +620,7 @@ def test_a_file_that_passed_once_loads_the_same_without_pydantic(tmp_path: Path)
     assert "secret" not in seal.read_text() and len(seal.read_text()) == 64
 
     probe = (
-        "import sys; from acp_tui.config import load_settings; load_settings(sys.argv[1]);"
+        "import sys; from acp_tui.settings.schema import load_settings; load_settings(sys.argv[1]);"
         " print('pydantic' in sys.modules)"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}

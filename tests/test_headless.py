@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from acp_tui.cli import main
-from acp_tui.subagents.acp import client as _sdk_loaded  # noqa: F401 - see below
-from acp_tui.subagents.model import SubagentStopReason
+from acp_tui.acp import client as _sdk_loaded  # noqa: F401 - see below
+from acp_tui.cli.main import main
+from acp_tui.core.model import SubagentStopReason
 from tests.helpers import SCRIPTED_AGENT, read_trace
 
 # The in-process runs below import the protocol SDK on first use; it is loaded up front (through the
@@ -433,9 +433,10 @@ def test_the_real_process_prints_only_json_on_stdout_and_exits_promptly() -> Non
 
 
 def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
-    from acp_tui.config import AgentPreset
-    from acp_tui.report import RECORD_KEYS, json_line, markdown, run_record
-    from acp_tui.subagents.model import PermissionOptionInfo, PermissionRecord, SubagentResult
+    from acp_tui.core.model import PermissionOptionInfo, PermissionRecord, SubagentResult
+    from acp_tui.reports.markdown import markdown
+    from acp_tui.reports.records import RECORD_KEYS, json_line, run_record
+    from acp_tui.settings.schema import AgentPreset
 
     permission = PermissionRecord(
         title="Write proof.txt",

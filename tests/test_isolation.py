@@ -21,16 +21,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acp_tui import AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
-from acp_tui.cli import main
-from acp_tui.isolation import (
-    ApplyRefused,
-    Isolation,
-    IsolationError,
-    apply_diff,
-    find_origin,
-)
-from acp_tui.subagents.acp import client as _sdk_loaded  # noqa: F401 - the SDK loaded up front
-from acp_tui.untrusted import json_safe
+from acp_tui.acp import client as _sdk_loaded  # noqa: F401 - the SDK loaded up front
+from acp_tui.cli.main import main
+from acp_tui.core.text import json_safe
+from acp_tui.workspace.apply import ApplyRefused, apply_diff
+from acp_tui.workspace.git import IsolationError
+from acp_tui.workspace.worktrees import Isolation, find_origin
 from tests.helpers import demo, git, our_live_processes
 
 DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
@@ -206,7 +202,7 @@ async def test_errors_before_anything_is_spawned_are_one_line(tmp_path: Path, re
 CRASHING_OWNER = """
 import asyncio, os, signal, sys
 from pathlib import Path
-from acp_tui.isolation import Isolation, find_origin
+from acp_tui.workspace.worktrees import Isolation, find_origin
 
 async def main():
     isolation = Isolation(Path(sys.argv[2]))

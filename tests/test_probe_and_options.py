@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from acp_tui.cli import main
+from acp_tui.cli.main import main
 from tests.helpers import SCRIPTED_AGENT
 
 PROBE_KEYS = [
@@ -187,7 +187,7 @@ def test_probe_text_shows_agent_strings_literally() -> None:
 
 
 def test_the_text_and_markdown_reports_say_the_session() -> None:
-    from acp_tui.report import markdown
+    from acp_tui.reports.markdown import markdown
 
     agent = spec("vibe", "session_modes=ask|auto", "usage=10/100/0.5/EUR", "agent_info=v/Vibe/2")
     text = invoke("run", "--prompt", "go", "--agent", agent, "--option", "mode=auto")

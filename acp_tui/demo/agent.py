@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from acp_tui.subagents.acp.sdk import import_acp
+from acp_tui.acp.sdk import import_acp
 
 import_acp()  # the SDK, without the half second pydantic spends on docstrings
 
@@ -118,7 +118,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
-from . import editing  # the personas that change files
+from acp_tui.demo import editing
 
 PERSONAS: tuple[str, ...] = (
     "pong",

@@ -24,7 +24,7 @@ from acp import start_edit_tool_call, update_tool_call
 if TYPE_CHECKING:
     from acp.schema import StopReason
 
-    from .agent import DemoAgent, Session
+    from acp_tui.demo.agent import DemoAgent, Session
 
 DEFAULT_EDIT_LINES = 5
 DEFAULT_CREATED_FILES = 3

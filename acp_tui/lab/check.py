@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..subagents.acp.permissions import PermissionAsk, PermissionPolicy
-from ..subagents.model import PermissionOptionInfo, PermissionRecord
-from ..untrusted import one_line
-from .trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
+from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
+from acp_tui.core.text import one_line
+from acp_tui.lab.trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
+from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
 
 ASK = "ask"
 
@@ -150,7 +150,7 @@ def _resolved(path: Path) -> Path:
 
 
 def _read_file(path: Path) -> tuple[str, Any]:
-    from ..files import UnreadableFile, read_text
+    from acp_tui.core.files import UnreadableFile, read_text
 
     try:
         text = read_text(path, what="record file")

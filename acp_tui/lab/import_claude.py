@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..untrusted import one_line, without_surrogates
+from acp_tui.core.text import one_line, without_surrogates
 
 ACTIONS = {"deny": "reject", "ask": "ask", "allow": "allow"}  # in Claude Code's order
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -37,7 +37,7 @@ class Translated:
 
 
 def translate_file(path: Path, *, name: str = "claude") -> str:
-    from ..files import UnreadableFile, read_text
+    from acp_tui.core.files import UnreadableFile, read_text
 
     try:
         data = json.loads(read_text(path, what="settings file"))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from .trace_file import Entry, load_trace, obj
+from acp_tui.lab.trace_file import Entry, load_trace, obj
 
 META_KEY = "acp-tui/replay"
 PERMISSION = "session/request_permission"
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m acp_tui.lab.replay TRACE`: the same agent without the command line's imports."""
     import argparse
 
-    from .trace_file import TraceError
+    from acp_tui.lab.trace_file import TraceError
 
     parser = argparse.ArgumentParser(prog="acp-tui replay", description="Replay a trace as an ACP agent.")
     parser.add_argument("trace")

@@ -43,7 +43,7 @@ def is_trace_line(data: Any) -> bool:
 
 
 def load_trace(path: str | Path) -> list[Entry]:
-    from ..files import UnreadableFile, read_text
+    from acp_tui.core.files import UnreadableFile, read_text
 
     try:
         lines = read_text(path, what="trace").splitlines()

@@ -1,4 +1,4 @@
-"""The core: the RFC's subagent seam and its ACP backend. Never imports textual.
+"""The core's public names: the RFC's subagent seam (`acp_tui.core`) and its ACP backend (`acp_tui.acp`).
 
 Names are loaded on first use, so that a child agent of ours or a short command pays only for what it
 touches.
@@ -10,45 +10,40 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
-    "AcpProviderConfig": ".acp.provider",
-    "AcpSubagentProvider": ".acp.provider",
-    "AcpSubagentRun": ".acp.run",
-    "AgentInfo": ".model",
-    "AuthMethodInfo": ".model",
-    "ConfigOptionInfo": ".model",
-    "Cost": ".model",
-    "Finished": ".model",
-    "HiddenUpdate": ".model",
-    "OutputDelta": ".model",
-    "PermissionDecided": ".model",
-    "PermissionOptionInfo": ".model",
-    "PermissionRecord": ".model",
-    "ProviderCapabilities": ".model",
-    "RunEvent": ".model",
-    "SessionStarted": ".model",
-    "StatusChanged": ".model",
-    "StderrLine": ".model",
-    "Stopping": ".model",
-    "SubagentProvider": ".model",
-    "SubagentRequest": ".model",
-    "SubagentResult": ".model",
-    "SubagentRun": ".model",
-    "SubagentStopReason": ".model",
-    "Subagents": ".registry",
-    "UnsupportedCapabilityError": ".model",
-    "Usage": ".model",
-    "UsageReported": ".model",
+    "AcpProviderConfig": "acp_tui.acp.provider",
+    "AcpSubagentProvider": "acp_tui.acp.provider",
+    "AcpSubagentRun": "acp_tui.acp.run",
+    "AgentInfo": "acp_tui.core.model",
+    "AuthMethodInfo": "acp_tui.core.model",
+    "ConfigOptionInfo": "acp_tui.core.model",
+    "Cost": "acp_tui.core.model",
+    "Finished": "acp_tui.core.model",
+    "HiddenUpdate": "acp_tui.core.model",
+    "OutputDelta": "acp_tui.core.model",
+    "PermissionDecided": "acp_tui.core.model",
+    "PermissionOptionInfo": "acp_tui.core.model",
+    "PermissionRecord": "acp_tui.core.model",
+    "ProviderCapabilities": "acp_tui.core.model",
+    "RunEvent": "acp_tui.core.model",
+    "SessionStarted": "acp_tui.core.model",
+    "StatusChanged": "acp_tui.core.model",
+    "StderrLine": "acp_tui.core.model",
+    "Stopping": "acp_tui.core.model",
+    "SubagentProvider": "acp_tui.core.model",
+    "SubagentRequest": "acp_tui.core.model",
+    "SubagentResult": "acp_tui.core.model",
+    "SubagentRun": "acp_tui.core.model",
+    "SubagentStopReason": "acp_tui.core.model",
+    "Subagents": "acp_tui.core.registry",
+    "UnsupportedCapabilityError": "acp_tui.core.model",
+    "Usage": "acp_tui.core.model",
+    "UsageReported": "acp_tui.core.model",
 }
 
 if TYPE_CHECKING:
-    from .acp.provider import (
-        AcpProviderConfig,
-        AcpSubagentProvider,
-    )
-    from .acp.run import (
-        AcpSubagentRun,
-    )
-    from .model import (
+    from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
+    from acp_tui.acp.run import AcpSubagentRun
+    from acp_tui.core.model import (
         AgentInfo,
         AuthMethodInfo,
         ConfigOptionInfo,
@@ -74,9 +69,7 @@ if TYPE_CHECKING:
         Usage,
         UsageReported,
     )
-    from .registry import (
-        Subagents,
-    )
+    from acp_tui.core.registry import Subagents
 
 __all__ = [
     "AcpProviderConfig",
@@ -114,6 +107,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -10,7 +10,7 @@ prompt takes keys only while it has the focus (which it gives up after Enter). A
 request of the `ask` policy never takes the focus: it is queued, and `a` opens the oldest.
 
 Isolated rounds (the prompt bar's `worktree` box, `ctrl+g`, or a preset's `isolation = "worktree"`):
-the app owns one `acp_tui.isolation.Isolation`, made at the first such run (its start prunes what a
+the app owns one `acp_tui.workspace.worktrees.Isolation`, made at the first such run (its start prunes what a
 crash left); each run works in its own worktree, its pane records the change when the run ends, and
 the worktree goes when the pane is closed and at quit, unless `k` kept it.
 """
@@ -41,21 +41,21 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from ..session import Attempt, Session
-from ..subagents.model import SubagentRequest, SubagentRun
-from ..subagents.registry import Subagents
-from ..untrusted import one_line, without_surrogates
-from . import text
-from .widgets.key_footer import KeyFooter
-from .widgets.prompt_bar import PromptBar
+from acp_tui.core.model import SubagentRequest, SubagentRun
+from acp_tui.core.registry import Subagents
+from acp_tui.core.text import one_line, without_surrogates
+from acp_tui.session.attempts import Attempt, Session
+from acp_tui.ui import text
+from acp_tui.ui.widgets.key_footer import KeyFooter
+from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from ..config import AgentPreset, Settings
-    from ..isolation import Isolation, Origin
-    from ..subagents.acp.permissions import PermissionAsk
-    from ..subagents.model import ConfigOptionInfo
-    from .screens.policy_screen import AgentsScreen
-    from .widgets.run_pane import RunPane, RunStarter
+    from acp_tui.core.model import ConfigOptionInfo
+    from acp_tui.policy.ask import PermissionAsk
+    from acp_tui.settings.schema import AgentPreset, Settings
+    from acp_tui.ui.screens.policy_screen import AgentsScreen
+    from acp_tui.ui.widgets.run_pane import RunPane, RunStarter
+    from acp_tui.workspace.worktrees import Isolation, Origin
 
 # What only the first round needs (panes, Markdown, the provider) is imported then, not before the
 # first frame: a newcomer's first look should come as fast as Textual allows.
@@ -201,7 +201,7 @@ class SupervisorApp(App[None]):
         loop = asyncio.get_running_loop()
         for sig in TERMINATING_SIGNALS:
             loop.add_signal_handler(sig, self._on_terminate_signal, sig)
-        from .terminal import SupervisorDriver
+        from acp_tui.ui.terminal import SupervisorDriver
 
         if isinstance(self._driver, SupervisorDriver):
             self._driver.on_terminal_lost = self.terminal_lost
@@ -220,7 +220,7 @@ class SupervisorApp(App[None]):
         from textual.drivers.linux_driver import LinuxDriver
 
         if driver is LinuxDriver:
-            from .terminal import SupervisorDriver
+            from acp_tui.ui.terminal import SupervisorDriver
 
             return SupervisorDriver
         return driver
@@ -231,7 +231,7 @@ class SupervisorApp(App[None]):
         Nothing is written to the terminal again; a hard deadline ends the process whatever the
         shutdown does (the watchdog ends any agent left then).
         """
-        from .terminal import SupervisorDriver, detach_from_terminal
+        from acp_tui.ui.terminal import SupervisorDriver, detach_from_terminal
 
         if self._terminal_gone:
             return
@@ -255,7 +255,7 @@ class SupervisorApp(App[None]):
                 return
         busy = [agent for agent in event.agents if self.session.live_for(agent)]
         if busy:
-            from .screens.confirm_screen import ConfirmScreen
+            from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 
             question = text.markup(
                 "$agents still answering an earlier round. Send them this prompt as well "
@@ -272,7 +272,7 @@ class SupervisorApp(App[None]):
         await self._send_round(event.prompt, event.agents, event.worktree)
 
     async def _send_round(self, prompt: str, agents: list[str], worktree: bool = False) -> None:
-        from .widgets.run_pane import RunPane
+        from acp_tui.ui.widgets.run_pane import RunPane
 
         presets = [self._next_preset(a) for a in agents]
         attempts = self.session.new_round(prompt, presets, self.policies, worktree=worktree)
@@ -306,7 +306,8 @@ class SupervisorApp(App[None]):
     async def _worktree_for(self, attempt: Attempt, origins: dict[str, asyncio.Future[Origin]]) -> str:
         """A fresh worktree for the attempt; its cwd inside. No checkout: the one-line error (raised:
         the pane shows it, and the app's failure toast), and nothing is spawned."""
-        from ..isolation import Isolation, IsolationError, find_origin
+        from acp_tui.workspace.git import IsolationError
+        from acp_tui.workspace.worktrees import Isolation, find_origin
 
         where = isolation_cwd(attempt.preset)
         if where not in origins:
@@ -339,7 +340,7 @@ class SupervisorApp(App[None]):
 
     def _round_pane(self) -> RunPane | None:
         """The pane `v` and `A` act on: the focused one, else the one last focused."""
-        from .widgets.run_pane import RunPane
+        from acp_tui.ui.widgets.run_pane import RunPane
 
         focused = self.focused
         if isinstance(focused, RunPane):
@@ -348,7 +349,7 @@ class SupervisorApp(App[None]):
 
     def action_compare(self) -> None:
         """The round's compare view: its table, answers side by side, the chosen row's diff; `a` applies."""
-        from .screens.compare_screen import CompareScreen
+        from acp_tui.ui.screens.compare_screen import CompareScreen
 
         pane = self._round_pane()
         if pane is None:
@@ -382,7 +383,7 @@ class SupervisorApp(App[None]):
 
     def _confirm_apply(self, attempt: Attempt) -> None:
         """Asks first, with the focus on Cancel: applying writes to the user's own checkout."""
-        from .screens.compare_screen import ApplyConfirmScreen
+        from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen
 
         worktree = attempt.worktree
         change = worktree.change if worktree is not None else None
@@ -407,7 +408,8 @@ class SupervisorApp(App[None]):
         self.push_screen(ApplyConfirmScreen(question, "Apply (y)", "Cancel (n)"), answered)
 
     async def _apply(self, attempt: Attempt) -> None:
-        from ..isolation import ApplyRefused, IsolationError, apply_diff
+        from acp_tui.workspace.apply import ApplyRefused, apply_diff
+        from acp_tui.workspace.git import IsolationError
 
         worktree = attempt.worktree
         assert worktree is not None and worktree.change is not None and worktree.change.diff
@@ -430,7 +432,7 @@ class SupervisorApp(App[None]):
 
     def _next_preset(self, agent: str) -> AgentPreset:
         """The preset as its next run gets it: the config file's, with the options chosen in F2."""
-        from ..config import with_options
+        from acp_tui.settings.schema import with_options
 
         return with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
 
@@ -439,7 +441,7 @@ class SupervisorApp(App[None]):
 
         Settings that change get a provider of their own, so runs already going keep theirs.
         """
-        from ..subagents.acp.provider import AcpSubagentProvider
+        from acp_tui.acp.provider import AcpSubagentProvider
 
         agent = preset.name
         options = "".join(f" {key}={value}" for key, value in sorted(preset.options.items()))
@@ -459,7 +461,7 @@ class SupervisorApp(App[None]):
         await self._rerun(event.pane)
 
     async def _rerun(self, old: RunPane) -> None:
-        from .widgets.run_pane import RunPane
+        from acp_tui.ui.widgets.run_pane import RunPane
 
         known = old.agent in self.settings.names  # else removed by a reload: as it was
         preset = self._next_preset(old.agent) if known else old.attempt.preset
@@ -475,7 +477,7 @@ class SupervisorApp(App[None]):
 
     async def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
         """`L` after "authentication required": the login in the terminal, then the prompt again."""
-        from ..subagents.acp.environment import child_environment
+        from acp_tui.process.environment import child_environment
 
         preset = event.pane.attempt.preset
         try:
@@ -513,7 +515,7 @@ class SupervisorApp(App[None]):
     async def ask_permission(self, agent: str, ask: PermissionAsk) -> str | None:
         """Queue the request; the pane says `needs you`, and `a` opens the oldest. If the run ends
         first (or the agent withdraws), the request leaves the queue unanswered."""
-        from .widgets.run_pane import current_attempt
+        from acp_tui.ui.widgets.run_pane import current_attempt
 
         attempt = current_attempt.get() or next(iter(self.session.live_for(agent)), None)
         pending = PendingAsk(agent, ask, attempt)
@@ -540,7 +542,7 @@ class SupervisorApp(App[None]):
             self.refresh_bindings()
 
     def action_answer_permission(self) -> None:
-        from .screens.permission_screen import LATER, PermissionScreen
+        from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
 
         if not self.asks:
             self.notify("No permission request is waiting.")
@@ -616,8 +618,8 @@ class SupervisorApp(App[None]):
 
     def _update_subtitle(self) -> None:
         counts: dict[str, int] = {}
-        from .widgets.run_pane import state_of
-        from .widgets.status_badge import colour_key
+        from acp_tui.ui.widgets.run_pane import state_of
+        from acp_tui.ui.widgets.status_badge import colour_key
 
         for attempt in self.session.attempts:
             key = colour_key(state_of(attempt))
@@ -632,7 +634,7 @@ class SupervisorApp(App[None]):
     # Focus -------------------------------------------------------------------------------------
 
     def on_descendant_focus(self, event: object) -> None:
-        from .widgets.run_pane import RunPane
+        from acp_tui.ui.widgets.run_pane import RunPane
 
         focused = self.focused
         if isinstance(focused, RunPane):
@@ -676,7 +678,7 @@ class SupervisorApp(App[None]):
             round_panes[n - 1].focus()
 
     def action_zoom(self) -> None:
-        from .widgets.run_pane import RunPane
+        from acp_tui.ui.widgets.run_pane import RunPane
 
         screen = self.screen
         if screen.maximized is not None:
@@ -696,7 +698,7 @@ class SupervisorApp(App[None]):
         await asyncio.gather(*(pane.action_cancel() for pane in self._panes()))
 
     def action_board(self) -> None:
-        from .screens.board_screen import BoardScreen
+        from acp_tui.ui.screens.board_screen import BoardScreen
 
         self.push_screen(BoardScreen(self.session), self._jump_to)
 
@@ -711,7 +713,7 @@ class SupervisorApp(App[None]):
 
     async def _reopen(self, attempt: Attempt) -> None:
         """A closed pane comes back, showing its attempt as it ended."""
-        from .widgets.run_pane import RunPane
+        from acp_tui.ui.widgets.run_pane import RunPane
 
         runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
@@ -741,8 +743,8 @@ class SupervisorApp(App[None]):
 
     def action_permissions_panel(self) -> None:
         """Every permission request of the session, and what another policy would decide."""
-        from ..subagents.acp.permissions import BUILTIN_POLICIES
-        from .screens.permissions_panel_screen import PanelRow, PermissionsPanelScreen
+        from acp_tui.policy.names import BUILTIN_POLICIES
+        from acp_tui.ui.screens.permissions_panel_screen import PanelRow, PermissionsPanelScreen
 
         rows = [
             PanelRow(a.agent, f"{a.round_no}/{a.attempt_no}", a.policy, record, a.cwd, record.waited_s)
@@ -757,13 +759,13 @@ class SupervisorApp(App[None]):
         self.push_screen(PermissionsPanelScreen(rows, policies))
 
     def action_help(self) -> None:
-        from .screens.help_screen import HelpScreen
+        from acp_tui.ui.screens.help_screen import HelpScreen
 
         self.push_screen(HelpScreen())
 
     def action_policies(self) -> None:
         """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""
-        from .screens.policy_screen import AgentsChoice
+        from acp_tui.ui.screens.policy_screen import AgentsChoice
 
         def apply(chosen: AgentsChoice | None) -> None:
             if chosen:
@@ -774,7 +776,7 @@ class SupervisorApp(App[None]):
         self.push_screen(self._agents_screen(), apply)
 
     def _agents_screen(self) -> AgentsScreen:
-        from .screens.policy_screen import AgentRow, AgentsScreen
+        from acp_tui.ui.screens.policy_screen import AgentRow, AgentsScreen
 
         rows = [
             AgentRow(
@@ -790,8 +792,8 @@ class SupervisorApp(App[None]):
 
     async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
         """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
-        from ..probe import describe_agent
-        from .screens.policy_screen import offered_of
+        from acp_tui.acp.probe import describe_agent
+        from acp_tui.ui.screens.policy_screen import offered_of
 
         if agent not in self.settings.names:
             return (), "no longer in the config"
@@ -805,7 +807,7 @@ class SupervisorApp(App[None]):
 
     def action_reload_config(self) -> None:
         """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
-        from ..config import ConfigError, load_settings
+        from acp_tui.settings.schema import ConfigError, load_settings
 
         old = self.settings
         if old.source is None:
@@ -849,7 +851,7 @@ class SupervisorApp(App[None]):
             welcome = self.main_screen.query("#welcome")
             if welcome:
                 welcome.first(Static).update(self._welcome())
-        from .screens.policy_screen import AgentsScreen
+        from acp_tui.ui.screens.policy_screen import AgentsScreen
 
         if isinstance(self.screen, AgentsScreen):  # reloaded from F2: show the new file there
             self.screen.dismiss(None)
@@ -887,7 +889,8 @@ class SupervisorApp(App[None]):
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
         JSON lines for programs. Any string is written, a lone surrogate included."""
-        from .. import report
+        from acp_tui.reports.markdown import markdown
+        from acp_tui.reports.records import json_line
 
         records = self.session.records()
         live = sum(not a.finished for a in self.session.attempts)
@@ -896,9 +899,9 @@ class SupervisorApp(App[None]):
             return
         stem = export_stem(self.export_dir)
         try:
-            stem.with_suffix(".md").write_text(without_surrogates(report.markdown(records)), encoding="utf-8")
+            stem.with_suffix(".md").write_text(without_surrogates(markdown(records)), encoding="utf-8")
             stem.with_suffix(".jsonl").write_text(
-                "".join(report.json_line(record) + "\n" for record in records), encoding="utf-8"
+                "".join(json_line(record) + "\n" for record in records), encoding="utf-8"
             )
             stem.with_name(f"{stem.name}-compare.md").write_text(
                 without_surrogates(comparison_report(records)), encoding="utf-8"
@@ -989,8 +992,8 @@ def export_stem(directory: Path) -> Path:
 
 
 def comparison_report(records: list[dict[str, object]]) -> str:
-    """The comparison report (`acp_tui.compare`), one per round of the session."""
-    from ..compare import comparison_markdown
+    """The comparison report (`acp_tui.reports.compare`), one per round of the session."""
+    from acp_tui.reports.compare import comparison_markdown
 
     rounds: dict[object, list[dict[str, object]]] = {}
     for record in records:
@@ -1030,10 +1033,10 @@ def _preload_protocol_sdk() -> None:
     frozen, they are skipped by the garbage collector's full passes, which otherwise stalled the
     screen for up to 0.2 s while 16 panes streamed (0.06 s frozen).
     """
-    from ..subagents.acp.sdk import import_acp
+    from acp_tui.acp.sdk import import_acp
 
     import_acp()
-    import acp_tui.subagents.acp.client
+    import acp_tui.acp.client
     import acp_tui.ui.widgets.run_pane  # noqa: F401
 
     gc.freeze()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.content import Content
 
-from ..untrusted import one_line, visible
+from acp_tui.core.text import one_line, visible
 
 __all__ = ["line", "literal", "markup", "rich_text", "safe_notice"]
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from acp_tui import AcpSubagentProvider, OutputDelta, StatusChanged, SubagentRequest, SubagentStopReason
-from acp_tui.subagents.acp.process import group_alive
+from acp_tui.process.group import group_alive
 from tests.helpers import demo, scripted
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from acp_tui import AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
+from acp_tui.core.model import PermissionDecided, PermissionOptionInfo, RunEvent, SubagentResult
 from acp_tui.demo.agent import (
     ESSAY_BODY,
     ESSAY_CODE,
@@ -19,8 +20,7 @@ from acp_tui.demo.agent import (
     split_chunks,
     summarize,
 )
-from acp_tui.subagents import PermissionDecided, PermissionOptionInfo, RunEvent, SubagentResult
-from acp_tui.subagents.acp.process import group_alive
+from acp_tui.process.group import group_alive
 from tests.helpers import demo
 
 PONG_OPTIONS = (
@@ -209,7 +209,7 @@ def sent_methods(cwd: Path) -> list[str]:
 
 
 async def test_the_demo_offers_mode_and_model_and_the_mode_decides_whether_it_asks(tmp_path: Path) -> None:
-    from acp_tui.subagents.model import AgentInfo, SessionStarted
+    from acp_tui.core.model import AgentInfo, SessionStarted
 
     (tmp_path / "ask").mkdir()
     asks, events = await run_demo_with("pong", cwd=tmp_path / "ask")
@@ -240,7 +240,7 @@ async def test_the_demo_offers_mode_and_model_and_the_mode_decides_whether_it_as
 
 
 async def test_the_demo_reports_usage_with_a_cost(tmp_path: Path) -> None:
-    from acp_tui.subagents.model import Cost, Usage
+    from acp_tui.core.model import Cost, Usage
 
     result, _ = await run_demo_with("echo", cwd=tmp_path)
     assert result.usage == Usage(used=201, size=200_000, cost=Cost(0.000402, "USD"))
@@ -269,7 +269,7 @@ async def test_the_locked_demo_needs_a_login_and_says_how(
     import subprocess
     import sys
 
-    from acp_tui.subagents.acp.session_setup import terminal_login
+    from acp_tui.acp.auth import terminal_login
 
     argv = terminal_login(
         locked.auth_methods[2], sys.executable, ["-m", "acp_tui.demo.agent", "--persona", "locked"]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
-from acp_tui.subagents.acp.environment import child_environment, is_credential_name
+from acp_tui.process.environment import child_environment, is_credential_name
 from tests.helpers import scripted
 
 MARKERS = ("KEY", "SECRET", "TOKEN")

@@ -14,7 +14,7 @@ from acp_tui import (
     SubagentStopReason,
     UnsupportedCapabilityError,
 )
-from acp_tui.subagents import Finished, HiddenUpdate, RunEvent
+from acp_tui.core.model import Finished, HiddenUpdate, RunEvent
 from tests.helpers import scripted
 
 
@@ -178,20 +178,12 @@ def test_the_namespace_exports_the_contract() -> None:
     defaults = acp_tui.AcpProviderConfig(command="x")
     assert defaults.permission_policy == "reject"
     assert (defaults.handshake_timeout, defaults.cancel_grace, defaults.term_grace) == (60, 1, 0.5)
-    from acp_tui.subagents import (  # noqa: F401
-        Finished,
-        HiddenUpdate,
-        OutputDelta,
-        PermissionDecided,
-        StatusChanged,
-        StderrLine,
-    )
 
 
 def test_the_core_never_imports_textual() -> None:
     import subprocess
     import sys
 
-    code = "import acp_tui, acp_tui.subagents.acp.client, sys; print('textual' in sys.modules)"
+    code = "import acp_tui, acp_tui.acp.client, sys; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
-from acp_tui.subagents import PermissionDecided, PermissionOptionInfo
-from acp_tui.subagents.acp.permissions import AskPolicy, PermissionAsk
-from acp_tui.subagents.acp.process import group_alive
+from acp_tui.core.model import PermissionDecided, PermissionOptionInfo
+from acp_tui.policy.ask import PermissionAsk
+from acp_tui.policy.rules import AskPolicy
+from acp_tui.process.group import group_alive
 
 pytestmark = pytest.mark.timeout(240)  # the first test may pay for the npm install
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
-from acp_tui.subagents.acp.masking import MASK, SecretMask
+from acp_tui.core.masking import MASK, SecretMask
 from tests.helpers import SCRIPTED_AGENT
 
 SECRET = "sk-live-0123456789abcdef"

@@ -21,18 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
-from acp_tui.subagents import PermissionDecided, PermissionOptionInfo, RunEvent, SubagentResult
-from acp_tui.subagents.acp.permissions import (
-    TOOL_KINDS,
-    AskPolicy,
-    FixedPolicy,
-    PermissionAsk,
-    PermissionPolicy,
-    Rule,
-    RulePolicy,
-    choose,
-)
-from acp_tui.subagents.acp.process import group_alive
+from acp_tui.core.model import PermissionDecided, PermissionOptionInfo, RunEvent, SubagentResult
+from acp_tui.policy.ask import TOOL_KINDS, PermissionAsk, PermissionPolicy, choose
+from acp_tui.policy.rules import AskPolicy, FixedPolicy, Rule, RulePolicy
+from acp_tui.process.group import group_alive
 from tests.helpers import read_trace, scripted
 
 ANSWER = "the answer"

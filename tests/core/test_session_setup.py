@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
-from acp_tui.subagents import SubagentResult
-from acp_tui.subagents.acp.process import group_alive
-from acp_tui.subagents.model import (
+from acp_tui.core.model import (
     AgentInfo,
     AuthMethodInfo,
     ConfigOptionInfo,
@@ -19,9 +17,11 @@ from acp_tui.subagents.model import (
     HiddenUpdate,
     RunEvent,
     SessionStarted,
+    SubagentResult,
     Usage,
     UsageReported,
 )
+from acp_tui.process.group import group_alive
 from tests.helpers import scripted
 
 CONFIG = "mode:read-only|auto|full-access;model:gpt-5|gpt-5-mini;thinking:bool"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
-from acp_tui.subagents.acp.transport import MALFORMED, StdioTransport
+from acp_tui.acp.transport import MALFORMED, StdioTransport
 from tests.helpers import SCRIPTED_AGENT, read_trace
 
 

@@ -19,13 +19,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def routed_logs(tmp_path: Path) -> Iterator[Path]:
-    """Route the root logger to a file the way `acp-tui` and `acp-tui run` do (acp_tui.logs).
+    """Route the root logger to a file the way `acp-tui` and `acp-tui run` do (acp_tui.settings.logs).
 
     The SDK logs a traceback for every frame it cannot use; hostile children send thousands. Left
     to pytest's log capture, formatting them would be our test's cost, not the product's. The
     previous handlers (pytest's own) are put back afterwards.
     """
-    from acp_tui.logs import route_logging
+    from acp_tui.settings.logs import route_logging
 
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level

@@ -25,9 +25,9 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import acp_tui.subagents.acp.client  # noqa: F401  (the SDK import, once)
+import acp_tui.acp.client  # noqa: F401  (the SDK import, once)
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
-from acp_tui.subagents.acp.process import group_alive
+from acp_tui.process.group import group_alive
 from tests.helpers import our_live_processes
 
 REPLAY_AGENT = str(Path(__file__).with_name("replay_agent.py"))

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-import acp_tui.subagents.acp.client  # noqa: F401  (the SDK import, paid once before any measurement)
+import acp_tui.acp.client  # noqa: F401  (the SDK import, paid once before any measurement)
 from acp_tui import (
     AcpProviderConfig,
     AcpSubagentProvider,
@@ -41,10 +41,11 @@ from acp_tui import (
     SubagentResult,
     SubagentStopReason,
 )
-from acp_tui.config import AgentPreset, Settings
-from acp_tui.subagents.acp.permissions import AskPolicy, PermissionAsk
-from acp_tui.subagents.acp.process import group_alive
-from acp_tui.untrusted import one_line, visible
+from acp_tui.core.text import one_line, visible
+from acp_tui.policy.ask import PermissionAsk
+from acp_tui.policy.rules import AskPolicy
+from acp_tui.process.group import group_alive
+from acp_tui.settings.schema import AgentPreset, Settings
 from tests.helpers import our_live_processes
 from tests.hostile.support import (
     MB,
@@ -659,8 +660,8 @@ async def test_an_answer_with_a_lone_surrogate_is_printed_and_exported(
     answer holds a lone surrogate (a JSON `\\ud800` escape). Neither may crash on encoding it."""
     import io
 
-    from acp_tui import report
-    from acp_tui.headless import Job, _Fanout
+    from acp_tui.reports import records as report
+    from acp_tui.session.fanout import Job, _Fanout
     from acp_tui.ui.app import SupervisorApp
     from tests.ui.helpers import all_finished, panes, wait_until
 

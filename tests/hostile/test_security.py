@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import acp_tui.subagents.acp.client  # noqa: F401  (the SDK import, before any --timeout matters)
-from acp_tui.cli import main
-from acp_tui.config import AgentPreset, Settings
+import acp_tui.acp.client  # noqa: F401  (the SDK import, before any --timeout matters)
+from acp_tui.cli.main import main
+from acp_tui.settings.schema import AgentPreset, Settings
 from tests.helpers import SCRIPTED_AGENT, our_live_processes
 
 MASK = "***"
@@ -202,7 +202,7 @@ def check_result_fields(record: dict[str, Any]) -> None:
 def test_headless_run_keeps_every_credential_where_it_belongs(
     tmp_path: Path, hostile_environment: Path
 ) -> None:
-    from acp_tui.logs import log_file
+    from acp_tui.settings.logs import log_file
 
     config, traces = write_config(tmp_path), tmp_path / "traces"
     runner = CliRunner()
@@ -259,7 +259,7 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
 ) -> None:
     from textual.widgets import Log, Static
 
-    from acp_tui.logs import route_logging
+    from acp_tui.settings.logs import route_logging
     from acp_tui.ui import app as app_module
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
@@ -365,7 +365,7 @@ async def test_a_credential_that_json_or_repr_would_escape_is_masked_in_traces_a
     traces and logs in its escaped spelling: masking must catch that spelling too, or the file holds
     the secret one decode away (the trace screen decodes it, for one)."""
     from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
-    from acp_tui.logs import route_logging
+    from acp_tui.settings.logs import route_logging
     from tests.helpers import read_trace
 
     secret = 'clé\\"secrète-7781'

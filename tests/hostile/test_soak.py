@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pytest
 
-import acp_tui.subagents.acp.client  # noqa: F401  (the SDK import, paid before the baseline)
+import acp_tui.acp.client  # noqa: F401  (the SDK import, paid before the baseline)
 from acp_tui import (
     AcpSubagentProvider,
     OutputDelta,
@@ -27,7 +27,7 @@ from acp_tui import (
     SubagentRequest,
     SubagentStopReason,
 )
-from acp_tui.subagents.acp.process import group_alive
+from acp_tui.process.group import group_alive
 from tests.helpers import our_live_processes, scripted
 from tests.hostile.support import MB, fd_count, release_free_memory, rss_bytes
 

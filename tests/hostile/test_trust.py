@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, Subagents, SubagentStopReason
-from acp_tui.subagents.acp import trace as trace_module
-from acp_tui.subagents.acp.process import group_alive
-from acp_tui.subagents.acp.watchdog import SUPERVISOR_MARK, watchdog
+from acp_tui.acp import trace as trace_module
+from acp_tui.process.group import group_alive
+from acp_tui.process.watchdog import SUPERVISOR_MARK, watchdog
 from tests.helpers import SCRIPTED_AGENT, scripted
 from tests.hostile.support import MB, eventually, fd_count, peak_rss
 
@@ -258,9 +258,9 @@ async def test_a_secret_at_any_offset_of_any_agent_text_never_leaves_unmasked(
     """The preset's credential, placed by the agent at `offset` of long texts in every field it
     controls (answer, stderr, an error message, a permission title, a dropped line), reaches no
     output unmasked: not the result, the events, the JSON record, the trace or the log."""
-    from acp_tui.config import AgentPreset
-    from acp_tui.logs import route_logging
-    from acp_tui.report import json_line, run_record
+    from acp_tui.reports.records import json_line, run_record
+    from acp_tui.settings.logs import route_logging
+    from acp_tui.settings.schema import AgentPreset
 
     tmp = tmp_path_factory.mktemp("secret")
     padding = "p" * offset

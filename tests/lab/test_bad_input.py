@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from acp_tui.lab.check import RecordsError, check, load_requests
 from acp_tui.lab.import_claude import ClaudeImportError, translate_file
 from acp_tui.lab.trace_file import TraceError, load_trace
-from acp_tui.subagents.acp.permissions import BUILTIN_POLICIES
+from acp_tui.policy.names import BUILTIN_POLICIES
 
 KEYS = [
     "name",

@@ -12,9 +12,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_tui.config import parse_settings
-from acp_tui.subagents.acp.permissions import PermissionAsk, Rule, RulePolicy
-from acp_tui.subagents.model import PermissionOptionInfo
+from acp_tui.core.model import PermissionOptionInfo
+from acp_tui.policy.ask import PermissionAsk
+from acp_tui.policy.rules import Rule, RulePolicy
+from acp_tui.settings.schema import parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {

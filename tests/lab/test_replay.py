@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
+from acp_tui.core.model import StderrLine, SubagentResult
 from acp_tui.lab.replay import META_KEY, replay_argv
-from acp_tui.subagents import StderrLine, SubagentResult
 from tests.helpers import demo, read_trace
 
 REPO = Path(__file__).resolve().parents[2]

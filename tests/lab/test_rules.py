@@ -15,24 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
+from acp_tui.core.model import PermissionOptionInfo
 from acp_tui.lab.check import trace_requests
 from acp_tui.lab.trace_file import load_trace
-from acp_tui.subagents import PermissionOptionInfo
-from acp_tui.subagents.acp.permissions import (
-    ALLOW_KINDS,
-    BUILTIN_POLICIES,
-    TOOL_KINDS,
-    AllowOncePolicy,
-    PermissionAsk,
-    PermissionChoice,
-    PermissionPolicy,
-    Rule,
-    RulePolicy,
-    command_lines,
-    commands_match,
-    paths_match,
-    simple_commands,
-)
+from acp_tui.policy.ask import ALLOW_KINDS, TOOL_KINDS, PermissionAsk, PermissionChoice, PermissionPolicy
+from acp_tui.policy.globs import paths_match
+from acp_tui.policy.names import BUILTIN_POLICIES
+from acp_tui.policy.rules import AllowOncePolicy, Rule, RulePolicy
+from acp_tui.policy.shell import command_lines, commands_match, simple_commands
 from tests.core.test_foreign_agent import ts_agent, ts_config  # noqa: F401 - the fixture
 from tests.helpers import demo, scripted
 
@@ -438,7 +428,7 @@ command = "git push*"
 def test_rules_with_the_new_fields_load_from_the_config_file() -> None:
     import tomllib
 
-    from acp_tui.config import parse_settings
+    from acp_tui.settings.schema import parse_settings
 
     policy = parse_settings(tomllib.loads(RULES_TOML), label="agents.toml").policies["careful"]
     assert policy.order == "deny-first"
@@ -467,7 +457,7 @@ def test_rules_with_the_new_fields_load_from_the_config_file() -> None:
 def test_mistakes_in_the_new_fields_are_one_line(line: str, says: str) -> None:
     import tomllib
 
-    from acp_tui.config import ConfigError, parse_settings
+    from acp_tui.settings.schema import ConfigError, parse_settings
 
     toml = f'[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nname = "r"\naction = "allow"\n{line}\n'
     with pytest.raises(ConfigError) as caught:

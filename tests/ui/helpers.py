@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
-from acp_tui.config import AgentPreset, Settings
+from acp_tui.settings.schema import AgentPreset, Settings
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.widgets.run_pane import RunPane
 from tests.helpers import SCRIPTED_AGENT

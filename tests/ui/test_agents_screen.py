@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Select, Static
 
-from acp_tui.config import load_settings
-from acp_tui.subagents import SubagentStopReason
+from acp_tui.core.model import SubagentStopReason
+from acp_tui.settings.schema import load_settings
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen

@@ -7,8 +7,8 @@ import signal
 
 from textual.widgets import Button, Checkbox, Log, Static
 
-from acp_tui.subagents import SubagentStopReason
-from acp_tui.subagents.acp.process import group_alive
+from acp_tui.core.model import SubagentStopReason
+from acp_tui.process.group import group_alive
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.prompt_bar import PromptArea
@@ -132,7 +132,7 @@ async def test_keys_scroll_the_focused_answer_and_end_follows_it_again() -> None
 
 
 async def test_a_missing_command_shows_its_error_while_the_others_complete() -> None:
-    from acp_tui.config import AgentPreset
+    from acp_tui.settings.schema import AgentPreset
 
     app = SupervisorApp(
         settings(

@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.app import App
 from textual.widgets import DataTable, Label, Select
 
-from acp_tui.subagents import PermissionOptionInfo, PermissionRecord
-from acp_tui.subagents.acp.permissions import BUILTIN_POLICIES, Rule, RulePolicy
+from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
+from acp_tui.policy.names import BUILTIN_POLICIES
+from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.ui.screens.permissions_panel_screen import PanelRow, PermissionsPanelScreen
 from tests.ui.helpers import wait_until
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Log, Select
 
-from acp_tui import report
-from acp_tui.subagents import SubagentStopReason
+from acp_tui.core.model import SubagentStopReason
+from acp_tui.reports import records as report
 from acp_tui.ui import app as app_module
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen

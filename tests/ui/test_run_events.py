@@ -13,9 +13,21 @@ from collections.abc import AsyncIterator
 
 from textual.widgets import Static
 
-from acp_tui.session import Session
-from acp_tui.subagents import Finished, OutputDelta, StatusChanged, SubagentResult, SubagentStopReason
-from acp_tui.subagents.model import AgentInfo, Cost, RunEvent, SessionStarted, Stopping, Usage, UsageReported
+from acp_tui.core.model import (
+    AgentInfo,
+    Cost,
+    Finished,
+    OutputDelta,
+    RunEvent,
+    SessionStarted,
+    StatusChanged,
+    Stopping,
+    SubagentResult,
+    SubagentStopReason,
+    Usage,
+    UsageReported,
+)
+from acp_tui.session.attempts import Session
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.widgets.run_pane import SILENT_AFTER, RunPane
 from acp_tui.ui.widgets.status_badge import StatusBadge

@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from acp_tui.config import AgentPreset
+from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens import board_screen, permission_log_screen
 from acp_tui.ui.screens.board_screen import BoardScreen

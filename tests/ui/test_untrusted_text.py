@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.widgets import Button, Log, Static
 
-from acp_tui.config import AgentPreset
+from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen

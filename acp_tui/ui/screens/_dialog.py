@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 
-from ..widgets.key_footer import KeyFooter
+from acp_tui.ui.widgets.key_footer import KeyFooter
 
 ResultType = TypeVar("ResultType")
 

@@ -18,11 +18,11 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from ...session import Attempt, Session
-from .. import text
-from ..widgets.key_footer import KeyFooter
-from ..widgets.run_pane import format_seconds, state_of, usage_summary
-from ..widgets.status_badge import LIVE_STATES, STATE_COLOURS, colour_key, label
+from acp_tui.session.attempts import Attempt, Session
+from acp_tui.ui import text
+from acp_tui.ui.widgets.key_footer import KeyFooter
+from acp_tui.ui.widgets.run_pane import format_seconds, state_of, usage_summary
+from acp_tui.ui.widgets.status_badge import LIVE_STATES, STATE_COLOURS, colour_key, label
 
 # What answers "who is stuck?" first: state, agent, silence, the reason; then the rest.
 COLUMNS = ("state", "agent", "r·a", "silent", "reason", "elapsed", "perms a/✓/✗", "tokens", "prompt")

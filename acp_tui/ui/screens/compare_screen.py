@@ -1,6 +1,6 @@
 """A round's comparison: the report's table, the answers side by side, the focused run's diff.
 
-It takes the runs' JSON records (as `acp_tui.compare` does), so it knows nothing of panes or ACP.
+It takes the runs' JSON records (as `acp_tui.reports.compare` does), so it knows nothing of panes or ACP.
 Every cell and answer is untrusted text: shown as `Text` (never markup), control characters made
 visible. `a` dismisses with the focused run's index when it has a diff to apply; the app applies it
 (`isolation.apply_diff`) and says what happened. Escape closes with None.
@@ -20,9 +20,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
-from ...compare import COLUMNS, heading, row
-from ...untrusted import one_line, visible
-from .confirm_screen import ConfirmScreen
+from acp_tui.core.text import one_line, visible
+from acp_tui.reports.compare import COLUMNS, heading, row
+from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 
 # A diff is drawn whole by Rich's Syntax; past this it is cut for the screen (the record keeps it).
 SHOWN_DIFF_CHARS = 200_000

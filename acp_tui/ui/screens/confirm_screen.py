@@ -9,7 +9,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button, Static
 
-from ._dialog import DialogScreen
+from acp_tui.ui.screens._dialog import DialogScreen
 
 
 class ConfirmScreen(DialogScreen[bool]):

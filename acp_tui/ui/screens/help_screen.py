@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.containers import Grid
 from textual.widgets import Static
 
-from ._dialog import DialogScreen
+from acp_tui.ui.screens._dialog import DialogScreen
 
 KEYS = (
     ("In the prompt", ""),

@@ -6,9 +6,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from ...subagents import PermissionRecord
-from .. import text
-from ._dialog import DialogScreen
+from acp_tui.core.model import PermissionRecord
+from acp_tui.ui import text
+from acp_tui.ui.screens._dialog import DialogScreen
 
 
 def at_text(seconds: float) -> str:

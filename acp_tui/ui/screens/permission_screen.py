@@ -12,9 +12,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Button, Static
 
-from ...subagents.acp.permissions import PermissionAsk
-from .. import text
-from ._dialog import DialogScreen
+from acp_tui.policy.ask import PermissionAsk
+from acp_tui.ui import text
+from acp_tui.ui.screens._dialog import DialogScreen
 
 LATER = "\x00later"  # dismissed with this: the request stays in the queue
 

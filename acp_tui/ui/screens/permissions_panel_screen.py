@@ -17,11 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Label, Select
 
-from ...lab.check import Decision, ask_of, decide
-from ...subagents import PermissionRecord
-from ...subagents.acp.permissions import PermissionPolicy
-from ...untrusted import one_line
-from ._dialog import DialogScreen
+from acp_tui.core.model import PermissionRecord
+from acp_tui.core.text import one_line
+from acp_tui.lab.check import Decision, ask_of, decide
+from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.ui.screens._dialog import DialogScreen
 
 
 @dataclass(frozen=True)

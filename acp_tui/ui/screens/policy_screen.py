@@ -20,9 +20,9 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Button, Select, Static
 
-from ...subagents.model import ConfigOptionInfo
-from .. import text
-from ._dialog import DialogScreen
+from acp_tui.core.model import ConfigOptionInfo
+from acp_tui.ui import text
+from acp_tui.ui.screens._dialog import DialogScreen
 
 BUILTIN_RULES = {
     "reject": ["never approves: the first reject option, else cancelled"],

@@ -8,9 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Log, Static
 
-from ...untrusted import one_line
-from .. import text
-from ._dialog import DialogScreen
+from acp_tui.core.text import one_line
+from acp_tui.ui import text
+from acp_tui.ui.screens._dialog import DialogScreen
 
 
 def frame_line(entry: dict[str, object]) -> str:

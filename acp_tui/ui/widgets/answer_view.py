@@ -49,7 +49,7 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
-from ...untrusted import visible
+from acp_tui.core.text import visible
 
 DISPLAY_CAP = 256 * 1024  # characters of an answer kept on screen (the tail)
 STEP_CHARS = 4 * 1024  # new text taken into one rendering step

@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Label, TextArea
 
-from .. import text
+from acp_tui.ui import text
 
 
 class PromptArea(TextArea):

@@ -24,27 +24,31 @@ from textual.message import Message
 from textual.widgets import Button, Log, Static
 from textual.worker import Worker, WorkerState
 
-from ...session import Attempt
-from ...subagents import (
+from acp_tui.acp.auth import terminal_login
+from acp_tui.core.model import (
+    ConfigOptionInfo,
     Finished,
     HiddenUpdate,
     OutputDelta,
     PermissionDecided,
     PermissionRecord,
+    SessionStarted,
     StatusChanged,
     StderrLine,
+    Stopping,
     SubagentResult,
     SubagentRun,
     SubagentStopReason,
+    Usage,
+    UsageReported,
 )
-from ...subagents.acp.session_setup import terminal_login
-from ...subagents.model import ConfigOptionInfo, SessionStarted, Stopping, Usage, UsageReported
-from ...untrusted import one_line, visible
-from .. import text
-from ..screens.permission_log_screen import PermissionLogScreen
-from ..screens.trace_screen import TraceScreen
-from .answer_view import AnswerView
-from .status_badge import STATE_COLOURS, StatusBadge, colour_key
+from acp_tui.core.text import one_line, visible
+from acp_tui.session.attempts import Attempt
+from acp_tui.ui import text
+from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
+from acp_tui.ui.screens.trace_screen import TraceScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.status_badge import STATE_COLOURS, StatusBadge, colour_key
 
 RunStarter = Callable[[], Awaitable[SubagentRun]]
 

@@ -1,0 +1,34 @@
+"""The ACP provider's config alone: cheap to import, so the settings can share its defaults before
+anything of the backend (run, process, SDK) is loaded."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_tui.policy.ask import PermissionPolicy
+
+
+@dataclass(frozen=True)
+class AcpProviderConfig:
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # the child's own credentials
+    cwd: str | None = None
+    permission_policy: str | PermissionPolicy = "reject"
+    handshake_timeout: float = 60.0  # spawn -> initialize -> session/new; slow agents need seconds
+    cancel_grace: float = 1.0  # session/cancel -> SIGTERM to the group
+    term_grace: float = 0.5  # SIGTERM -> SIGKILL
+    max_output_chars: int = 16_000_000  # the answer kept beyond this is cut, and says so
+    max_line_bytes: int = 32 << 20  # one JSON-RPC message from the child, at most
+    name: str | None = None  # a label for traces and diagnostics
+    trace_dir: str | None = None  # when set, every JSON-RPC frame of each run goes to a JSONL file
+    # Session config options to set before the prompt (id -> value id; `mode` falls back to
+    # `session/set_mode` when the agent offers modes but no config options).
+    options: Mapping[str, str] = field(default_factory=dict)
+    # MCP servers handed to `session/new`, in the ACP shape (stdio: name, command, args, env;
+    # http/sse: type, name, url, headers).
+    mcp_servers: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # env, headers: secrets
+    run_timeout: float | None = None  # dispose a run that outlives this (it ends aborted)
+    idle_timeout: float | None = None  # dispose a run silent for this long (no frame from the agent)

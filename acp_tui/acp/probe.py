@@ -1,0 +1,88 @@
+"""`acp-tui probe`: start an agent, set a session up in an empty temporary directory, say what the
+agent is and offers (modes, models, login methods), and dispose it. No prompt is ever sent.
+
+The probe is a run that stops after its session setup, so it gets the same spawn, process group,
+stderr drain, handshake timeout and disposal as any run."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from acp_tui.acp.provider import AcpProviderConfig
+from acp_tui.acp.run import AcpSubagentRun
+from acp_tui.acp.session_setup import describe
+from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
+from acp_tui.core.text import one_line
+from acp_tui.reports.records import json_line
+from acp_tui.reports.text import probe_text
+
+
+class ProbeRun(AcpSubagentRun):
+    """A run whose turn is never taken: the session is set up, then the run ends."""
+
+    async def _prompt(self, conn: Any, session_id: str) -> str:
+        return "end_turn"
+
+
+async def describe_agent(
+    config: AcpProviderConfig, on_stderr: Callable[[str], object] = lambda _: None
+) -> tuple[dict[str, Any], bool]:
+    """The probe's record of the agent, and whether a session was created. For the app too (the
+    values of its options for a chooser): it never raises for what the agent does."""
+    from acp_tui.policy.names import resolve_policy
+
+    # The agent describes itself, as it comes: none of the preset's options are set.
+    config = dataclasses.replace(config, options={})
+    with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
+        run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), resolve_policy("reject"))
+        await run.start()
+        try:
+            async for event in run.events():
+                if isinstance(event, StderrLine):
+                    on_stderr(one_line(event.text))
+        finally:
+            await run.dispose()
+        result = await run.result()
+    setup = run._setup
+    created = setup is not None and setup.session_id is not None
+    error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
+    if error is None and not created:
+        error = "no session was created"
+    record = describe(setup, error) if setup is not None else _nothing(error)
+    return record, created and error is None
+
+
+def _nothing(error: str | None) -> dict[str, Any]:
+    return {
+        "agent": None,
+        "protocol_version": None,
+        "agent_capabilities": {},
+        "auth_methods": [],
+        "modes": {"current": None, "available": []},
+        "config_options": [],
+        "error": error,
+    }
+
+
+EXIT_SESSION_CREATED = 0
+
+
+EXIT_NO_SESSION = 1
+
+
+def probe(config: AcpProviderConfig, *, fmt: str = "text", out: TextIO | None = None) -> int:
+    """Probe one agent, print what it offers; 0 when the session was created, else 1."""
+    return asyncio.run(_probe(config, fmt, out or sys.stdout, sys.stderr))
+
+
+async def _probe(config: AcpProviderConfig, fmt: str, out: TextIO, err: TextIO) -> int:
+    name = config.name or config.command
+    record, created = await describe_agent(config, lambda line: err.write(f"[{name}] {line}\n"))
+    out.write(json_line(record) + "\n" if fmt == "json" else probe_text(name, record))
+    out.flush()
+    return EXIT_SESSION_CREATED if created else EXIT_NO_SESSION

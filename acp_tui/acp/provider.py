@@ -1,0 +1,38 @@
+"""The ACP provider: every `start` spawns a fresh child agent and drives it as an ACP client."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from acp_tui.acp.config import AcpProviderConfig
+from acp_tui.acp.run import AcpSubagentRun
+from acp_tui.core.model import ProviderCapabilities, SubagentRequest
+from acp_tui.policy.names import resolve_policy
+
+__all__ = ["AcpProviderConfig", "AcpSubagentProvider"]
+
+
+class AcpSubagentProvider:
+    # An out-of-process child cannot honour the parent's depth, tool filter or output schema.
+    capabilities = ProviderCapabilities(max_depth=False, tool_filter=False, output_schema=False)
+
+    def __init__(self, config: AcpProviderConfig) -> None:
+        self.config = config
+        self._policy = resolve_policy(config.permission_policy)
+        self._live: set[AcpSubagentRun] = set()
+
+    async def start(self, request: SubagentRequest, *, abort: Any = None) -> AcpSubagentRun:
+        run = AcpSubagentRun(self.config, request, self._policy, abort=abort)
+        self._live.add(run)
+        await run.start()
+        if run.done():
+            self._live.discard(run)
+        else:
+            asyncio.ensure_future(run.result()).add_done_callback(lambda _: self._live.discard(run))
+        return run
+
+    async def aclose(self) -> None:
+        """Dispose every live run (they end `aborted`)."""
+        runs, self._live = list(self._live), set()
+        await asyncio.gather(*(run.dispose() for run in runs))

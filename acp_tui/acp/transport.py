@@ -1,0 +1,283 @@
+"""The one reader and writer of a child's JSON-RPC frames: the SDK's message-level transport seam.
+
+`acp.connect_to_agent(client, transport)` takes any object with `send`, `receive` and `close`. This
+one reads the child's stdout itself, so that nothing the agent writes can stop the reader or reach
+the SDK malformed:
+
+- lines are split here, and a line longer than `max_line_bytes` is dropped as it arrives (the
+  answer says it lost a message) instead of growing a buffer without bound;
+- each line is parsed once, strictly (UTF-8, JSON, nesting at most `MAX_DEPTH` deep), and checked
+  against the JSON-RPC 2.0 shape: `jsonrpc` (when given: some agents leave it out), id types,
+  method a string, result xor error, error an object with an integer code and a string message.
+  What fails is dropped and noted;
+- a malformed *response to one of our requests* is replaced by a JSON-RPC error for that request,
+  so the call fails at once ("the agent sent a malformed response to session/prompt: ...") instead
+  of waiting forever for an answer that already came;
+- runs of plain text chunks for one session are joined into one notification: a child streaming
+  flat out sends thousands a second, and the SDK spends a task and a validation on each;
+- the trace, when on, records every frame in and out as it crossed the pipe (before any joining),
+  so tracing never changes what the SDK is fed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from acp_tui.acp.trace import TraceWriter
+
+READ_SIZE = 1 << 16
+MAX_DEPTH = 128  # deeper JSON is no ACP message, and recursion over it could exhaust the stack
+# Messages handed to the SDK between two yields to the event loop: a child streaming as fast as its
+# pipe allows must not keep other runs, the screen and key presses waiting.
+MESSAGES_PER_YIELD = 32
+MALFORMED = "acp-tui:malformed-response"  # marks the error that stands in for a malformed response
+
+Message = dict[str, Any]
+
+
+class MalformedFrame(ValueError):
+    """Why a frame is no JSON-RPC 2.0 message we can pass on."""
+
+
+def parse_frame(line: bytes | bytearray) -> Message:
+    """The JSON object on `line`, parsed strictly; raises MalformedFrame saying why not."""
+    try:
+        message = json.loads(bytes(line).decode())  # decoded first: json.loads(bytes) is lenient
+    except UnicodeDecodeError:
+        raise MalformedFrame("not UTF-8") from None
+    except RecursionError:
+        raise MalformedFrame(f"nested deeper than {MAX_DEPTH}") from None
+    except ValueError:
+        raise MalformedFrame("not JSON") from None
+    if not isinstance(message, dict):
+        raise MalformedFrame("not a JSON object")
+    if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _depth(message) > MAX_DEPTH:
+        raise MalformedFrame(f"nested deeper than {MAX_DEPTH}")
+    return message
+
+
+def _depth(value: Any) -> int:
+    """How deep containers nest in `value`, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+    return deepest
+
+
+def _valid_id(rid: Any) -> bool:
+    # `true` and `1.0` equal 1 as dict keys: they would answer request 1 in its stead.
+    return isinstance(rid, str) or type(rid) is int
+
+
+def request_problem(message: Message) -> str | None:
+    """What makes an incoming request or notification invalid, or None."""
+    if message.get("jsonrpc", "2.0") != "2.0":  # absent is tolerated: some agents leave it out
+        return 'not "jsonrpc": "2.0"'
+    if not isinstance(message["method"], str):
+        return "method is not a string"
+    if "id" in message and not _valid_id(message["id"]):
+        return "request id is neither a string nor an integer"
+    if "result" in message or "error" in message:
+        return "a request carries a result or an error"
+    if not isinstance(message.get("params", {}), dict | list):
+        return "params are neither an object nor an array"
+    return None
+
+
+def response_problem(message: Message) -> str | None:
+    """What makes a response (a message with an id and no method) invalid, or None."""
+    if message.get("jsonrpc", "2.0") != "2.0":
+        return 'not "jsonrpc": "2.0"'
+    if ("result" in message) == ("error" in message):
+        return "it needs exactly one of result and error"
+    if "error" in message:
+        error = message["error"]
+        if not isinstance(error, dict):
+            return f"error is not an object ({json.dumps(error)[:80]})"
+        if type(error.get("code")) is not int:
+            return "error code is not an integer"
+        if not isinstance(error.get("message"), str):
+            return "error message is not a string"
+    return None
+
+
+def text_chunk(message: Message) -> tuple[str, str] | None:
+    """(session id, text) if the message is a plain text `agent_message_chunk`, and nothing more."""
+    params = message.get("params")
+    if message.keys() != {"jsonrpc", "method", "params"} or message["method"] != "session/update":
+        return None
+    if not isinstance(params, dict) or params.keys() != {"sessionId", "update"}:
+        return None
+    update = params["update"]
+    if not isinstance(update, dict) or update.keys() != {"sessionUpdate", "content"}:
+        return None
+    content = update["content"]
+    if update["sessionUpdate"] != "agent_message_chunk" or not isinstance(content, dict):
+        return None
+    if content.keys() != {"type", "text"} or content["type"] != "text":
+        return None
+    session_id, text = params["sessionId"], content["text"]
+    return (session_id, text) if isinstance(session_id, str) and isinstance(text, str) else None
+
+
+def _joined_chunk(session_id: str, texts: list[str]) -> Message:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "".join(texts)}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": session_id, "update": update},
+    }
+
+
+class StdioTransport:
+    """JSON-RPC messages over a child's stdin and stdout (see the module's docstring)."""
+
+    def __init__(
+        self,
+        stdout: asyncio.StreamReader,
+        stdin: asyncio.StreamWriter,
+        *,
+        max_line_bytes: int,
+        on_note: Callable[[str, bytes | bytearray], None],
+        on_lost: Callable[[], None],
+        on_frame: Callable[[], None] = lambda: None,
+        trace: TraceWriter | None = None,
+    ) -> None:
+        self._stdout = stdout
+        self._stdin = stdin
+        self._max_line_bytes = max_line_bytes
+        self._on_note = on_note  # (what happened, the offending line): the run masks, then shows
+        self._on_lost = on_lost  # a message too large to read was dropped
+        self._on_frame = on_frame  # the agent said something (idle timeouts)
+        self._trace = trace
+        self._ready: deque[Message] = deque()
+        self._partial = bytearray()
+        self._discarding = False
+        self._pending: dict[int | str, str] = {}  # our requests awaiting an answer: id -> method
+        self._highest_id = -1
+        self._since_yield = 0
+        self.eof = asyncio.Event()  # the child's stdout is closed (by every holder)
+
+    # The SDK's side ----------------------------------------------------------------------------
+
+    async def send(self, message: Message) -> None:
+        if "method" in message and "id" in message:
+            self._pending[message["id"]] = message["method"]
+            if type(message["id"]) is int:
+                self._highest_id = max(self._highest_id, message["id"])
+        if self._trace is not None:
+            self._trace.write("out", message)
+        self._stdin.write((json.dumps(message, separators=(",", ":")) + "\n").encode())
+        await self._stdin.drain()
+
+    async def receive(self) -> Message | None:
+        while not self._ready:
+            if self.eof.is_set() or not await self._read():
+                return None
+        self._since_yield += 1
+        if self._since_yield >= MESSAGES_PER_YIELD:
+            self._since_yield = 0
+            await asyncio.sleep(0)
+        return self._next()
+
+    async def close(self) -> None:
+        self._stdin.close()
+
+    # Reading -----------------------------------------------------------------------------------
+
+    async def _read(self) -> bool:
+        """Read what the pipe has; False at end of file."""
+        try:
+            chunk = await self._stdout.read(READ_SIZE)
+        except (ConnectionError, OSError):
+            chunk = b""
+        if chunk:
+            self._on_frame()
+        else:
+            if self._partial and not self._discarding:
+                self._take(self._partial)
+            self._partial = bytearray()
+            self.eof.set()
+            return bool(self._ready)
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            piece, start = chunk[start:end], end + 1
+            if self._discarding:
+                self._discarding = False
+            elif self._partial:
+                self._partial += piece
+                line, self._partial = self._partial, bytearray()
+                self._take(line)  # handed on as it is: a copy of a 20 MB line is 20 MB
+            else:
+                self._take(piece)
+        if not self._discarding:
+            self._partial += chunk[start:]
+            if len(self._partial) > self._max_line_bytes:
+                self._on_lost()
+                self._on_note(f"a line longer than {self._max_line_bytes} bytes was dropped", b"")
+                self._partial = bytearray()
+                self._discarding = True
+        return True
+
+    def _take(self, line: bytes | bytearray) -> None:
+        """Parse and check one line; queue it, or drop it with a note. Nothing here may raise."""
+        if not line.strip():
+            return
+        try:
+            message = parse_frame(line)
+        except MalformedFrame as exc:
+            self._on_note(f"not a JSON-RPC message ({len(line)} bytes, {exc}), dropped", line)
+            return
+        except Exception as exc:  # e.g. MemoryError on a frame we could hold but not parse
+            self._on_note(f"not a JSON-RPC message ({len(line)} bytes, {type(exc).__name__}), dropped", line)
+            return
+        if self._trace is not None:
+            self._trace.write("in", message)
+        if "method" in message:
+            problem = request_problem(message)
+        elif "id" in message and _valid_id(message["id"]):
+            problem, checked = self._check_response(message)
+            if checked is None and problem is None:
+                return
+            message = checked or message
+        else:
+            problem = "neither a request, a notification nor a response"
+        if problem is not None:
+            self._on_note(f"not a JSON-RPC message ({problem}), dropped", line)
+            return
+        self._ready.append(message)
+
+    def _check_response(self, message: Message) -> tuple[str | None, Message | None]:
+        rid = message["id"]
+        method = self._pending.pop(rid, None)
+        if method is None:
+            # An id we asked and that was answered already (a duplicate) goes quietly.
+            answered = type(rid) is int and rid <= self._highest_id
+            return (None if answered else f"a response to a request never sent (id {rid!r})"), None
+        problem = response_problem(message)
+        if problem is None:
+            return None, message
+        error = {"code": -32603, "message": f"the agent sent a malformed response to {method}: {problem}"}
+        return None, {"jsonrpc": "2.0", "id": rid, "error": {**error, "data": MALFORMED}}
+
+    def _next(self) -> Message:
+        """The next message; a run of plain text chunks for one session comes as one."""
+        message = self._ready.popleft()
+        chunk = text_chunk(message)
+        if chunk is None or not self._ready:
+            return message
+        texts = [chunk[1]]
+        while self._ready and (following := text_chunk(self._ready[0])) and following[0] == chunk[0]:
+            texts.append(following[1])
+            self._ready.popleft()
+        return message if len(texts) == 1 else _joined_chunk(chunk[0], texts)

@@ -1,0 +1,109 @@
+"""`acp-tui apply RUN_RECORD`: apply the change an isolated run recorded to the main checkout.
+
+RUN_RECORD is a JSON record of `acp-tui run --worktree --format json` (or the app's export): a file
+holding one record, or JSON lines (then `--run NAME` picks one); `-` reads stdin. The diff goes
+through `git apply --3way` after a trial in a temporary index: when it would conflict, nothing is
+written and the conflicting paths are listed. Exit status: 0 applied (or nothing to apply), 1
+refused, 2 for a bad record or no usable checkout.
+
+Kept light: git's module loads only once the record was read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+EXIT_REFUSED = 1
+
+
+@click.command("apply")
+@click.argument("run_record", metavar="RUN_RECORD", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--run", "run_name", metavar="NAME", help="The run to apply, when RUN_RECORD holds several.")
+@click.option(
+    "--cwd",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The checkout to apply to (default: the current directory).",
+)
+@click.pass_context
+def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd: Path | None) -> int:
+    """Apply the diff of an isolated run's record to the checkout (git apply --3way).
+
+    Refuses, writing nothing, when the diff conflicts with the checkout, and lists the conflicts.
+    """
+    record = _pick(ctx, _records(ctx, run_record), run_name)
+    name = _text(record.get("name")) or "the run"
+    diff, base = record.get("diff"), record.get("base")
+    if not isinstance(base, str) or not base or not isinstance(diff, str):
+        raise click.UsageError(f'{run_record}: run "{name}" was not isolated: no recorded diff', ctx)
+    if record.get("diff_truncated"):
+        raise click.UsageError(
+            f'{run_record}: the diff of run "{name}" was cut at the size limit; it cannot be applied', ctx
+        )
+
+    import asyncio
+
+    from acp_tui.workspace.apply import ApplyRefused, apply_diff
+    from acp_tui.workspace.git import IsolationError
+
+    try:
+        paths = asyncio.run(apply_diff(diff, cwd or os.getcwd(), base=base))
+    except IsolationError as exc:
+        raise click.UsageError(str(exc), ctx) from None
+    except ApplyRefused as exc:
+        click.echo(f"acp-tui apply: refused: {_text(str(exc))}", err=True)
+        return EXIT_REFUSED
+    if not paths:
+        click.echo(f'run "{name}" changed nothing: nothing to apply')
+    else:
+        noun = "file" if len(paths) == 1 else "files"
+        click.echo(f'applied the change of run "{name}": {len(paths)} {noun}: {_text(", ".join(paths))}')
+    return 0
+
+
+def _records(ctx: click.Context, source: str) -> list[dict[str, Any]]:
+    from acp_tui.core.files import UnreadableFile, read_text
+
+    try:
+        text = sys.stdin.read() if source == "-" else read_text(source, what="record file")
+    except UnreadableFile as exc:
+        raise click.UsageError(str(exc), ctx) from None
+    try:
+        whole = json.loads(text)
+        found = [whole] if isinstance(whole, dict) else None
+    except json.JSONDecodeError:
+        found = None
+    if found is None:
+        try:
+            found = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno}: {exc.msg}"
+            raise click.UsageError(f"{source}: not a JSON record ({where})", ctx) from None
+    records = [item for item in found if isinstance(item, dict)]
+    if not records or len(records) != len(found):
+        raise click.UsageError(f"{source}: not a JSON record of a run", ctx)
+    return records
+
+
+def _pick(ctx: click.Context, records: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
+    names = [_text(r.get("name")) for r in records]
+    if name is not None:
+        chosen = [r for r, n in zip(records, names, strict=True) if n == name]
+        if len(chosen) != 1:
+            why = "no run" if not chosen else "several runs"
+            raise click.UsageError(f'--run "{name}": {why} of that name (found: {", ".join(names)})', ctx)
+        return chosen[0]
+    if len(records) > 1:
+        raise click.UsageError(f"several runs in the record: choose one with --run ({', '.join(names)})", ctx)
+    return records[0]
+
+
+def _text(value: Any) -> str:
+    from acp_tui.core.text import one_line
+
+    return one_line(value if isinstance(value, str) else "", 200)

@@ -1,0 +1,59 @@
+"""What the commands share: how an agent is named, where settings come from, and the fast exit."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from acp_tui.settings.schema import AgentPreset, ConfigError, Settings, load_settings
+
+AGENT_HELP = "An agent: a preset NAME, or 'NAME=COMMAND ARGS' for a new one. Repeatable."
+CONFIG_HELP = "Agent presets (TOML). Default: agents.toml in the user config dir, else the demo agents."
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def config_option() -> Callable[[F], F]:
+    return click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help=CONFIG_HELP)
+
+
+def settings_of(ctx: click.Context, config: Path | None, agents: Sequence[str]) -> Settings:
+    """The settings a command runs with; the group's `--config` and `--agent` count too."""
+    parent: dict[str, Any] = ctx.find_root().obj or {}
+    try:
+        return load_settings(config or parent.get("config"), (*parent.get("agents", ()), *agents))
+    except ConfigError as exc:
+        raise click.UsageError(str(exc), ctx) from None
+
+
+def secrets_of(presets: Iterable[AgentPreset]) -> list[str]:
+    return [value for preset in presets for value in preset.secrets()]
+
+
+class _Done:
+    """Set once a headless command has disposed every run: all that is left is the teardown."""
+
+    headless = False
+
+
+done = _Done()
+
+
+def exit_now(status: int) -> None:
+    """Leave without tearing the interpreter down.
+
+    With the protocol SDK (pydantic) loaded, the teardown costs 0.1-0.2 s, and `run` is measured by
+    its wall time. By now every child is gone and only our output is left to flush. Only for a real
+    process: a test runner calling `main([...])` carries on.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)

@@ -1,0 +1,91 @@
+"""The command line: `acp-tui` opens the supervisor, `acp-tui run` fans a prompt out without a screen.
+
+Start-up cost matters (`run` is benchmarked against a bare ACP client), so nothing heavy is imported
+here: the UI is imported inside the app command, the headless runner inside `run`, and both only
+after the command line and the presets were found valid. Every usage or config error is one line on
+stderr and exit status 2, before anything is spawned."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from acp_tui import __version__
+from acp_tui.cli.apply import apply_command
+from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, secrets_of, settings_of
+from acp_tui.cli.lab import policy, replay
+from acp_tui.cli.probe import probe_command
+from acp_tui.cli.run import run_command
+from acp_tui.settings.logs import route_logging
+
+EXIT_INTERRUPTED = 130
+
+
+_POINT_AT_HELP = (click.MissingParameter,)  # e.g. `acp-tui run` with no --prompt
+
+
+class _OneLineErrors(click.Group):
+    """Click's usual error display is a usage block plus a hint; ours is one line, no traceback."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            where = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "acp-tui"
+            message = " ".join(exc.format_message().split())
+            if isinstance(exc, _POINT_AT_HELP):  # the command line itself was wrong: say where to look
+                message += f" (see '{where} --help')"
+            click.echo(f"{where}: error: {message}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:  # Ctrl-C before any child existed: nothing to clean up
+            click.echo("acp-tui: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        status = code if isinstance(code, int) else 0
+        if args is None and done.headless:
+            exit_now(status)
+        sys.exit(status)
+
+
+@click.group(
+    name="acp-tui",
+    cls=_OneLineErrors,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
+)
+@config_option()
+@click.option("--agent", "agents", multiple=True, metavar="SPEC", help=AGENT_HELP)
+@click.version_option(__version__, prog_name="acp-tui")
+@click.pass_context
+def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> int | None:
+    """Supervise ACP agents side by side: one prompt, several agents, one Cancel each.
+
+    With no command, opens the supervisor on the configured presets (the bundled demo agents when
+    there is no config).
+    """
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"config": config, "agents": agents}  # `acp-tui --config X run ...` means it too
+        return None
+    settings = settings_of(ctx, config, agents)
+    route_logging(secrets_of(settings.presets))
+    from acp_tui.ui.app import make_app
+
+    app = make_app(settings)
+    app.run()
+    return app.return_code or 0
+
+
+for command in (run_command, probe_command, apply_command, replay, policy):
+    main.add_command(command)

@@ -1,0 +1,32 @@
+"""`acp-tui probe`: start an agent, set a session up in an empty temporary directory, say what it offers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
+from acp_tui.settings.logs import route_logging
+
+
+@click.command("probe")
+@click.option("--agent", "agent", required=True, metavar="SPEC", help=AGENT_HELP.removesuffix(" Repeatable."))
+@config_option()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str) -> int:
+    """Start an agent, set a session up in an empty temporary directory, print what it is and
+    offers (modes, config options, login methods), and dispose it. No prompt is sent.
+
+    Exit status: 0 when the session was created, 1 when not (the error and the login methods are
+    still printed), 2 for a usage or config error.
+    """
+    settings = settings_of(ctx, config, (agent,))
+    preset = settings.selected_presets()[-1]
+    route_logging(secrets_of([preset]))
+    from acp_tui.acp.probe import probe
+
+    status = probe(preset.provider_config(policy="reject"), fmt=fmt)
+    done.headless = True
+    return status

@@ -1,0 +1,73 @@
+"""The one-consumer event queue behind `SubagentRun.events()`.
+
+A slow consumer (a busy screen, or nobody at all) must not cost a copy per chunk: consecutive output
+deltas merge while they wait, and chatty diagnostics (stderr lines, hidden updates) are capped while
+unread. The run's result keeps the full counts either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+
+from acp_tui.core.model import Finished, HiddenUpdate, OutputDelta, RunEvent, StderrLine
+
+# Unread diagnostics beyond this are dropped (stderr: with a note once the reader catches up).
+MAX_PENDING_DIAGNOSTICS = 2000
+
+
+class EventStream:
+    def __init__(self) -> None:
+        self._items: deque[RunEvent | list[str]] = deque()
+        self._wakeup = asyncio.Event()
+        self._pending_diagnostics = 0
+        self._skipped_stderr = 0
+        self._subscribed = False
+        self._closed = False
+
+    def push(self, event: RunEvent) -> None:
+        if self._closed:
+            return
+        if isinstance(event, OutputDelta):
+            tail = self._items[-1] if self._items else None
+            if isinstance(tail, list):
+                tail.append(event.text)
+            else:
+                self._items.append([event.text])
+        elif isinstance(event, StderrLine | HiddenUpdate):
+            if self._pending_diagnostics >= MAX_PENDING_DIAGNOSTICS:
+                if isinstance(event, StderrLine):
+                    self._skipped_stderr += 1
+                return
+            if self._skipped_stderr and isinstance(event, StderrLine):
+                self._items.append(StderrLine(f"[{self._skipped_stderr} stderr lines skipped]"))
+                self._skipped_stderr = 0
+            self._pending_diagnostics += 1
+            self._items.append(event)
+        else:
+            self._items.append(event)
+            self._closed = isinstance(event, Finished)
+        self._wakeup.set()
+
+    def __aiter__(self) -> AsyncIterator[RunEvent]:
+        if self._subscribed:
+            raise RuntimeError("events() has one consumer; it was already taken")
+        self._subscribed = True
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[RunEvent]:
+        while True:
+            while not self._items:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+            item = self._items.popleft()
+            if isinstance(item, list):
+                event: RunEvent = OutputDelta("".join(item))
+            else:
+                event = item
+                if isinstance(event, StderrLine | HiddenUpdate):
+                    self._pending_diagnostics -= 1
+            yield event
+            if isinstance(event, Finished):
+                return

@@ -1,0 +1,65 @@
+"""Several records as one Markdown document (the app's export for people)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from acp_tui.core.text import one_line
+from acp_tui.reports.text import permission_line, session_facts
+
+
+def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs") -> str:
+    """Several records as one Markdown document (the app's export for people).
+
+    Our headings never collide with an answer's: the prompt and the answer are fenced (a fence
+    longer than any in them), so whatever headings an answer has stay inside its block, as written;
+    names and other one-line fields are kept on one line.
+    """
+    parts = [f"# {title}\n"]
+    for record in records:
+        where = ""
+        if "round" in record:
+            where = f" (round {record['round']}, attempt {record.get('attempt', 1)})"
+        parts.append(f"## {_one_line(record['name'])}{where}: {record['stop_reason']}\n")
+        facts = [
+            f"- command: `{_one_line(shell_join(record['command']))}`",
+            f"- policy: {_one_line(record['policy'])}",
+            f"- duration: {record['duration_s']:.2f} s; exit code: {record['exit_code']}",
+        ]
+        if record.get("error"):
+            facts.append(f"- error: {_one_line(record['error'])}")
+        if record.get("hidden"):
+            counts = ", ".join(f"{kind} {count}" for kind, count in sorted(record["hidden"].items()))
+            facts.append(f"- hidden updates: {_one_line(counts)}")
+        if record.get("trace"):
+            facts.append(f"- trace: `{_one_line(record['trace'])}`")
+        facts.extend(f"- {fact}" for fact in session_facts(record))
+        if record.get("permissions"):
+            facts.append("- permissions:")
+            facts.extend(f"  - {_one_line(permission_line(p))}" for p in record["permissions"])
+        parts.append("\n".join(facts) + "\n")
+        parts.append("### Prompt\n\n" + _fenced(record["prompt"]) + "\n")
+        answer = _fenced(record["output"]) if record["output"] else "*(no answer)*"
+        if record.get("truncated"):
+            answer += "\n\n*(the answer was cut at the size limit)*"
+        parts.append("### Answer\n\n" + answer + "\n")
+    return "\n".join(parts)
+
+
+def _one_line(text: object) -> str:
+    return one_line(str(text))
+
+
+def _fenced(text: str) -> str:
+    """`text` in a fenced block no line of it can close: its headings stay its own."""
+    longest = max((len(run) for run in re.findall(r"~+", text)), default=0)
+    fence = "~" * max(4, longest + 1)
+    return f"{fence}markdown\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def shell_join(argv: Iterable[str]) -> str:
+    import shlex
+
+    return shlex.join(argv)

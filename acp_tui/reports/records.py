@@ -1,0 +1,110 @@
+"""One finished run as a record: the schema of `acp-tui run --format json` and of the app's export.
+
+Keys of a record, in order: `name`, `command` ([command, *args]), `prompt`, `policy` (the policy in
+force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `output` (the whole answer),
+`truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
+`title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
+`exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
+file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
+(every config option of the session after ours were set: id -> current value id), `usage` (the last
+`usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
+(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
+agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
+agent's working directory: path rules of `acp-tui policy check` are taken from it), `worktree`,
+`base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), and
+`first_chunk_s` (seconds from the spawn to the first answer chunk, or null).
+
+The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
+`attempt` (numbers from 1; `r` adds an attempt to the same round)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from acp_tui.core.model import SubagentResult
+from acp_tui.core.text import json_safe
+from acp_tui.settings.schema import AgentPreset
+
+RECORD_KEYS = (
+    "name",
+    "command",
+    "prompt",
+    "policy",
+    "stop_reason",
+    "output",
+    "truncated",
+    "error",
+    "hidden",
+    "permissions",
+    "exit_code",
+    "duration_s",
+    "trace",
+    "agent",
+    "options",
+    "usage",
+    "auth_methods",
+    "ended_by",
+    "cwd",
+    "worktree",
+    "base",
+    "diff_stat",
+    "diff",
+    "diff_truncated",
+    "first_chunk_s",
+)
+
+
+# A record's isolation keys when the run had no worktree (see `isolation.Worktree.fields`).
+NOT_ISOLATED: dict[str, Any] = {
+    "worktree": None,
+    "base": None,
+    "diff_stat": None,
+    "diff": None,
+    "diff_truncated": False,
+}
+
+
+def run_record(
+    preset: AgentPreset,
+    result: SubagentResult,
+    *,
+    prompt: str,
+    policy: str | None = None,
+    trace: str | None = None,
+    cwd: str | None = None,
+    isolation: Mapping[str, Any] | None = None,
+    first_chunk_s: float | None = None,
+) -> dict[str, Any]:
+    """The record of one run. `policy` is the one in force when it differs from the preset's;
+    `isolation`, its worktree's keys (`Worktree.fields()`) when it had one."""
+    return {
+        "name": preset.name,
+        "command": preset.argv,
+        "prompt": prompt,
+        "policy": policy or preset.policy,
+        "stop_reason": result.stop_reason.value,
+        "output": result.output,
+        "truncated": result.truncated,
+        "error": result.error,
+        "hidden": dict(result.hidden),
+        "permissions": [record.to_json() for record in result.permissions],
+        "exit_code": result.exit_code,
+        "duration_s": round(result.duration_s, 3),
+        "trace": trace,
+        "agent": result.agent.to_json() if result.agent else None,
+        "options": dict(result.options),
+        "usage": result.usage.to_json() if result.usage else None,
+        "auth_methods": [method.to_json() for method in result.auth_methods],
+        "ended_by": result.ended_by,
+        "cwd": cwd,
+        **(isolation or NOT_ISOLATED),
+        "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
+    }
+
+
+def json_line(record: Mapping[str, Any]) -> str:
+    """One record as one line of JSON (no newline at the end): the exact text, escaped by JSON, and
+    encodable whatever it holds (a lone surrogate is spelled as its JSON escape)."""
+    return json_safe(json.dumps(record, ensure_ascii=False))

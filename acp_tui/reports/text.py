@@ -1,0 +1,91 @@
+"""Records for people reading a terminal: what the agent wrote shown with its control characters made
+visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from acp_tui.core.text import one_line, visible
+
+
+def text_block(record: Mapping[str, Any]) -> str:
+    """One record for people reading a terminal: the answer under its name, then how it ended.
+    What the agent wrote is shown with its control characters made visible: it is printed to a
+    terminal, and must not drive it."""
+    name = one_line(record["name"])
+    lines = [f"=== {name} ==="]
+    output = record["output"]
+    if output:
+        lines.append(visible(output.rstrip("\n")))
+    ending = f"--- {name}: {record['stop_reason']}"
+    if record.get("error"):
+        ending += f": {one_line(record['error'])}"
+    lines.append(f"{ending} ({record['duration_s']:.2f} s)")
+    lines.extend(f"    permission: {one_line(permission_line(p))}" for p in record.get("permissions", ()))
+    lines.extend(f"    {one_line(fact)}" for fact in session_facts(record))
+    return "\n".join(lines) + "\n"
+
+
+def permission_line(permission: Mapping[str, Any]) -> str:
+    offered = ", ".join(f"{o['name']} ({o['kind']})" for o in permission.get("options", ()))
+    kind = f" [{permission['kind']}]" if permission.get("kind") else ""
+    return (
+        f'at {permission["at"]:.2f} s "{permission["title"]}"{kind}: {permission["decision"]}'
+        f" by {permission['rule']}" + (f"; offered: {offered}" if offered else "")
+    )
+
+
+def session_facts(record: Mapping[str, Any]) -> list[str]:
+    """What the session was (agent, options) and cost (usage), as the agent said: one line each."""
+    from acp_tui.core.text import one_line
+
+    facts = []
+    agent = record.get("agent")
+    if agent:
+        version = f" {one_line(str(agent['version']))}" if agent.get("version") else ""
+        facts.append(f"agent: {one_line(str(agent.get('title') or agent['name']))}{version}")
+    if record.get("options"):
+        facts.append(
+            "options: " + ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in record["options"].items())
+        )
+    usage = record.get("usage")
+    if usage:
+        cost = usage.get("cost")
+        spent = f", cost {cost['amount']:g} {one_line(cost['currency'])}" if cost else ""
+        facts.append(f"usage: {usage['used']} of {usage['size']} tokens{spent}")
+    return facts
+
+
+def probe_text(name: str, record: dict[str, Any]) -> str:
+    """The probe for people: every string from the agent shown literally, on one line."""
+    lines = [f"=== {one_line(name)} ==="]
+    agent = record["agent"]
+    if agent:
+        title = f' "{one_line(agent["title"])}"' if agent.get("title") else ""
+        version = f" {one_line(agent['version'])}" if agent.get("version") else ""
+        lines.append(f"agent: {one_line(agent['name'])}{title}{version}")
+    if record["protocol_version"] is not None:
+        lines.append(f"protocol version: {record['protocol_version']}")
+    sessions = record["agent_capabilities"].get("sessionCapabilities") or {}
+    if record["protocol_version"] is not None:
+        lines.append("session/close: " + ("advertised" if "close" in sessions else "not advertised"))
+    modes = record["modes"]
+    if modes["available"]:
+        marked = [f"{one_line(m)}*" if m == modes["current"] else one_line(m) for m in modes["available"]]
+        lines.append("modes: " + " ".join(marked) + "   (* current)")
+    for option in record["config_options"]:
+        values = [f"{one_line(v)}*" if v == option["current"] else one_line(v) for v in option["values"]]
+        category = f" [{one_line(option['category'])}]" if option.get("category") else ""
+        lines.append(f"option {one_line(option['id'])}{category}: " + " ".join(values))
+    if record["auth_methods"]:
+        lines.append("login methods:")
+    for method in record["auth_methods"]:
+        kind = f" [{one_line(method['type'])}]" if method.get("type") else ""
+        variables = f" (set {', '.join(map(one_line, method['vars']))})" if method.get("vars") else ""
+        about = f": {one_line(method['description'])}" if method.get("description") else ""
+        lines.append(f"  {one_line(method['id'])}{kind}: {one_line(method['name'])}{variables}{about}")
+    if record["error"]:
+        lines.append(f"error: {one_line(record['error'])}")
+    return "\n".join(lines) + "\n"
