@@ -1,9 +1,28 @@
-"""Reading a file the user named (a config, a trace, records, settings to import): any failure is
-one line naming the file, never a traceback."""
+"""Files we read for the user and files we write: the one place that touches them.
+
+Reading a file the user named (a config, a trace, records, settings to import): any failure is one
+line naming the file, never a traceback; JSON nested absurdly deep or holding `NaN` is refused the
+same way.
+
+Writing: an agent can plant a symbolic link at any name it can guess (a trace's, an export's, a
+marker's), so nothing here follows one. A new file is created with `O_CREAT | O_EXCL | O_NOFOLLOW`
+(a name already taken, by a link or anything else, is never opened); a file that is replaced is
+written to a fresh temporary file beside it and renamed into place (a rename replaces a link, it
+does not write through it). Folders of ours are made without following a link at their last step.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import IO, Any
+
+MAX_JSON_DEPTH = 128  # deeper is no record, trace or settings file of ours
 
 
 class UnreadableFile(ValueError):
@@ -24,3 +43,108 @@ def read_text(path: str | Path, *, label: str | None = None, what: str = "file")
         raise UnreadableFile(f"{label}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UnreadableFile(f"{label}: not UTF-8 text") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads`, strictly: no `NaN` / `Infinity`, nesting at most MAX_JSON_DEPTH deep. Raises
+    ValueError (with a short reason) for anything else."""
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+        # Cheap to rule out first; json's own recursion would give RecursionError far deeper.
+        try:
+            value = json.loads(text, parse_constant=_no_constant)
+        except RecursionError:
+            raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}") from None
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}")
+        return value
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def json_depth(value: Any) -> int:
+    """How deep containers nest in `value`, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+    return deepest
+
+
+# Writing ---------------------------------------------------------------------------------------
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_new(path: str | Path, *, mode: int = 0o600, encoding: str = "utf-8") -> IO[str]:
+    """A new text file at `path`, opened for writing; FileExistsError when the name is taken
+    (whatever takes it: a file, a folder, a link)."""
+    fd = os.open(path, _NEW_FILE, mode)
+    return os.fdopen(fd, "w", encoding=encoding, errors="backslashreplace")
+
+
+def write_new(path: str | Path, text: str, *, mode: int = 0o600) -> None:
+    """Write `text` to a new file at `path` (see `open_new`)."""
+    with open_new(path, mode=mode) as file:
+        file.write(text)
+
+
+def replace_file(path: str | Path, text: str, *, mode: int = 0o600) -> None:
+    """Write `text` to `path` through a temporary file renamed over it: a link at `path` is
+    replaced, never written through."""
+    path = Path(path)
+    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as file:
+            file.write(text)
+        os.chmod(scratch, mode)
+        os.replace(scratch, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(scratch)
+        raise
+
+
+def create_unique(
+    directory: str | Path, stem: str, suffixes: Iterable[str]
+) -> tuple[Path, dict[str, IO[str]]]:
+    """New files `stem<suffix>` in `directory`, one per suffix, all created at once under one free
+    stem (`stem`, `stem-2`, `stem-3`, ...): never an existing name, never through a link."""
+    directory = Path(directory)
+    suffixes = list(suffixes)
+    for n in range(1, 10_000):
+        base = directory / (stem if n == 1 else f"{stem}-{n}")
+        opened: dict[str, IO[str]] = {}
+        try:
+            for suffix in suffixes:
+                opened[suffix] = open_new(f"{base}{suffix}")
+        except FileExistsError:
+            for suffix, file in opened.items():
+                file.close()
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{base}{suffix}")
+            continue
+        return base, opened
+    raise FileExistsError(f"{directory}: no free name for {stem}")
+
+
+def private_dir(path: str | Path) -> Path:
+    """A folder of ours at `path`, made if missing (0700), that is a real folder owned by us: a
+    link or someone else's folder there raises OSError instead of being written into."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise NotADirectoryError(f"{path}: not a folder (a link or a file is there)")
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        raise PermissionError(f"{path}: not our folder (owned by uid {info.st_uid})")
+    return path
