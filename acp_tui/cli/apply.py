@@ -3,8 +3,9 @@
 RUN_RECORD is a JSON record of `acp-tui run --worktree --format json` (or the app's export): a file
 holding one record, or JSON lines (then `--run NAME` picks one); `-` reads stdin. The diff goes
 through `git apply --3way` after a trial in a temporary index: when it would conflict, nothing is
-written and the conflicting paths are listed. Exit status: 0 applied (or nothing to apply), 1
-refused, 2 for a bad record or no usable checkout.
+written and the conflicting paths are listed. A record whose diff had the preset's secrets masked
+(`diff_masked`) is refused: that diff is not the change any more. Exit status: 0 applied (or
+nothing to apply), 1 refused, 2 for a bad record or no usable checkout.
 
 Kept light: git's module loads only once the record was read.
 """
@@ -44,6 +45,11 @@ def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd
     if record.get("diff_truncated"):
         raise click.UsageError(
             f'{run_record}: the diff of run "{name}" was cut at the size limit; it cannot be applied', ctx
+        )
+    if record.get("diff_masked"):
+        raise click.UsageError(
+            f'{run_record}: the diff of run "{name}" had secrets masked; apply it from the app or by hand',
+            ctx,
         )
 
     import asyncio

@@ -69,7 +69,10 @@ class _Constraint:
 NonBlank = Annotated[str, _Constraint(strict=True, pattern=r"^\s*\S")]
 Seconds = Annotated[float, _Constraint(strict=True, gt=0)]
 Switch = Annotated[bool, _Constraint(strict=True)]
+Bytes = Annotated[int, _Constraint(strict=True, gt=0)]
 SECONDS = "must be a positive number of seconds"
+# An isolated run's files larger than this are not recorded (as `workspace.worktrees.MAX_FILE_BYTES`).
+MAX_FILE_BYTES = 10_000_000
 
 
 def _says(message: str, *, required: str | None = None, **kwargs: Any) -> Any:
@@ -127,6 +130,7 @@ class AgentPreset:
     run_timeout: Seconds | None = _says(SECONDS, default=_CORE.run_timeout)
     idle_timeout: Seconds | None = _says(SECONDS, default=_CORE.idle_timeout)
     isolation: Literal["none", "worktree"] = _says('must be "none" or "worktree"', default="none")
+    max_file_bytes: Bytes = _says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
     replay: NonBlank | None = _says("must be a non-empty path", default=None)
     # The demo's scratch dir is made when a run is configured, never merely by loading settings.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import math
 import os
 import shlex
@@ -321,14 +322,15 @@ class SupervisorApp(App[None]):
             raise IsolationError(f"no worktree: {exc}") from None
         return str(attempt.worktree.cwd)
 
-    async def _drop_worktree(self, attempt: Attempt) -> None:
+    async def _drop_worktree(self, pane: RunPane) -> None:
         """A closed pane: its change recorded (if the run could not), its worktree removed unless kept."""
-        worktree = attempt.worktree
+        worktree = pane.attempt.worktree
         if worktree is None or worktree.removed:
             return
-        if worktree.change is None:
-            await worktree.record()
-        await worktree.remove()
+        await pane.record_change()
+        left = await worktree.remove()
+        if left:
+            self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
 
     def action_toggle_worktree(self) -> None:
         on = self.main_screen.query_one(PromptBar).toggle_worktree()
@@ -729,7 +731,7 @@ class SupervisorApp(App[None]):
         panes = self._panes()
         index = panes.index(event.pane) if event.pane in panes else 0
         await event.pane.remove()
-        await self._drop_worktree(event.pane.attempt)
+        await self._drop_worktree(event.pane)
         panes = self._panes()
         self._relayout()
         self._update_subtitle()
@@ -970,7 +972,8 @@ class SupervisorApp(App[None]):
     async def _close_worktrees(self) -> None:
         """Every worktree not kept is removed (no recording: nothing would read it after quit)."""
         if self.isolation is not None:
-            await self.isolation.aclose()
+            for line in await self.isolation.aclose():  # quitting: the log is what remains to tell
+                logging.getLogger(__name__).warning("%s", line)
 
     async def on_unmount(self) -> None:
         # Reached on any exit, including an error in the app: no child may outlive us.

@@ -424,7 +424,7 @@ class RunPane(Vertical, can_focus=True):
                 if event.offered:
                     self.post_message(self.OptionsOffered(self, event.offered))
             elif isinstance(event, Finished):
-                await self._record_change()  # before the end is shown: the record then has the diff
+                await self.record_change()  # before the end is shown: the record then has the diff
                 self._show_result(event.result)
 
     @on(Worker.StateChanged)
@@ -533,11 +533,21 @@ class RunPane(Vertical, can_focus=True):
 
     # Isolation: the run's own git worktree ----------------------------------------------------
 
-    async def _record_change(self) -> None:
-        worktree = self.attempt.worktree
+    async def record_change(self) -> None:
+        """The change of the run's worktree, once: within what the preset's `run_timeout` leaves,
+        files over its `max_file_bytes` left out."""
+        from acp_tui.workspace.worktrees import time_left
+
+        attempt = self.attempt
+        worktree = attempt.worktree
         if worktree is not None and worktree.change is None:
-            await worktree.record()
-            self._show_worktree()
+            started = attempt.spawned_at or attempt.started_at
+            await worktree.record(
+                timeout=time_left(started, attempt.preset.run_timeout),
+                max_file_bytes=attempt.preset.max_file_bytes,
+            )
+            if self.is_attached:  # a closed pane records too, off the screen
+                self._show_worktree()
 
     def _show_worktree(self) -> None:
         """Where the run works (and what it does not carry), then what it changed, and kept or not."""
@@ -554,6 +564,8 @@ class RunPane(Vertical, can_focus=True):
             words += ", uncommitted changes not carried" if origin.dirty else " (a fresh checkout)"
         elif change.stat is not None and change.stat.files:
             words = f"changed {change.stat} (v compares, A applies)"
+            if change.skipped:
+                words += f", {len(change.skipped)} over max_file_bytes not recorded"
         elif change.stat is not None:
             words = "no change in its worktree"
         else:
