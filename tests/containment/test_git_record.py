@@ -155,3 +155,11 @@ def test_apply_names_renamed_files(repo: Path, tmp_path: Path) -> None:
         applied.stdout == 'applied the change of run "mover": 2 files: new.txt, src/app.py => src/main.py\n'
     )
     assert (repo / "src" / "main.py").is_file() and not (repo / "src" / "app.py").exists()
+
+
+def test_the_size_limit_has_one_default() -> None:
+    from acp_tui.settings import schema
+    from acp_tui.workspace import worktrees
+
+    assert schema.MAX_FILE_BYTES == worktrees.MAX_FILE_BYTES == 10_000_000
+    assert schema.AgentPreset("a", "b").max_file_bytes == worktrees.MAX_FILE_BYTES
