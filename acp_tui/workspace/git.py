@@ -169,19 +169,29 @@ class PrivateGitDir:
         self.object_format = object_format
         self.shared = shared
         self.excludes = excludes
-        self.path = Path(tempfile.mkdtemp(prefix="acp-tui-git-"))
-        self.index = index if index is not None else self.path / "index"
         try:
-            (self.path / "refs").mkdir()
-            (self.path / "info").mkdir()
-            (self.path / "objects" / "info").mkdir(parents=True)
+            self.path = Path(tempfile.mkdtemp(prefix="acp-tui-git-"))
+        except OSError as exc:
+            raise IsolationError(f"no folder for our git directory: {exc.strerror or exc}") from None
+        self.index = index if index is not None else self.path / "index"
+        self._ours = {"HEAD", "config", "refs", "objects", self.index.name}
+        try:
             self.refresh()
-        except BaseException:
+        except BaseException as exc:
             self.close()
+            if isinstance(exc, OSError):
+                raise IsolationError(f"{self.path}: {exc.strerror or exc}") from None
             raise
 
     def refresh(self) -> None:
-        """Write our files again: whatever was written here since is gone before git reads it."""
+        """Make this directory ours again: whatever was written here since (a `commondir` naming
+        another repository's config, `info/attributes`, ...) is gone before git reads it."""
+        for entry in os.scandir(self.path):
+            if entry.name in ("info", "objects") or entry.name not in self._ours:
+                _delete(Path(entry.path) / "info" if entry.name == "objects" else Path(entry.path))
+        (self.path / "refs").mkdir(exist_ok=True)
+        (self.path / "info").mkdir()
+        (self.path / "objects" / "info").mkdir(parents=True, exist_ok=True)
         extensions = (
             f"[extensions]\n\tobjectFormat = {self.object_format}\n" if self.object_format != "sha1" else ""
         )
@@ -194,6 +204,7 @@ class PrivateGitDir:
     def write(self, name: str, data: bytes) -> Path:
         """A new file of ours in this directory (an older one of that name replaced), through no link."""
         path = self.path / name
+        self._ours.add(name)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -227,6 +238,15 @@ class PrivateGitDir:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _delete(path: Path) -> None:
+    """Delete a file, a link or a folder of ours (the fd-based rmtree follows no link inside)."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
 
 
 def read_small(path: Path, limit: int = 1 << 20) -> str | None:

@@ -195,10 +195,13 @@ async def _dirty(origin: Origin, head: str | None) -> bool:
     if head is None:
         return True
     excludes = read_small(origin.common_dir / "info" / "exclude") or ""
-    with origin.private_git_dir(head, index=origin.git_dir / "index", excludes=excludes) as ours:
-        code, out, _ = await ours.git(
-            "status", "--porcelain", "-z", "--ignore-submodules", work_tree=origin.toplevel, check=False
-        )
+    try:
+        with origin.private_git_dir(head, index=origin.git_dir / "index", excludes=excludes) as ours:
+            code, out, _ = await ours.git(
+                "status", "--porcelain", "-z", "--ignore-submodules", work_tree=origin.toplevel, check=False
+            )
+    except IsolationError:
+        return True
     return code != 0 or bool(out)
 
 

@@ -136,20 +136,44 @@ def user_git(user: User | None, repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def user_repo(user: User | None, home: Path) -> Path:
-    """A checkout owned by `user`, with two committed files."""
-    root = home / "checkout"
+def committed_repo(root: Path, files: dict[str, str], user: User | None = None) -> Path:
+    """A new repository at `root` (owned by `user`, else by us) with `files` committed."""
     root.mkdir()
-    if user is not None:
-        os.chown(root, user.uid, user.gid)
-    user_git(user, root, "init", "-q", "-b", "main")
-    for name, text in {"README.md": "# Project\n", "src/app.py": "print('hello')\n"}.items():
+    for name, text in files.items():
         path = root / name
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        if user is not None:
-            os.chown(path.parent, user.uid, user.gid)
+    if user is not None:
+        for path in [root, *root.rglob("*")]:
             os.chown(path, user.uid, user.gid)
+    user_git(user, root, "init", "-q", "-b", "main")
     user_git(user, root, "add", "-A")
     user_git(user, root, "commit", "-q", "-m", "first")
     return root
+
+
+def checkout_with_an_edit(tmp_path: Path) -> Path:
+    """A checkout with a few committed files, and one uncommitted change of the user's."""
+    root = committed_repo(
+        tmp_path / "checkout", {"README.md": "# Project\n\nA line.\n", "src/app.py": "print('hello')\n"}
+    )
+    (root / "README.md").write_text("# Project\n\nA line.\nThe user's own edit, not committed.\n")
+    return root
+
+
+def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Our worktrees under a temporary user cache dir (and settings under a temporary config dir)."""
+    home = tmp_path / "cache-home"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    return home / "acp-tui" / "worktrees"
+
+
+def scratch_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Our temporary folders (the private git directories) go under the test's: what is left is seen,
+    and what a crash leaves goes with the test's folder."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    return folder

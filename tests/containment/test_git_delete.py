@@ -17,8 +17,10 @@ import pytest
 
 from acp_tui.workspace.git import IsolationError
 from acp_tui.workspace.worktrees import Isolation, find_origin
-from tests.containment.support import User, home_of, run_python, user_repo, worktree_paths
+from tests.containment.support import User, committed_repo, home_of, run_python, worktree_paths
 from tests.helpers import git
+
+SOURCES = {"README.md": "# Project\n", "src/app.py": "print('hello')\n"}
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -126,12 +128,7 @@ async def test_the_sweep_of_a_dead_slot_deletes_only_our_worktrees(repo: Path, c
 @pytest.fixture
 def other_repo(tmp_path: Path) -> Path:
     """Another repository with a prunable worktree entry (its folder deleted by hand)."""
-    other = tmp_path / "other"
-    other.mkdir()
-    git(other, "init", "-q", "-b", "main")
-    (other / "f").write_text("x\n")
-    git(other, "add", "-A")
-    git(other, "commit", "-q", "-m", "x")
+    other = committed_repo(tmp_path / "other", {"f": "x\n"})
     git(other, "worktree", "add", "-q", "--detach", str(tmp_path / "stale"))
     subprocess.run(["rm", "-rf", str(tmp_path / "stale")], check=True)
     assert (other / ".git" / "worktrees" / "stale").is_dir()
@@ -177,12 +174,14 @@ async def test_a_kept_marker_replaces_a_planted_link_never_writes_through_it(
 # Permissions: as root and as an unprivileged user --------------------------------------------------
 
 CHMODDED = """
-import asyncio, json, os, sys
+import asyncio, json, os, sys, tempfile
 from pathlib import Path
 from acp_tui.workspace.worktrees import Isolation, find_origin
 
 async def main():
     repo, cache = Path(sys.argv[1]), Path(sys.argv[2])
+    tempfile.tempdir = str(cache.parent)  # what the "crashed" one leaves stays in the test's folder
+    cache.parent.mkdir()
     origin = await find_origin(repo)
     live, crashed = Isolation(cache), Isolation(cache)
     removed_live = await live.add(origin, "live")
@@ -214,7 +213,7 @@ def test_a_chmod_555_worktree_is_removed_in_process_and_by_the_sweep(
 ) -> None:
     user: User | None = request.getfixturevalue("unprivileged") if as_user == "unprivileged" else None
     with home_of(user, tmp_path) as home:
-        repo = user_repo(user, home)
+        repo = committed_repo(home / "checkout", SOURCES, user)
         done = run_python(user, CHMODDED, str(repo), str(home / "cache" / "wt"), home=home)
         assert done.returncode == 0, done.stderr
         outcome = json.loads(done.stdout)
@@ -245,7 +244,7 @@ asyncio.run(main())
 def test_a_removal_that_cannot_succeed_is_reported(unprivileged: User, tmp_path: Path) -> None:
     user = unprivileged
     with home_of(user, tmp_path) as home:
-        repo = user_repo(user, home)
+        repo = committed_repo(home / "checkout", SOURCES, user)
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": os.getcwd()}
         proc = subprocess.Popen(
             [user.python, "-c", FAILING_REMOVAL, str(repo), str(home / "cache" / "wt")],

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from acp_tui.cli.main import main
+from acp_tui.workspace.worktrees import Isolation, find_origin
 from tests.containment.support import attacker, records, run, worktree_paths
 from tests.helpers import git
 
@@ -161,7 +162,7 @@ ALLOWED_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PWD", "SHLVL", "_", 
 
 
 def test_every_git_we_run_is_defused_and_gets_a_minimal_environment(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scratch: Path
 ) -> None:
     """A `git` first on PATH logs each call (argv and environment), then runs the real one."""
     git(repo, "stash", "-q")  # a clean checkout at the base, for the apply at the end
@@ -185,6 +186,7 @@ def test_every_git_we_run_is_defused_and_gets_a_minimal_environment(
     applied = CliRunner().invoke(main, ["apply", str(saved), "--cwd", str(repo)])
     assert applied.exit_code == 0, applied.stderr
 
+    assert not list(scratch.iterdir())  # our private git directories are gone
     calls = sorted(log.glob("*.argv"))
     assert len(calls) >= 8
     for call in calls:
@@ -201,3 +203,25 @@ def test_every_git_we_run_is_defused_and_gets_a_minimal_environment(
         subcommand = next(a for a in argv if not a.startswith("-") and "=" not in a)
         if subcommand != "rev-parse":  # discovery from the user's cwd is the one that names none
             assert any(a.startswith("--git-dir=") for a in argv), where
+
+
+async def test_what_is_planted_in_our_own_git_directory_is_gone_before_we_record(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Our git directory is no secret to a process of the same user: a `commondir` there would
+    make git read another repository's config (a filter of the agent's), `info/attributes` name it."""
+    evil, marker = tmp_path / "evil", tmp_path / "filtered"
+    git(tmp_path, "init", "-q", str(evil))
+    git(evil, "config", "filter.x.clean", f"touch {marker}; cat")
+    isolation = Isolation()
+    worktree = await isolation.add(await find_origin(repo), "planted")
+    ours = worktree._ours
+    assert ours is not None
+    (ours.path / "commondir").write_text(f"{evil / '.git'}\n")
+    (ours.path / "info" / "attributes").write_text("* filter=x\n")
+    (ours.path / "config").write_text(f'[filter "x"]\n\tclean = touch {marker}; cat\n')
+    (worktree.path / "new.txt").write_text("hello\n")
+    change = await worktree.record()
+    await isolation.aclose()
+    assert change.error is None and "+hello" in (change.diff or "")
+    assert not marker.exists()
