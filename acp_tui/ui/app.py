@@ -320,6 +320,9 @@ class SupervisorApp(App[None]):
             attempt.worktree = await self.isolation.add(origin, attempt.agent)
         except IsolationError as exc:  # the toast: the app's failure toast, with the reason
             raise IsolationError(f"no worktree: {exc}") from None
+        finally:
+            while self.isolation is not None and self.isolation.left:  # what the cache sweep left alone
+                self.notify(text.safe_notice(self.isolation.left.pop(0)), severity="warning", markup=False)
         return str(attempt.worktree.cwd)
 
     async def _drop_worktree(self, pane: RunPane) -> None:

@@ -5,7 +5,8 @@ there: links, folders with our names, a `.git` file naming another repository. A
 deleted only when it is provably ours: a real folder (lstat), owned by us, with our name pattern,
 recorded by us (`<name>.gitdir`, written when it was added: the repository's entry for it, its
 "admin" directory), its `.git` file naming that admin directory and the admin directory's `gitdir`
-naming it back. Removal goes through `git worktree remove --force` of that recorded repository,
+naming it back (a worktree this process added is known without its `.git`, which is put back if its
+agent replaced it). Removal goes through `git worktree remove --force` of that recorded repository,
 after giving back the write bits an agent may have taken (`chmod 555`), then `git worktree prune`
 of the same repository; what still stands is said in a message, never dropped.
 """
@@ -84,6 +85,7 @@ def _not_removable(path: Path, admin: Path, *, known: bool) -> str | None:
         return f"not ours (owned by uid {info.st_uid})"
     if not WORKTREE_NAME.fullmatch(path.name):
         return "not one of our names"
+    _give_owner_rwx(str(path.parent))  # our slot: its entries are deleted too
     _give_owner_rwx(str(path))
     if not known and not names_back(admin, path):
         return f"its repository's entry {admin} does not name it"

@@ -193,6 +193,7 @@ async def main():
         os.chmod(sub, 0o555)
         os.chmod(worktree.path / "src", 0o555)
         os.chmod(worktree.path, 0o555)
+        os.chmod(worktree.path.parent, 0o555)  # the slot: two levels above the agent's cwd
     os.close(crashed._lock)  # the other process died without cleaning up
     message = await removed_live.remove()
     swept = Isolation(cache)
