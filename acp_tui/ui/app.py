@@ -18,6 +18,7 @@ the worktree goes when the pane is closed and at quit, unless `k` kept it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import math
 import os
@@ -80,6 +81,8 @@ STATE_ORDER = (
 # Runs a terminal login (argv, env, cwd) and gives its exit status: the app suspends itself for it;
 # tests put a headless runner in its place (`SupervisorApp.login_runner`).
 LoginRunner = Callable[[list[str], dict[str, str], str | None], int]
+
+EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 GRID_ACTIONS = {"focus_prompt", "focus_panes", "focus_nth", "next_pane", "previous_pane", "zoom"}
 
@@ -889,6 +892,7 @@ class SupervisorApp(App[None]):
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
         JSON lines for programs. Any string is written, a lone surrogate included."""
+        from acp_tui.core.files import create_unique
         from acp_tui.reports.markdown import markdown
         from acp_tui.reports.records import json_line
 
@@ -897,15 +901,20 @@ class SupervisorApp(App[None]):
         if not records:
             self.notify("Nothing to export yet: no run has finished.", severity="warning")
             return
-        stem = export_stem(self.export_dir)
         try:
-            stem.with_suffix(".md").write_text(without_surrogates(markdown(records)), encoding="utf-8")
-            stem.with_suffix(".jsonl").write_text(
-                "".join(json_line(record) + "\n" for record in records), encoding="utf-8"
-            )
-            stem.with_name(f"{stem.name}-compare.md").write_text(
-                without_surrogates(comparison_report(records)), encoding="utf-8"
-            )
+            reports = {
+                ".md": without_surrogates(markdown(records)),
+                ".jsonl": "".join(json_line(record) + "\n" for record in records),
+                "-compare.md": without_surrogates(comparison_report(records)),
+            }
+            # Three new files under one free name (`-2`, `-3`, ... when taken): never an existing
+            # file, never through a link planted at the name of this second.
+            stem, files = create_unique(self.export_dir, time.strftime(EXPORT_NAME), reports)
+            with contextlib.ExitStack() as closing:
+                for file in files.values():
+                    closing.enter_context(file)
+                for suffix, file in files.items():
+                    file.write(reports[suffix])
         except (OSError, ValueError) as exc:
             self.notify(f"Export failed: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
@@ -979,16 +988,6 @@ class SupervisorApp(App[None]):
             loop.remove_signal_handler(sig)
         await self.subagents.aclose()
         await self._close_worktrees()
-
-
-def export_stem(directory: Path) -> Path:
-    """A new file name per export: two exports in the same second never overwrite each other."""
-    base = time.strftime("acp-tui-%Y%m%d-%H%M%S")
-    stem, n = directory / base, 1
-    while stem.with_suffix(".md").exists() or stem.with_suffix(".jsonl").exists():
-        n += 1
-        stem = directory / f"{base}-{n}"
-    return stem
 
 
 def comparison_report(records: list[dict[str, object]]) -> str:
