@@ -26,7 +26,7 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -80,7 +80,7 @@ STATE_ORDER = (
 
 # Runs a terminal login (argv, env, cwd) and gives its exit status: the app suspends itself for it;
 # tests put a headless runner in its place (`SupervisorApp.login_runner`).
-LoginRunner = Callable[[list[str], dict[str, str], str | None], int]
+LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
 
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
@@ -145,6 +145,7 @@ class SupervisorApp(App[None]):
         self.option_choices: dict[str, dict[str, str]] = {}  # F2's options per preset, for the next runs
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
         self.login_runner: LoginRunner = self._login_in_terminal
+        self._terminal_lent = False  # a login has the terminal
         self._generation = 0  # bumped by each reload: providers made before it are not reused
         self._last_pane: RunPane | None = None
         self.isolation: Isolation | None = None  # the worktrees of isolated runs, made at first use
@@ -478,40 +479,63 @@ class SupervisorApp(App[None]):
     def on_run_pane_options_offered(self, event: RunPane.OptionsOffered) -> None:
         self.offered[event.pane.agent] = event.offered
 
-    async def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
-        """`L` after "authentication required": the login in the terminal, then the prompt again."""
+    def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
+        """`L` after "authentication required": the whole command line, confirmed (the focus on
+        Cancel), then the login in the terminal, then the prompt again."""
+        from acp_tui.ui.screens.login_screen import LoginConfirmScreen
+
+        pane, argv = event.pane, event.argv
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._log_in(pane, argv), group="login")
+
+        self.push_screen(LoginConfirmScreen(pane.agent, argv), answered)
+
+    async def _log_in(self, pane: RunPane, argv: list[str]) -> None:
         from acp_tui.process.environment import child_environment
 
-        preset = event.pane.attempt.preset
+        preset = pane.attempt.preset
         try:
-            status = self.login_runner(event.argv, child_environment(preset.env), preset.cwd)
+            status = await self.login_runner(argv, child_environment(preset.env), preset.cwd)
         except Exception as exc:  # e.g. no terminal to suspend for (SuspendNotSupported), no such program
             self.notify(f"Login not run: {text.safe_notice(str(exc) or type(exc).__name__)}", markup=False)
             return
         if status != 0:
             self.notify(f"The login ended with status {status}: not run again.", severity="warning")
             return
-        await self._rerun(event.pane)
+        await self._rerun(pane)
 
-    def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
-        import subprocess
-
+    async def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
         # ctrl+c in the login reaches us too (one process group): it must end the login, not the
         # app (asyncio's own SIGINT handler would cancel it). A handler, unlike SIG_IGN, is reset to
         # the default in the child at exec, so the login itself still stops on ctrl+c.
         previous = signal.signal(signal.SIGINT, lambda *_: None)
         try:
-            with self.suspend():
+            # The login is awaited, so other runs go on streaming meanwhile; nothing is drawn (nor
+            # rung) while the terminal is the login's.
+            with self.batch_update(), self.suspend():
+                self._terminal_lent = True
                 # The command line came from the agent: shown with its control characters made visible.
                 print(f"acp-tui: running the login: {one_line(display_command(argv))}", flush=True)
                 try:
-                    status = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+                    login = await asyncio.create_subprocess_exec(*argv, env=env, cwd=cwd)
                 except OSError as exc:
                     print(f"acp-tui: the login could not start: {one_line(str(exc))}", flush=True)
-                    status = 127
+                    return 127
+                try:
+                    return await login.wait()
+                finally:
+                    if login.returncode is None:  # we were cancelled (the app quits): no login left
+                        with contextlib.suppress(ProcessLookupError):
+                            login.kill()
         finally:
+            self._terminal_lent = False
             signal.signal(signal.SIGINT, previous)
-        return status
+
+    def bell(self) -> None:
+        if not self._terminal_lent:  # the login's terminal is not ours to ring
+            super().bell()
 
     # Permission requests (the `ask` policy) ----------------------------------------------------
 
