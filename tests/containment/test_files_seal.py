@@ -4,15 +4,13 @@ one-line error, seal or no seal, in this process and in a fresh one."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from acp_tui.settings import schema
 from acp_tui.settings.schema import ConfigError, load_settings
+from tests.containment.test_readers_commands import acp_tui
 
 AGENT = '[[agent]]\nname = "a"\ncommand = "x"\n'
 
@@ -89,42 +87,20 @@ def test_a_forged_seal_of_deny_first_fails_in_a_fresh_process_with_the_one_line_
     config = tmp_path / "agents.toml"
     config.write_text(text)
     forge_seal(config)
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "acp_tui",
-            "policy",
-            "check",
-            "--config",
-            str(config),
-            "--policy",
-            "careful",
-            "x",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    done = acp_tui(["policy", "check", "--config", str(config), "--policy", "careful", "x"], tmp_path)
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert line.endswith(f" policy check: error: {config}: {error}")
 
 
-def test_a_true_seal_still_spares_the_validation(tmp_path: Path) -> None:
+def test_a_true_seal_still_spares_the_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "agents.toml"
     config.write_text(policy('order = "deny-first"\n') + AGENT + 'isolation = "worktree"\n')
     validated = load_settings(config)
-    probe = (
-        "import sys; from acp_tui.settings.schema import load_settings;"
-        " s = load_settings(sys.argv[1]); print('pydantic' in sys.modules, s.policies['careful'].order)"
-    )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(config)], capture_output=True, text=True, env=env, check=True
-    )
-    assert done.stdout.split() == ["False", "deny-first"]
-    assert load_settings(config) == validated
+
+    def validation(cls: object) -> object:
+        raise AssertionError(f"{cls} validated again: the checks doubted a valid file")
+
+    monkeypatch.setattr(schema, "_adapter", validation)
+    again = load_settings(config)
+    assert again == validated and again.policies["careful"].order == "deny-first"

@@ -80,11 +80,12 @@ REASONS = {  # what the one line says, by what the file holds
 
 
 def acp_tui(args: list[str], tmp_path: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`python -m acp_tui ARGS` in `tmp_path`, with folders of its own there."""
     env = {
         **os.environ,
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache-home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config-home"),
+        "XDG_STATE_HOME": str(tmp_path / "state-home"),
     }
     return subprocess.run(
         [sys.executable, "-m", "acp_tui", *args],

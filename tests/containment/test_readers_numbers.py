@@ -9,11 +9,11 @@ The agent is a stdlib script written for the test: it must write what no JSON li
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tests.containment.test_readers_commands import acp_tui
 
 AGENT = r"""
 import json, sys
@@ -65,29 +65,8 @@ def test_nan_and_huge_numbers_from_an_agent_never_reach_the_json_output(tmp_path
     agent = tmp_path / "numbers_agent.py"
     agent.write_text(AGENT, encoding="utf-8")
     traces = tmp_path / "traces"
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "acp_tui",
-            "run",
-            "--agent",
-            f"numbers={sys.executable} {agent}",
-            "--prompt",
-            "hi",
-            "--format",
-            "json",
-            "--trace",
-            str(traces),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    run = ["run", "--agent", f"numbers={sys.executable} {agent}", "--prompt", "hi", "--format", "json"]
+    done = acp_tui([*run, "--trace", str(traces)], tmp_path)
     assert done.returncode == 0, done.stderr
     [line] = done.stdout.splitlines()
     record = strict(line)
