@@ -358,8 +358,8 @@ def load_file(path: Path, *, label: str | None = None) -> Settings:
     return settings
 
 
-# Validating costs pydantic (measured: load_settings of assets/agents.sample.toml takes about 135 ms
-# with it, 20 ms without): a file that passed once, byte for byte, with this very code, is built
+# Validating costs pydantic (measured: load_settings of assets/agents.sample.toml takes 100-140 ms
+# with it, about 20 ms without): a file that passed once, byte for byte, with this very code, is built
 # from its declarations without it. The seal is a hash anyone can compute, so it only says "worth
 # trying": the values are still checked against their declared types, literals and constraints
 # (`_build`), and any doubt sends the file through the full validation. Only a hash is kept (in
@@ -579,7 +579,9 @@ def _checked(value: Any, hint: Any) -> Any:
     if origin is Annotated:
         value = _checked(value, args[0])
         for constraint in args[1:]:
-            _meets(value, constraint.schema if isinstance(constraint, _Constraint) else {"?": None})
+            if not isinstance(constraint, _Constraint):
+                raise _Doubt  # a constraint of another kind: pydantic knows it, not we
+            _meets(value, constraint.schema)
         return value
     if origin is Literal:
         if any(type(value) is type(allowed) and value == allowed for allowed in args):
