@@ -21,7 +21,7 @@ KEYS = (
     ("1 … 9", "the Nth pane of the newest round"),
     ("c", "cancel the focused run"),
     ("r", "re-run: a new attempt beside this one, with the agent's policy and options of now"),
-    ("L", "after an authentication failure: run the agent's terminal login (asked first), then run again"),
+    ("L", "after an authentication failure: run the agent's terminal login, then run again"),
     ("x", "close the pane (the run stays in the board and the export)"),
     ("z", "zoom the focused pane to the whole screen, and back"),
     ("y", "copy the focused answer to the clipboard"),
