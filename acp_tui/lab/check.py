@@ -24,7 +24,16 @@ from typing import Any
 
 from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
 from acp_tui.core.text import one_line
-from acp_tui.lab.trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
+from acp_tui.lab.trace_file import (
+    Entry,
+    NotJson,
+    TraceError,
+    agent_label,
+    entry_from,
+    is_trace_line,
+    obj,
+    parse_line,
+)
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
 
 ASK = "ask"
@@ -157,16 +166,16 @@ def _read_file(path: Path) -> tuple[str, Any]:
     except UnreadableFile as exc:
         raise RecordsError(str(exc)) from None
     parsed: list[tuple[int, Any]] = []
-    whole = _whole_document(text)
+    whole = _whole_document(text, path)
     if whole is not None:  # one JSON document: a record, or a list of them
         parsed = [(1, item) for item in whole]
     for number, line in enumerate(text.splitlines() if whole is None else (), start=1):
         if not line.strip():
             continue
         try:
-            parsed.append((number, json.loads(line)))
-        except ValueError:
-            raise RecordsError(f"{path} line {number}: not JSON") from None
+            parsed.append((number, parse_line(line)))
+        except ValueError as exc:
+            raise RecordsError(f"{path} line {number}: {exc}") from None
     if parsed and is_trace_line(parsed[0][1]):
         try:
             return "trace", [entry_from(data, f"{path} line {n}") for n, data in parsed]
@@ -180,14 +189,16 @@ def _read_file(path: Path) -> tuple[str, Any]:
     return "records", parsed
 
 
-def _whole_document(text: str) -> list[Any] | None:
+def _whole_document(text: str, path: Path) -> list[Any] | None:
     """A file holding one JSON value over several lines (pretty-printed): its records."""
     if text.count("\n") <= 1 or not text.lstrip().startswith(("{", "[")):
         return None
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = parse_line(text)
+    except NotJson:
         return None  # JSON lines, or broken: read line by line, which names the bad line
+    except ValueError as exc:
+        raise RecordsError(f"{path}: {exc}") from None
     return data if isinstance(data, list) else [data]
 
 

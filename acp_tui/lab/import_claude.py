@@ -37,10 +37,10 @@ class Translated:
 
 
 def translate_file(path: Path, *, name: str = "claude") -> str:
-    from acp_tui.core.files import UnreadableFile, read_text
+    from acp_tui.core.files import UnreadableFile, parse_json, read_text
 
     try:
-        data = json.loads(read_text(path, what="settings file"))
+        data = parse_json(read_text(path, what="settings file"))
     except UnreadableFile as exc:
         raise ClaudeImportError(str(exc)) from None
     except ValueError as exc:
