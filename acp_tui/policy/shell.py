@@ -131,7 +131,7 @@ class Reading:
 
     commands: tuple[Command, ...]  # every simple command, those inside substitutions too
     opaque: str | None  # why what runs cannot be read off the text; None: it can
-    unreadable: bool = False  # nested deeper than we read: nothing is known of it
+    unreadable: bool = False  # too deep or too long to read (see _Unreadable): nothing is known
 
 
 MAX_DEPTH = 8  # substitutions within substitutions, scripts handed to shells within scripts
@@ -216,6 +216,14 @@ class _Lexer:
 
     def because(self, why: str) -> None:
         self.opaque = self.opaque or why
+
+    def take(self, run: re.Pattern[str], parts: list[str]) -> bool:
+        """The run of plain characters at `i`, if there is one, added to `parts`."""
+        found = run.match(self.text, self.i)
+        if found:
+            parts.append(found.group())
+            self.i = found.end()
+        return found is not None
 
     def nested(self, text: str, start: int = 0) -> _Lexer:
         inner = _Lexer(text, self.depth + 1)
@@ -306,6 +314,9 @@ class _Lexer:
         if self.i >= len(text) or (text[self.i] in _METACHARS and not text.startswith(("<(", ">("), self.i)):
             self.because("a redirection without a target")
             return None
+        if op in (">&", "<&") and text.startswith("-", self.i):  # bash: `>&-c` closes, then `c`
+            self.i += 1
+            return Redirect(op, None)
         target = self.word()
         if op in ("<<", "<<-"):
             redirect = Redirect(op, None)
@@ -343,9 +354,7 @@ class _Lexer:
         parts: list[str] = []
         expands = pattern = bracket = False
         while self.i < n:
-            if plain := _PLAIN.match(text, self.i):
-                parts.append(plain.group())
-                self.i = plain.end()
+            if self.take(_PLAIN, parts):
                 continue
             char = text[self.i]
             if text.startswith(("<(", ">("), self.i):
@@ -382,8 +391,8 @@ class _Lexer:
                 bracket |= char == "["
                 parts.append(char)
                 self.i += 1
-        raw = text[start : self.i]
-        return Word("".join(parts), raw, expands, pattern or ("{" in raw and _brace_group(raw) is not None))
+        raw = text[start : self.i].replace("\\\n", "")  # bash drops line continuations first
+        return Word("".join(parts), raw, expands, pattern or _braced(raw))
 
     def quoted(self, parts: list[str], *, terminator: str | None) -> bool:
         """Inside double quotes (or a here-document's body: no terminator); True if it expands."""
@@ -391,9 +400,7 @@ class _Lexer:
         run = _IN_DOUBLE_QUOTES if terminator else _IN_HEREDOC
         expands = False
         while self.i < n:
-            if plain := run.match(text, self.i):
-                parts.append(plain.group())
-                self.i = plain.end()
+            if self.take(run, parts):
                 continue
             char = text[self.i]
             if char == terminator:
@@ -460,15 +467,11 @@ class _Lexer:
         self.i += 1
         content: list[str] = []
         while self.i < n and text[self.i] != "`":
-            if plain := _IN_BACKTICKS.match(text, self.i):
-                content.append(plain.group())
-                self.i = plain.end()
-            elif text[self.i + 1 : self.i + 2] in ("`", "$", "\\"):
-                content.append(text[self.i + 1])
-                self.i += 2
-            else:
-                content.append("\\")
-                self.i += 1
+            if self.take(_IN_BACKTICKS, content):
+                continue
+            escaped = text[self.i + 1 : self.i + 2] in ("`", "$", "\\")  # at a backslash
+            content.append(text[self.i + 1] if escaped else "\\")
+            self.i += 2 if escaped else 1
         if self.i >= n:
             self.because("unbalanced backticks")
         self.i = min(self.i + 1, n)
@@ -482,8 +485,7 @@ class _Lexer:
         text, n, start = self.text, len(self.text), self.i
         level = 0
         while self.i < n:
-            if plain := _IN_BRACES.match(text, self.i):
-                self.i = plain.end()
+            if self.take(_IN_BRACES, []):
                 continue
             char = text[self.i]
             if char == "}" and not level:
@@ -513,9 +515,7 @@ class _Lexer:
         text, n = self.text, len(self.text)
         self.i += 2
         while self.i < n:
-            if plain := _IN_ANSI_C.match(text, self.i):
-                parts.append(plain.group())
-                self.i = plain.end()
+            if self.take(_IN_ANSI_C, parts):
                 continue
             if text[self.i] == "'":
                 self.i += 1
@@ -541,15 +541,24 @@ class _Lexer:
 
 
 def _plain_word(text: str) -> Word:
-    return Word(text, text, pattern="{" in text and _brace_group(text) is not None)
+    return Word(text, text, pattern=_braced(text))
+
+
+def _braced(raw: str) -> bool:
+    """The word as written holds a brace expression."""
+    try:
+        return "{" in raw and _brace_group(raw) is not None
+    except _Unreadable:  # a sequence too long to expand: one all the same
+        return True
 
 
 # Brace expansion: `{git,} push` runs `git push` ------------------------------------------------
 
+_NUMBER = r"(-?[0-9]{1,18})"  # bash's numbers have 64 bits: a longer one is no sequence
 _SEQUENCE = re.compile(
-    r"(-?[0-9]+)\.\.(-?[0-9]+)(?:\.\.(-?[0-9]+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?[0-9]+))?"
+    rf"{_NUMBER}\.\.{_NUMBER}(?:\.\.{_NUMBER})?|([A-Za-z])\.\.([A-Za-z])(?:\.\.{_NUMBER})?"
 )
-MAX_BRACES = 64  # words one brace expansion may give: more is unreadable
+MAX_BRACES = 1024  # words one brace expansion may give: more is unreadable
 
 
 def _brace_group(raw: str) -> tuple[int, int, list[str]] | None:
@@ -636,7 +645,7 @@ def _expanded(words: tuple[Word, ...], depth: int) -> tuple[Word, ...]:
                 found.append(inner.word())
         else:
             found.append(word)
-        if len(found) > MAX_CALLS * MAX_BRACES:
+        if len(found) > 4 * MAX_BRACES:
             raise _Unreadable
     return tuple(found)
 

@@ -224,6 +224,8 @@ def test_what_can_be_read_still_is() -> None:
         "if true; then git push; fi",
         "! git push",
         "{ git push; }",
+        "{git,} push",
+        "FOO\\\n=1 git push",
     ],
 )
 def test_reject_rules_see_through_assignments_wrappers_and_spellings(line: str) -> None:
@@ -241,10 +243,10 @@ def test_a_line_nested_deeper_than_we_read_matches_every_reject_rule_and_no_allo
 # The reading is bash's: run the line in real bash, with no program on PATH -----------------------
 
 # bash calls `command_not_found_handle` for every command it would run from PATH: it writes the
-# command's words to our pipe, in one write (commands of a pipeline run at once). `eval` then `wait`:
-# background jobs are waited for.
+# command's words to a file of its own (commands of a pipeline run at once). `eval` then `wait`:
+# background jobs are waited for; those of subshells too, as we read the pipe they all hold to its end.
 HARNESS = r"""
-command_not_found_handle() { printf -v r '%s\037' "$@"; printf '%s\036' "$r" >&"$ACP_TEST_LOG"; }
+command_not_found_handle() { printf '%s\037' "$@" > "$ACP_TEST_LOG/$BASHPID.$RANDOM"; }
 eval "$1"
 wait
 """
@@ -254,16 +256,16 @@ def bash_runs(line: str) -> tuple[list[tuple[str, ...]], set[str], str]:
     """What bash ran for `line` (each command's words), the files it created, its stderr."""
     assert BASH is not None
     with tempfile.TemporaryDirectory() as folder:
-        work, empty = Path(folder, "work"), Path(folder, "empty")
-        work.mkdir()
-        empty.mkdir()
+        work, empty, log = Path(folder, "work"), Path(folder, "empty"), Path(folder, "log")
+        for made in (work, empty, log):
+            made.mkdir()
         (work / "in").write_text("")
         read, write = os.pipe()
         try:
             done = subprocess.run(
                 [BASH, "--norc", "--noprofile", "-c", HARNESS, "bash", line],
                 cwd=work,
-                env={"PATH": str(empty), "HOME": str(work), "LC_ALL": "C", "ACP_TEST_LOG": str(write)},
+                env={"PATH": str(empty), "HOME": str(work), "LC_ALL": "C", "ACP_TEST_LOG": str(log)},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -273,8 +275,9 @@ def bash_runs(line: str) -> tuple[list[tuple[str, ...]], set[str], str]:
             )
         finally:
             os.close(write)
-        with os.fdopen(read, "rb") as log:  # to its end: every writer, background ones too, is done
-            records = log.read().decode("utf-8", "surrogateescape").split("\036")[:-1]
+        with os.fdopen(read, "rb") as held:  # to its end: every process, background ones too, is done
+            held.read()
+        records = [path.read_bytes().decode("utf-8", "surrogateescape") for path in log.iterdir()]
         created = {path.name for path in work.iterdir()} - {"in"}
     return [tuple(record.split("\037")[:-1]) for record in records], created, done.stderr
 
@@ -284,12 +287,13 @@ def our_commands(line: str) -> tuple[list[tuple[str, ...]], set[str]]:
     reading = read_line(line)
     commands, files = [], set()
     for command in reading.commands:
-        braced = any(word.pattern and "{" in word.raw for word in command.words)
-        words = list(command.calls[1] if braced else command.words)  # its words, braces expanded
+        words = list(command.words)
         while words and "=" in words[0].raw and words[0].raw.split("=")[0].isidentifier():
             words.pop(0)
         if words:
             commands.append(tuple(word.text for word in words))
+        if any(word.pattern and "{" in word.raw for word in command.words):  # and braces expanded
+            commands.append(tuple(word.text for word in command.calls[1]))
         files |= {r.target.text for r in command.redirects if r.writes_file() and r.target is not None}
         if any(r.target is not None and r.target.expands for r in command.redirects):
             files.add("?")  # a file we do not claim to know: any name bash creates may be it
@@ -307,6 +311,8 @@ def our_commands(line: str) -> tuple[list[tuple[str, ...]], set[str]]:
         ("cat <<E | c1\nrm -rf x\nE\nc2", [("cat",), ("c1",), ("c2",)]),
         ("FOO='a b' git push", [("git", "push")]),
         ("$'\\x67it' p\\ush \"a b\" 'c'\"d\"", [("git", "push", "a b", "cd")]),
+        ("c1 >&-c2 x", [("c1", "c2", "x")]),  # `>&-` closes; the rest of the word is one of its own
+        ("A\\\n=1 c1", [("c1",)]),  # a line continuation goes first: `A=1` is an assignment
     ],
 )
 def test_the_issues_lines_run_in_bash_as_we_read_them(line: str, ran: list[tuple[str, ...]]) -> None:
@@ -341,7 +347,8 @@ def test_bash_runs_nothing_we_did_not_read(tokens: list[str]) -> None:
     assert created <= files or "?" in files, (line, stderr)
     # Exactly ours where bash said nothing (and could: no line moved its stderr) and ran everything.
     quiet = not stderr and not any(mark in line for mark in ("2>", "&>", ">&", "|&"))
-    if quiet and read_line(line).opaque is None and "&&" not in line and "||" not in line:
+    plain = "&&" not in line and "||" not in line and "{" not in line
+    if quiet and plain and read_line(line).opaque is None:
         assert Counter(bash_ran) == Counter(ours), line
         assert created == files or "?" in files, line
 
