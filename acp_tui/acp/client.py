@@ -93,11 +93,11 @@ def permission_ask(tool_call: ToolCallUpdate, options: list[PermissionOption]) -
         options=tuple(PermissionOptionInfo(o.option_id, o.name, o.kind) for o in options),
         content=tool_call_text(tool_call),
         raw_input=_json_shaped(tool_call.raw_input),
-        locations=touched_locations(tool_call),
+        locations=_locations(tool_call),
     )
 
 
-def touched_locations(tool_call: ToolCallUpdate) -> tuple[str, ...]:
+def _locations(tool_call: ToolCallUpdate) -> tuple[str, ...]:
     """The paths of its `locations`, then those of its `diff` content (an edit may name its file
     only there)."""
     paths = [location.path for location in tool_call.locations or ()]

@@ -146,7 +146,7 @@ def read_line(line: str) -> Reading:
     return _read(line, 0)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)  # an agent's lines: a few, as large as it likes
 def _read(text: str, depth: int) -> Reading:
     try:
         lexer = _Lexer(text, depth)
@@ -824,7 +824,7 @@ def _scripts(command: Command) -> Iterator[str]:
             yield from [arg for arg in args if not arg.startswith("-")][:1]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)  # an agent's lines: a few, as large as it likes
 def any_candidates(line: str, depth: int = 0) -> tuple[tuple[str, ...], bool]:
     """Everything a reject or ask rule tries its globs on: the line, each simple command (those in
     substitutions too) as written and as each layer passes it on (see `_calls`), and the same for
