@@ -265,7 +265,7 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
                 kind=fields["kind"] if isinstance(fields.get("kind"), str) else None,
                 options=options,
                 raw_input=fields.get("rawInput"),
-                locations=_location_paths(fields.get("locations")),
+                locations=_location_paths(fields.get("locations"), fields.get("content")),
                 cwd=cwd,
             )
             answer = answers.get(json.dumps(frame["id"]))
@@ -273,12 +273,19 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
     return requests
 
 
-def _location_paths(locations: Any) -> tuple[str, ...]:
-    if not isinstance(locations, list):
-        return ()
-    return tuple(
-        loc["path"] for loc in locations if isinstance(loc, dict) and isinstance(loc.get("path"), str)
-    )
+def _location_paths(locations: Any, content: Any) -> tuple[str, ...]:
+    """The paths of a traced tool call's `locations`, then those of its `diff` content."""
+    paths = [loc["path"] for loc in _objects(locations) if isinstance(loc.get("path"), str)]
+    paths += [
+        item["path"]
+        for item in _objects(content)
+        if item.get("type") == "diff" and isinstance(item.get("path"), str)
+    ]
+    return tuple(dict.fromkeys(paths))
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _merge(tool_calls: dict[str, dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any]:
