@@ -92,7 +92,7 @@ class AcpSubagentRun:
         self._secrets = _secret_values(config)
         self._mask = SecretMask(self._secrets)
         self._stream_mask = SecretMask(self._secrets)  # holds back a tail between chunks
-        self._events = EventStream()
+        self._events: EventStream[RunEvent] = EventStream()
         self._started = time.monotonic()
         self._last_frame = self._started
         self._output: list[str] = []
@@ -120,6 +120,8 @@ class AcpSubagentRun:
         self._child_gone = False
         self._turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
         self._interrupt = asyncio.Event()
+        self._deciding = 0  # permission requests being decided (a person may be answering)
+        self._clock_changed = asyncio.Event()  # a decision started or ended: the idle clock moves
         self._spawned = asyncio.Event()
         self._helpers: list[asyncio.Task[Any]] = []
         self._pipes: list[asyncio.Task[Any]] = []  # the stderr drain
@@ -427,20 +429,24 @@ class AcpSubagentRun:
         self._request_cancel(None)
 
     async def _watch_time(self) -> None:
-        """The preset's run and idle timeouts: either disposes the run, saying which."""
+        """The preset's run and idle timeouts: either disposes the run, saying which. A run waiting
+        for an answer to a permission request is not silent: the person is (the idle clock starts
+        again when they answer)."""
         run_timeout, idle_timeout = self.config.run_timeout, self.config.idle_timeout
         while True:
             now = time.monotonic()
             deadlines = []
             if run_timeout is not None:
                 deadlines.append((self._started + run_timeout, f"timed out after {run_timeout:g} s"))
-            if idle_timeout is not None:
+            if idle_timeout is not None and not self._deciding:
                 deadlines.append((self._last_frame + idle_timeout, f"silent for {idle_timeout:g} s"))
-            when, reason = min(deadlines)
-            if when <= now:
+            when, reason = min(deadlines, default=(None, ""))
+            if when is not None and when <= now:
                 self._request_cancel(reason)  # the lifecycle does the rest, as for dispose()
                 return
-            await asyncio.sleep(when - now)
+            self._clock_changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._clock_changed.wait(), None if when is None else when - now)
 
     async def _watch_exit(self, child: Child, transport: StdioTransport) -> None:
         """A dead child whose pipes stay open (a wrapper's grandchild holds them) ends the run."""
@@ -541,10 +547,15 @@ class AcpSubagentRun:
         asked = time.monotonic()
         option_id: str | None = None
         rule = "cancelled"  # what decided, unless the policy gets to
+        self._deciding += 1
+        self._clock_changed.set()
         try:
             if not self._interrupt.is_set():
                 option_id, rule = await self._decide(ask)
         finally:
+            self._deciding -= 1
+            self._last_frame = time.monotonic()  # silence is counted again from the answer
+            self._clock_changed.set()
             # Recorded even when the question dies with the run: the log shows it was answered
             # `cancelled`, and a modal showing it has been closed by the cancellation.
             kinds: dict[str, str] = {}

@@ -2,7 +2,9 @@
 
 A slow consumer (a busy screen, or nobody at all) must not cost a copy per chunk: consecutive output
 deltas merge while they wait, and chatty diagnostics (stderr lines, hidden updates) are capped while
-unread. The run's result keeps the full counts either way.
+unread, and a usage report still unread is replaced by the next one (only the latest matters). The
+run's result keeps the full counts either way. The session layer queues its own events through the
+same stream (`EventStream[AttemptEvent]`).
 """
 
 from __future__ import annotations
@@ -10,23 +12,34 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
+from typing import Any, Generic, TypeVar
 
-from acp_tui.core.model import Finished, HiddenUpdate, OutputDelta, RunEvent, StderrLine
+from acp_tui.core.model import Finished, HiddenUpdate, OutputDelta, RunEvent, StderrLine, UsageReported
 
 # Unread diagnostics beyond this are dropped (stderr: with a note once the reader catches up).
 MAX_PENDING_DIAGNOSTICS = 2000
 
+E = TypeVar("E")
 
-class EventStream:
+
+class _Latest:
+    """An unread usage report: a newer one takes its place."""
+
+    def __init__(self, event: UsageReported) -> None:
+        self.event = event
+
+
+class EventStream(Generic[E]):
     def __init__(self) -> None:
-        self._items: deque[RunEvent | list[str]] = deque()
+        self._items: deque[Any] = deque()
+        self._latest_usage: _Latest | None = None
         self._wakeup = asyncio.Event()
         self._pending_diagnostics = 0
         self._skipped_stderr = 0
         self._subscribed = False
         self._closed = False
 
-    def push(self, event: RunEvent) -> None:
+    def push(self, event: E | RunEvent) -> None:
         if self._closed:
             return
         if isinstance(event, OutputDelta):
@@ -45,25 +58,33 @@ class EventStream:
                 self._skipped_stderr = 0
             self._pending_diagnostics += 1
             self._items.append(event)
+        elif isinstance(event, UsageReported):
+            if self._latest_usage is not None:
+                self._latest_usage.event = event
+                return
+            self._latest_usage = _Latest(event)
+            self._items.append(self._latest_usage)
         else:
             self._items.append(event)
             self._closed = isinstance(event, Finished)
         self._wakeup.set()
 
-    def __aiter__(self) -> AsyncIterator[RunEvent]:
+    def __aiter__(self) -> AsyncIterator[E]:
         if self._subscribed:
             raise RuntimeError("events() has one consumer; it was already taken")
         self._subscribed = True
         return self._iterate()
 
-    async def _iterate(self) -> AsyncIterator[RunEvent]:
+    async def _iterate(self) -> AsyncIterator[E]:
         while True:
             while not self._items:
                 self._wakeup.clear()
                 await self._wakeup.wait()
             item = self._items.popleft()
             if isinstance(item, list):
-                event: RunEvent = OutputDelta("".join(item))
+                event: Any = OutputDelta("".join(item))
+            elif isinstance(item, _Latest):
+                event, self._latest_usage = item.event, None
             else:
                 event = item
                 if isinstance(event, StderrLine | HiddenUpdate):

@@ -43,6 +43,7 @@ class SecretMask:
                 for i in range(len(spelling) - FRAGMENT + 1)
             }
         secrets = sorted(spellings, key=len, reverse=True)
+        self._values = tuple(secrets)
         self._pattern = re.compile("|".join(map(re.escape, secrets))) if secrets else None
         self._fragments = fragments
         self._hold = max((len(s) for s in secrets), default=1) - 1
@@ -71,13 +72,39 @@ class SecretMask:
         return "".join([*parts, text[shown:]])
 
     def feed(self, text: str) -> str:
-        """The part of a stream that is safe to show now."""
+        """The part of a stream that is safe to show now.
+
+        What is held back is the unmasked text from the first place where a value may be starting
+        (the rest of the text is a prefix of one): a value whose start is another value must not be
+        masked as the shorter one, its tail shown, when a chunk ends between them."""
         if self._pattern is None:
             return text
-        masked = self._pattern.sub(MASK, self._tail + text)
-        cut = max(0, len(masked) - self._hold)
-        self._tail = masked[cut:]
-        return masked[:cut]
+        pending = self._tail + text
+        hold = self._open_prefix(pending)
+        self._tail = pending[hold:]
+        return self._pattern.sub(MASK, pending[:hold])
+
+    def _open_prefix(self, text: str) -> int:
+        """Where the stream must stop for now: the first place a value may be starting (the rest of
+        `text` is a proper prefix of one) that no value found earlier covers (len: none)."""
+        assert self._pattern is not None
+        starts = [
+            start
+            for start in range(max(0, len(text) - self._hold), len(text))
+            if any(len(value) > len(text) - start and value.startswith(text[start:]) for value in self._values)
+        ]
+        if not starts:
+            return len(text)
+        open_starts = set(starts)
+        covered = [
+            (match.start(), match.end())
+            for match in self._pattern.finditer(text, max(0, starts[0] - self._hold))
+            if match.start() not in open_starts
+        ]
+        for start in starts:
+            if not any(begin < start < end for begin, end in covered):
+                return start
+        return len(text)
 
     def flush(self) -> str:
         tail, self._tail = self._tail, ""

@@ -1,22 +1,66 @@
-"""A session of the app: rounds of one prompt sent to several agents, and the attempts of each.
+"""Attempts and the session that holds them: what the app shows and `acp-tui run` prints.
 
-An attempt is one run of one agent for one round; `r` adds another beside it. Attempts are never
-dropped: closing a pane takes it off the screen, not out of the session, so the export holds every
-run the session made (a run still going is exported once it ends).
+An attempt is one run of one agent for one round; `r` adds another beside it. Its phase moves one
+way: `waiting` -> `preparing` (its worktree, its provider) -> `spawning` -> `initializing` ->
+`prompting` -> `ended`, with `cancelling` reachable from any live phase; the stop steps of a cancel
+(`session/cancel` sent, SIGTERM, SIGKILL) are noted on the way. `needs-you` is not a phase: it is
+shown while a permission request of the attempt waits for a person. Only the driver
+(`acp_tui.session.driver`) moves an attempt; everything else reads it.
+
+Attempts are never dropped: closing a pane takes it off the screen, not out of the session, so the
+export holds every run the session made.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from acp_tui.core.model import PermissionRecord, SubagentResult, Usage
+from acp_tui.core.events import EventStream
+from acp_tui.core.model import (
+    AgentInfo,
+    ConfigOptionInfo,
+    PermissionRecord,
+    RunEvent,
+    SubagentResult,
+    SubagentRun,
+    SubagentStopReason,
+    Usage,
+)
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:
-    from acp_tui.workspace.worktrees import Worktree
+    from acp_tui.acp.config import AcpProviderConfig
+    from acp_tui.workspace.worktrees import Change, Worktree
+
+Phase: TypeAlias = Literal[
+    "waiting", "preparing", "spawning", "initializing", "prompting", "cancelling", "ended"
+]
+LIVE_PHASES: tuple[Phase, ...] = ("waiting", "preparing", "spawning", "initializing", "prompting")
+
+
+# What the driver tells an attempt's watcher besides the run's own events ---------------------------
+
+
+@dataclass(frozen=True)
+class WorktreeReady:
+    """The attempt's worktree exists; its run will work in it."""
+
+    worktree: Worktree
+
+
+@dataclass(frozen=True)
+class ChangeRecorded:
+    """What the run changed in its worktree (comes just before the attempt's `Finished`)."""
+
+    change: Change
+
+
+AttemptEvent: TypeAlias = RunEvent | WorktreeReady | ChangeRecorded
 
 
 @dataclass(eq=False)
@@ -29,20 +73,36 @@ class Attempt:
     round_no: int
     attempt_no: int
     policy: str
+    isolated: bool = False  # runs in its own git worktree (the prompt bar's box, or the preset's)
     started_at: float = field(default_factory=time.monotonic)
-    state: str = "waiting"  # a live phase, `needs you`, `cancelling`, or the stop reason at the end
+    phase: Phase = "waiting"
+    stop_step: str = ""  # the last step of a cancel: `cancel-sent`, `sigterm`, `sigkill`
+    cancel_reason: str | None = None  # set once a cancel was asked for
     cancelled_by_user: bool = False
     result: SubagentResult | None = None
-    permissions: list[PermissionRecord] = field(default_factory=list)
+    asks_waiting: int = 0  # permission requests of this attempt waiting for a person
+    # What the run said so far (the result has the final word once it ended).
+    live_permissions: list[PermissionRecord] = field(default_factory=list)
+    hidden: Counter[str] = field(default_factory=Counter)
     usage: Usage | None = None
-    spawned_at: float | None = None  # the run's start, after its worktree was made (as `acp-tui run`)
+    agent_info: AgentInfo | None = None
+    options: dict[str, str] = field(default_factory=dict)  # the session's, once it started
+    offered: tuple[ConfigOptionInfo, ...] = ()
+    spawned_at: float | None = None  # the run's start, after its worktree was made
     first_output_at: float | None = None
     last_output_at: float | None = None
     trace: str | None = None
+    workdir: str | None = None  # where to work instead of the preset's cwd (`acp-tui run --cwd`)
     cwd: str | None = None  # the run's working directory (path rules of `policy check` use it)
     open: bool = True  # shown in the grid
-    isolated: bool = False  # runs in its own git worktree (the prompt bar's toggle, or the preset's)
     worktree: Worktree | None = None  # once made; its `change` once the run ended
+    config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
+    run: SubagentRun | None = field(default=None, repr=False)
+    # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
+    events: EventStream[AttemptEvent] = field(default_factory=EventStream, repr=False)
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    record_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    task: asyncio.Task[SubagentResult] | None = field(default=None, repr=False)
 
     @property
     def agent(self) -> str:
@@ -60,9 +120,52 @@ class Attempt:
     def finished(self) -> bool:
         return self.result is not None
 
+    @property
+    def live(self) -> bool:
+        return self.result is None
+
+    @property
+    def permissions(self) -> list[PermissionRecord]:
+        """Every permission request of the run and how it was answered."""
+        return self.result.permissions if self.result is not None else self.live_permissions
+
+    @property
+    def state(self) -> str:
+        """What is shown: a live phase, `needs-you`, `cancelling`, or how it ended (`cancelled` in
+        words for a run the user stopped)."""
+        if self.result is not None:
+            if self.result.stop_reason is SubagentStopReason.ABORTED and self.cancelled_by_user:
+                return "cancelled"
+            return str(self.result.stop_reason)
+        if self.phase == "cancelling":
+            return "cancelling"
+        if self.asks_waiting:
+            return "needs-you"
+        return self.phase
+
+    def record(self) -> dict[str, Any]:
+        """The finished attempt's record (`acp_tui.reports.records`)."""
+        from acp_tui.reports.records import run_record
+
+        assert self.result is not None
+        first, since = self.first_output_at, self.spawned_at or self.started_at
+        record = run_record(
+            self.preset,
+            self.result,
+            prompt=self.prompt,
+            policy=self.policy,
+            trace=self.trace,
+            cwd=self.cwd,
+            isolation=self.worktree.fields() if self.worktree is not None else None,
+            first_chunk_s=first - since if first is not None else None,
+        )
+        return record
+
 
 @dataclass
 class Session:
+    """Rounds of one prompt sent to several agents, and the attempts of each."""
+
     attempts: list[Attempt] = field(default_factory=list)
     rounds: int = 0
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -106,28 +209,13 @@ class Session:
         return attempt
 
     def live_for(self, agent: str) -> list[Attempt]:
-        return [a for a in self.attempts if a.agent == agent and not a.finished]
+        return [a for a in self.attempts if a.agent == agent and a.live]
 
     def records(self) -> list[dict[str, Any]]:
-        """Every finished attempt of the session as a record (`acp_tui.reports.records`), in start order."""
-        return [self.record(attempt) for attempt in self.attempts if attempt.result is not None]
-
-    def record(self, attempt: Attempt) -> dict[str, Any]:
-        """A finished attempt's record, with `acp-tui run`'s isolation keys and `first_chunk_s`."""
-        from acp_tui.reports import records as report
-
-        assert attempt.result is not None
-        first, since = attempt.first_output_at, attempt.spawned_at or attempt.started_at
-        record = report.run_record(
-            attempt.preset,
-            attempt.result,
-            prompt=attempt.prompt,
-            policy=attempt.policy,
-            trace=attempt.trace,
-            cwd=attempt.cwd,
-            isolation=attempt.worktree.fields() if attempt.worktree is not None else None,
-            first_chunk_s=first - since if first is not None else None,
-        )
-        record["round"] = attempt.round_no
-        record["attempt"] = attempt.attempt_no
-        return record
+        """Every finished attempt of the session as a record with its `round` and `attempt`, in
+        start order (the app's export)."""
+        return [
+            {**attempt.record(), "round": attempt.round_no, "attempt": attempt.attempt_no}
+            for attempt in self.attempts
+            if attempt.finished
+        ]

@@ -1,6 +1,7 @@
-"""The fan-out without a screen: every run at once, child stderr forwarded, results as they finish.
+"""`acp-tui run`'s round: every agent at once, child stderr forwarded, results as they finish.
 
-It consumes the same `SubagentRun.events()` stream as the app's panes. Exit status: 0 when every run
+The runs go through the same driver as the app's (`acp_tui.session.driver`), and their events are
+the ones a pane consumes. Exit status: 0 when every run
 completed, 1 when any did not, 130 when interrupted (SIGINT, SIGTERM, SIGHUP) once every run is
 disposed. Usage errors (2) are the command line's business, before anything gets here.
 """
@@ -12,28 +13,21 @@ import contextlib
 import os
 import signal
 import sys
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
-from acp_tui.acp.run import AcpSubagentRun
-from acp_tui.core.model import (
-    Finished,
-    OutputDelta,
-    StderrLine,
-    SubagentRequest,
-    SubagentResult,
-    SubagentStopReason,
-)
+from acp_tui.acp.config import AcpProviderConfig
+from acp_tui.core.model import StderrLine, SubagentStopReason
 from acp_tui.core.text import one_line
-from acp_tui.reports.records import json_line, run_record
+from acp_tui.reports.records import json_line
 from acp_tui.reports.text import text_block
+from acp_tui.session.attempts import Attempt, Session
+from acp_tui.session.driver import Driver, isolation_cwd
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:
-    from acp_tui.workspace.worktrees import Isolation, IsolationPlan, Origin, Worktree
+    from acp_tui.workspace.worktrees import IsolationPlan
 
 EXIT_OK = 0
 EXIT_NOT_COMPLETED = 1
@@ -69,8 +63,7 @@ def run_jobs(
     fanout = _Fanout(
         jobs, prompt, cwd=cwd, timeout=timeout, fmt=fmt, out=out or sys.stdout, err=err or sys.stderr
     )
-    fanout.isolation = isolation
-    return asyncio.run(fanout.run())
+    return asyncio.run(fanout.run(isolation))
 
 
 class _Fanout:
@@ -86,151 +79,100 @@ class _Fanout:
         err: TextIO,
     ) -> None:
         self.jobs = jobs
-        self.request = SubagentRequest(prompt=prompt, cwd=cwd)
+        self.prompt = prompt
+        self.cwd = cwd
         self.timeout = timeout
         self.fmt = fmt
         self.out = out
         self.err = err
-        self.runs: list[AcpSubagentRun] = []
         self.interrupted: str | None = None
-        self._disposals: set[asyncio.Task[None]] = set()
+        self.driver: Driver | None = None
         self._out_closed = False
-        # Isolation (`--worktree`): the plan checked by the command line, the worktrees it made.
-        self.isolation: IsolationPlan | None = None
-        self._worktrees: Isolation | None = None
-        self._records: dict[int, dict[str, Any]] = {}  # by id(job), for the comparison
+        self._records: list[dict[str, Any]] = []  # for the comparison, in job order
 
-    async def run(self) -> int:
+    async def run(self, isolation: IsolationPlan | None) -> int:
         loop = asyncio.get_running_loop()
+        configs = {}
+        session = Session()
+        attempts = session.new_round(
+            self.prompt, [job.preset for job in self.jobs], {job.preset.name: job.policy for job in self.jobs}
+        )
+        for attempt, job, number in zip(attempts, self.jobs, range(len(self.jobs)), strict=True):
+            attempt.workdir = self.cwd
+            attempt.isolated = isolation is not None and isolation.origins[number] is not None
+            configs[attempt.id] = job.config
+        self.driver = driver = Driver(
+            lambda attempt: configs[attempt.id],
+            timeout=self.timeout,
+            keep_worktrees=isolation is not None and isolation.keep,
+        )
         for sig in INTERRUPTING_SIGNALS:
             loop.add_signal_handler(sig, self._interrupt, sig)
         try:
-            if self.isolation is not None:
-                from acp_tui.workspace.git import IsolationError
-                from acp_tui.workspace.worktrees import Isolation
-
-                self._worktrees = Isolation()
-                with contextlib.suppress(IsolationError):  # then each run says so, in its record
-                    await self._worktrees.start()
-                notes = [*self._worktrees.left, *self.isolation.notes]
-                self._write(self.err, "".join(f"acp-tui: {one_line(note)}\n" for note in notes))
-            results = await asyncio.gather(
-                *(self._drive(job, self._origin(i)) for i, job in enumerate(self.jobs))
-            )
-            if self._disposals:
-                await asyncio.gather(*self._disposals)
+            if isolation is not None:
+                await self._start_isolation(driver, isolation, attempts)
+            for attempt in attempts:
+                driver.start(attempt)
+            await asyncio.gather(*(self._watch(attempt) for attempt in attempts))
         finally:
             for sig in INTERRUPTING_SIGNALS:
                 loop.remove_signal_handler(sig)
-            if self._worktrees is not None:
-                left = await self._worktrees.aclose()
-                self._write(self.err, "".join(f"acp-tui: {one_line(line)}\n" for line in left))
-                kept = [w.path for w in self._worktrees.worktrees if w.kept]
+            left = await driver.aclose()
+            self._write(self.err, "".join(f"acp-tui: {one_line(line)}\n" for line in left))
+            if driver.isolation is not None:
+                kept = [w.path for w in driver.isolation.worktrees if w.kept]
                 self._write(self.err, "".join(f"acp-tui: kept the worktree {path}\n" for path in kept))
         if self.fmt == "markdown":
             from acp_tui.reports.compare import comparison_markdown
 
-            records = [self._records[id(job)] for job in self.jobs if id(job) in self._records]
-            self._write(self.out, comparison_markdown(records))
+            self._write(self.out, comparison_markdown([attempt.record() for attempt in attempts]))
         if self.interrupted:
             return EXIT_INTERRUPTED
-        if all(r.stop_reason is SubagentStopReason.COMPLETED for r in results):
+        if all(
+            a.result is not None and a.result.stop_reason is SubagentStopReason.COMPLETED for a in attempts
+        ):
             return EXIT_OK
         return EXIT_NOT_COMPLETED
 
-    def _origin(self, index: int) -> Origin | None:
-        return self.isolation.origins[index] if self.isolation is not None else None
+    async def _start_isolation(self, driver: Driver, plan: IsolationPlan, attempts: list[Attempt]) -> None:
+        """The checkouts the command line found, and the cache's start (its prune) said once."""
+        from acp_tui.workspace.git import IsolationError
+        from acp_tui.workspace.worktrees import Isolation
 
-    async def _drive(self, job: Job, origin: Origin | None = None) -> SubagentResult:
-        request, worktree = self.request, None
-        if origin is not None and self._worktrees is not None:
-            from acp_tui.workspace.git import IsolationError
+        for attempt, origin in zip(attempts, plan.origins, strict=True):
+            if origin is not None:
+                driver.origins[isolation_cwd(attempt)] = origin
+        driver.isolation = Isolation()
+        with contextlib.suppress(IsolationError):  # then each run says so, in its record
+            await driver.isolation.start()
+        notes = [*driver.isolation.left, *plan.notes]
+        self._write(self.err, "".join(f"acp-tui: {one_line(note)}\n" for note in notes))
 
-            try:
-                worktree = await self._worktrees.add(origin, job.preset.name)
-            except IsolationError as exc:  # never run in the main checkout instead
-                failed = SubagentResult(SubagentStopReason.ERROR, "", error=f"no worktree: {exc}")
-                self._emit(job, failed, None, None, None)
-                return failed
-            if self.isolation is not None and self.isolation.keep:
-                worktree.keep()
-            request = replace(request, cwd=str(worktree.cwd))
-        started = time.monotonic()
-        first_chunk: float | None = None
-        run = await AcpSubagentProvider(job.config).start(request)
-        self.runs.append(run)
-        if self.interrupted:  # the signal came while this one was spawning
-            self._dispose(run, self.interrupted)
-        timer = None
-        if self.timeout is not None:
-            reason = f"timed out after {self.timeout:g} s"
-            timer = asyncio.get_running_loop().call_later(self.timeout, self._dispose, run, reason)
-        name = job.preset.name
-        result: SubagentResult | None = None
-        try:
-            async for event in run.events():
-                if isinstance(event, OutputDelta) and first_chunk is None:
-                    first_chunk = time.monotonic() - started
-                elif isinstance(event, StderrLine):
-                    self._write(self.err, f"[{one_line(name)}] {one_line(event.text)}\n")
-                elif isinstance(event, Finished):
-                    result = event.result
-        finally:
-            if timer is not None:
-                timer.cancel()
-        if result is None:  # the stream always ends with Finished; this is belt and braces
-            result = await run.result()
-        if worktree is not None:
-            from acp_tui.workspace.worktrees import time_left
-
-            change = await worktree.record(
-                timeout=time_left(started, self.timeout, job.config.run_timeout),
-                max_file_bytes=job.preset.max_file_bytes,
-            )
-            left = await worktree.remove()  # unless kept
-            for problem in (change.error, left):
-                if problem:
-                    self._write(self.err, f"[{one_line(name)}] {one_line(problem)}\n")
-        self._emit(job, result, run.trace_path, worktree, first_chunk, run.cwd)
-        return result
-
-    def _emit(
-        self,
-        job: Job,
-        result: SubagentResult,
-        trace: str | None,
-        worktree: Worktree | None,
-        first_chunk: float | None,
-        cwd: str | None = None,
-    ) -> None:
-        record = run_record(
-            job.preset,
-            result,
-            prompt=self.request.prompt,
-            policy=job.policy,
-            trace=trace,
-            cwd=cwd,
-            isolation=worktree.fields() if worktree is not None else None,
-            first_chunk_s=first_chunk,
-        )
-        if self.fmt == "markdown":
-            self._records[id(job)] = record  # the comparison is printed once every run has ended
-        elif self.fmt == "json":
+    async def _watch(self, attempt: Attempt) -> None:
+        """Forward the attempt's stderr; once it ended, its worktree goes (unless kept) and its
+        record is printed."""
+        assert self.driver is not None
+        name = one_line(attempt.agent)
+        async for event in attempt.events:
+            if isinstance(event, StderrLine):
+                self._write(self.err, f"[{name}] {one_line(event.text)}\n")
+        change = attempt.worktree.change if attempt.worktree is not None else None
+        left = await self.driver.drop_worktree(attempt)
+        for problem in (change.error if change else None, left):
+            if problem:
+                self._write(self.err, f"[{name}] {one_line(problem)}\n")
+        record = attempt.record()
+        if self.fmt == "json":
             self._write(self.out, json_line(record) + "\n")
-        else:
+        elif self.fmt == "text":
             self._write(self.out, text_block(record) + "\n")
 
     def _interrupt(self, sig: signal.Signals) -> None:
-        if self.interrupted:
+        if self.interrupted or self.driver is None:
             return  # disposal is already under way, and bounded by the runs' graces
         self.interrupted = f"interrupted by {sig.name}"
-        for run in self.runs:
-            self._dispose(run, self.interrupted)
-
-    def _dispose(self, run: AcpSubagentRun, reason: str) -> None:
-        task = asyncio.ensure_future(run.dispose(reason))
-        self._disposals.add(task)
-        task.add_done_callback(self._disposals.discard)
+        for attempt in self.driver.attempts:
+            self.driver.cancel_soon(attempt, self.interrupted)
 
     def _write(self, stream: TextIO, text: str) -> None:
         if stream is self.out and self._out_closed:

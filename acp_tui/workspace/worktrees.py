@@ -435,11 +435,17 @@ class Isolation:
     async def start(self) -> list[Path]:
         """Take our folder, and remove what dead processes left: the worktrees removed (to the first
         caller; the others, eight runs setting up at once, wait for the same start)."""
+        first = self._starting is None
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._start())
-            return await asyncio.shield(self._starting)
-        await asyncio.shield(self._starting)
-        return []
+        starting = self._starting
+        try:
+            removed = await asyncio.shield(starting)
+        except IsolationError:
+            if self._starting is starting:
+                self._starting = None  # a failed start is not kept: the next isolated round tries again
+            raise
+        return removed if first else []
 
     async def _start(self) -> list[Path]:
         try:

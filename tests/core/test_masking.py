@@ -52,3 +52,34 @@ async def test_an_agent_echoing_its_credential_shows_it_masked_everywhere(tmp_pa
     assert result.stderr_tail == [f"my key is {MASK}"]
     [trace] = tmp_path.glob("*.jsonl")
     assert SECRET not in trace.read_text()
+
+
+@given(
+    base=st.text("ab", min_size=4, max_size=8),
+    tail=st.text("abc", min_size=1, max_size=8),
+    filler=st.text("abc ", max_size=30),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=6),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_value_that_starts_with_another_value_is_masked_whole_wherever_a_chunk_ends(
+    base: str, tail: str, filler: str, cuts: list[int]
+) -> None:
+    """`abcd1234` and `abcd1234TAIL...` both secrets: a chunk ending after the shorter one must not
+    let the longer one's tail through (it showed as `***TAIL...`)."""
+    longer = base + tail
+    text = f"{filler}{longer}{filler}{base}!"
+    whole = SecretMask([base, longer])(text)
+    mask = SecretMask([base, longer])
+    shown, start = [], 0
+    for cut in sorted({min(cut, len(text)) for cut in cuts}):
+        shown.append(mask.feed(text[start:cut]))
+        start = cut
+    shown.append(mask.feed(text[start:]))
+    shown.append(mask.flush())
+    assert "".join(shown) == whole
+
+
+def test_the_tail_of_a_value_that_starts_with_another_never_shows() -> None:
+    mask = SecretMask(["abcd1234", "abcd1234TAILeb2a9999"])
+    shown = mask.feed("value: abcd1234") + mask.feed("TAILeb2a9999 end") + mask.flush()
+    assert shown == "value: *** end"

@@ -1,0 +1,92 @@
+"""Permission requests waiting for a person (the `ask` policy, and rules that say `ask`): one queue,
+oldest first, each request a future the run awaits.
+
+A request belongs to the attempt whose run asked: the driver starts every run inside
+`asking_for(attempt)`, and the tasks the run makes inherit that context. A request leaves the queue
+when it is answered or when its run stops asking (it ended, or withdrew the request): listeners hear
+every change, so a dialog showing a request that left can close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_tui.policy.ask import PermissionAsk
+    from acp_tui.session.attempts import Attempt
+
+_asking: contextvars.ContextVar[Attempt | None] = contextvars.ContextVar("acp_tui_asking", default=None)
+
+
+@contextlib.contextmanager
+def asking_for(attempt: Attempt) -> Iterator[None]:
+    """Requests made by what starts in this block (a run and its tasks) belong to `attempt`."""
+    token = _asking.set(attempt)
+    try:
+        yield
+    finally:
+        _asking.reset(token)
+
+
+@dataclass(eq=False)
+class PendingAsk:
+    """A permission request waiting for a person; the run awaits `answer`."""
+
+    attempt: Attempt | None
+    ask: PermissionAsk
+    answer: asyncio.Future[str | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    @property
+    def agent(self) -> str:
+        return self.attempt.agent if self.attempt is not None else "?"
+
+
+Listener = Callable[[PendingAsk], None]
+
+
+class AskQueue:
+    """The requests waiting, oldest first. `ask` is the handler policies are given."""
+
+    def __init__(self) -> None:
+        self.pending: list[PendingAsk] = []
+        self._listeners: list[Listener] = []
+
+    def listen(self, listener: Listener) -> None:
+        """`listener(pending)` is called when a request joins the queue and when it leaves."""
+        self._listeners.append(listener)
+
+    async def ask(self, ask: PermissionAsk) -> str | None:
+        """Queue the request and wait for a person's answer (an option id, or None: cancelled)."""
+        pending = PendingAsk(_asking.get(), ask)
+        self.pending.append(pending)
+        self._changed(pending)
+        try:
+            return await pending.answer
+        finally:
+            self.pending.remove(pending)
+            self._changed(pending)
+
+    def answer(self, pending: PendingAsk, option_id: str | None) -> None:
+        """A person's answer; too late (the run stopped asking) is nothing."""
+        if not pending.answer.done():
+            pending.answer.set_result(option_id)
+
+    def waiting_for(self, attempt: Attempt) -> int:
+        return sum(pending.attempt is attempt for pending in self.pending)
+
+    def __bool__(self) -> bool:
+        return bool(self.pending)
+
+    def __len__(self) -> int:
+        return len(self.pending)
+
+    def _changed(self, pending: PendingAsk) -> None:
+        for listener in self._listeners:
+            listener(pending)

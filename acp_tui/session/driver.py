@@ -1,0 +1,330 @@
+"""The one run lifecycle, for the app and for `acp-tui run`.
+
+`Driver.start(attempt)` prepares the attempt (its worktree when isolated, its provider in the seam),
+starts its run through `Subagents` (so the capability check always happens), follows the run's
+events onto the attempt, records the worktree's change once, and ends with the attempt's result.
+Whoever watches the attempt (a pane, the headless printer) consumes `attempt.events`: the run's own
+events, the driver's (`WorktreeReady`, `ChangeRecorded`), and `Finished` last, once the change is
+recorded.
+
+`cancel()` works at every phase: while the worktree is being made or the provider set up, nothing
+is spawned and the attempt ends `aborted`; once the run exists, it is disposed. Every path, a bug of
+ours included, ends with the run disposed and the attempt's result set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from acp_tui.core.model import (
+    Finished,
+    HiddenUpdate,
+    OutputDelta,
+    PermissionDecided,
+    SessionStarted,
+    StatusChanged,
+    Stopping,
+    SubagentRequest,
+    SubagentResult,
+    SubagentStopReason,
+    UsageReported,
+)
+from acp_tui.core.registry import Subagents
+from acp_tui.session.asks import AskQueue, PendingAsk, asking_for
+from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from acp_tui.acp.config import AcpProviderConfig
+    from acp_tui.session.attempts import Attempt
+    from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
+
+log = logging.getLogger(__name__)
+
+# The core's config for an attempt, made once its worktree (if any) exists: the owner's settings,
+# policy, tracing and sandbox decide it.
+Configure = Callable[["Attempt"], "AcpProviderConfig"]
+T = TypeVar("T")
+
+
+class _Cancelled(Exception):
+    """The attempt was cancelled while it was being prepared."""
+
+
+class Driver:
+    def __init__(
+        self,
+        configure: Configure,
+        *,
+        timeout: float | None = None,
+        keep_worktrees: bool = False,
+        isolation_root: Path | None = None,
+    ) -> None:
+        self.configure = configure
+        self.timeout = timeout  # `acp-tui run --timeout`: every run is disposed after it
+        self.keep_worktrees = keep_worktrees
+        self.subagents = Subagents()
+        self.asks = AskQueue()
+        self.asks.listen(self._ask_changed)
+        self.isolation: Isolation | None = None  # made at the first isolated attempt
+        self.origins: dict[str, Origin] = {}  # checkouts found, by the cwd they hold (never failures)
+        self.attempts: list[Attempt] = []
+        self.on_change: Callable[[Attempt], None] = lambda attempt: None  # a state to show again
+        self._isolation_root = isolation_root
+        self._looking: dict[str, asyncio.Future[Origin]] = {}
+        self._background: set[asyncio.Task[None]] = set()  # disposals nobody awaits
+
+    # The lifecycle, from the outside ----------------------------------------------------------
+
+    def start(self, attempt: Attempt) -> None:
+        """Start driving the attempt; its events come on `attempt.events`."""
+        self.attempts.append(attempt)
+        attempt.task = asyncio.ensure_future(self._drive(attempt))
+
+    async def cancel(
+        self, attempt: Attempt, reason: str | None = "cancelled by the user", *, by_user: bool = True
+    ) -> None:
+        """Stop the attempt however far it got; returns once its run (if any) is disposed."""
+        if attempt.finished:
+            return
+        if attempt.cancel_reason is None:
+            attempt.cancel_reason = reason
+            attempt.cancelled_by_user = by_user
+            attempt.phase = "cancelling"
+            attempt.cancelled.set()
+            self._changed(attempt)
+        if attempt.run is not None:
+            await attempt.run.dispose(attempt.cancel_reason)
+
+    def cancel_soon(self, attempt: Attempt, reason: str | None, *, by_user: bool = False) -> None:
+        """`cancel`, from where nothing can await it (a signal handler, a timer)."""
+        self._in_background(self.cancel(attempt, reason, by_user=by_user))
+
+    async def wait(self, attempt: Attempt) -> SubagentResult:
+        """The attempt's result once it ended (its change recorded)."""
+        assert attempt.task is not None
+        return await asyncio.shield(attempt.task)
+
+    async def close(self, attempt: Attempt) -> None:
+        """The attempt leaves the screen: stopped if live, its worktree removed unless kept."""
+        if attempt.live and attempt.task is not None:
+            await self.cancel(attempt, "closed by the user")
+            await self.wait(attempt)
+        await self.drop_worktree(attempt)
+
+    async def drop_worktree(self, attempt: Attempt) -> str | None:
+        """Remove the attempt's worktree (recorded first if it was not), unless kept; what could
+        not be removed, in one line."""
+        worktree = attempt.worktree
+        if worktree is None or worktree.removed:
+            return None
+        await self.record(attempt)
+        return await worktree.remove()
+
+    async def record(self, attempt: Attempt) -> None:
+        """Record the worktree's change, once, whoever asks first (the end of the run, a close)."""
+        worktree = attempt.worktree
+        if worktree is None:
+            return
+        async with attempt.record_lock:
+            if worktree.change is None and not worktree.removed:
+                from acp_tui.workspace.worktrees import time_left
+
+                run_timeout = attempt.config.run_timeout if attempt.config is not None else None
+                await worktree.record(
+                    timeout=time_left(attempt.spawned_at or attempt.started_at, self.timeout, run_timeout),
+                    max_file_bytes=attempt.preset.max_file_bytes,
+                )
+
+    async def aclose(self) -> list[str]:
+        """Quit: every live attempt stopped at once (one cancel grace and one term grace for all),
+        each one's change recorded, every worktree not kept removed. Lines for what was left."""
+        live = [attempt for attempt in self.attempts if attempt.live]
+        for attempt in live:
+            if attempt.cancel_reason is None:
+                attempt.cancel_reason = "the app quit"
+                attempt.phase = "cancelling"
+                attempt.cancelled.set()
+        await self.subagents.aclose()  # disposes every run at once
+        await asyncio.gather(*(self.wait(attempt) for attempt in live if attempt.task is not None))
+        if self.isolation is None:
+            return []
+        return await self.isolation.aclose()
+
+    # Driving one attempt ------------------------------------------------------------------------
+
+    async def _drive(self, attempt: Attempt) -> SubagentResult:
+        failure = None
+        try:
+            result = await self._prepare_and_run(attempt)
+        except Exception as exc:  # a bug of ours still ends the attempt, and says so
+            log.exception("driving an attempt failed")
+            failure = f"internal error: {type(exc).__name__}: {exc}"
+            result = SubagentResult(SubagentStopReason.ERROR, "", error=failure)
+        finally:
+            run = attempt.run
+            if run is not None:  # whatever happened above, nothing of the run is left
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(run.dispose(failure))
+        if failure is not None and attempt.run is not None:  # its partial answer is kept
+            kept = await attempt.run.result()
+            result = dataclasses.replace(kept, stop_reason=SubagentStopReason.ERROR, error=failure)
+        if attempt.isolated:
+            await self.record(attempt)
+            if attempt.worktree is not None and attempt.worktree.change is not None:
+                attempt.events.push(ChangeRecorded(attempt.worktree.change))
+        attempt.result = result
+        attempt.phase = "ended"
+        attempt.asks_waiting = 0
+        attempt.events.push(Finished(result))
+        self._changed(attempt)
+        return result
+
+    async def _prepare_and_run(self, attempt: Attempt) -> SubagentResult:
+        attempt.phase = "preparing"
+        self._changed(attempt)
+        name = f"attempt {attempt.id}"
+        try:
+            cwd = attempt.workdir
+            if attempt.isolated:
+                worktree = await self._unless_cancelled(attempt, self._worktree_for(attempt))
+                attempt.worktree = worktree
+                attempt.events.push(WorktreeReady(worktree))
+                cwd = str(worktree.cwd)
+            if attempt.cancelled.is_set():
+                raise _Cancelled
+            from acp_tui.acp.provider import AcpSubagentProvider
+
+            config = self.configure(attempt)
+            attempt.config = config
+            await self.subagents.register(name, AcpSubagentProvider(config))
+            attempt.spawned_at = time.monotonic()
+            with asking_for(attempt):
+                run = await self.subagents.start(name, SubagentRequest(prompt=attempt.prompt, cwd=cwd))
+        except _Cancelled:
+            return SubagentResult(SubagentStopReason.ABORTED, "", error=attempt.cancel_reason)
+        except Exception as exc:  # no worktree, a capability refused, a policy the core lacks
+            from acp_tui.workspace.git import IsolationError
+
+            if isinstance(exc, IsolationError):
+                message = f"no worktree: {exc}"
+            elif isinstance(exc, ValueError | KeyError):
+                message = str(exc)
+            else:
+                raise
+            return SubagentResult(SubagentStopReason.ERROR, "", error=message)
+        attempt.run = run
+        attempt.trace = getattr(run, "trace_path", None)
+        attempt.cwd = getattr(run, "cwd", None)
+        if attempt.cancelled.is_set():  # the cancel came while the run was spawning
+            self._in_background(run.dispose(attempt.cancel_reason))
+        timer = None
+        if self.timeout is not None:
+            reason = f"timed out after {self.timeout:g} s"
+            timer = asyncio.get_running_loop().call_later(self.timeout, self.cancel_soon, attempt, reason)
+        try:
+            async for event in run.events():
+                if isinstance(event, Finished):
+                    attempt.trace = getattr(run, "trace_path", None) or attempt.trace  # opened late
+                    return event.result
+                self._follow(attempt, event)
+                attempt.events.push(event)
+        finally:
+            if timer is not None:
+                timer.cancel()
+            with contextlib.suppress(KeyError):
+                await self.subagents.unregister(name)  # the run is over: its provider goes too
+        return await run.result()
+
+    async def _unless_cancelled(self, attempt: Attempt, work: Awaitable[T]) -> T:
+        """`work`, unless the attempt is cancelled first (then it is stopped, and _Cancelled)."""
+        task = asyncio.ensure_future(work)
+        cancelled = asyncio.ensure_future(attempt.cancelled.wait())
+        try:
+            await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+            raise _Cancelled
+        return task.result()
+
+    async def _worktree_for(self, attempt: Attempt) -> Worktree:
+        from acp_tui.workspace.worktrees import Isolation, find_origin
+
+        where = isolation_cwd(attempt)
+        origin = self.origins.get(where)
+        if origin is None:
+            # One look per checkout for attempts that start together; a failure is not kept.
+            looking = self._looking.get(where)
+            if looking is None:
+                looking = self._looking[where] = asyncio.ensure_future(find_origin(where))
+                looking.add_done_callback(lambda _: self._looking.pop(where, None))
+            origin = await asyncio.shield(looking)
+            self.origins[where] = origin
+        if self.isolation is None:
+            self.isolation = Isolation(self._isolation_root)  # its start prunes what a crash left
+        worktree = await self.isolation.add(origin, attempt.agent)
+        if self.keep_worktrees:
+            worktree.keep()
+        return worktree
+
+    def _follow(self, attempt: Attempt, event: AttemptEvent) -> None:
+        """What an event of the run changes in the attempt."""
+        if isinstance(event, OutputDelta):
+            attempt.last_output_at = time.monotonic()
+            attempt.first_output_at = attempt.first_output_at or attempt.last_output_at
+        elif isinstance(event, StatusChanged):
+            if event.status in ("spawning", "initializing", "prompting") and attempt.phase != "cancelling":
+                attempt.phase = event.status
+            elif event.status == "cancelling":
+                attempt.phase = "cancelling"
+        elif isinstance(event, Stopping):
+            attempt.stop_step = event.step
+            attempt.phase = "cancelling"
+        elif isinstance(event, HiddenUpdate):
+            attempt.hidden[event.kind] += 1
+        elif isinstance(event, PermissionDecided):
+            attempt.live_permissions.append(event.record)
+        elif isinstance(event, UsageReported):
+            attempt.usage = event.usage
+        elif isinstance(event, SessionStarted):
+            attempt.agent_info = event.agent
+            attempt.options = dict(event.options)
+            attempt.offered = event.offered
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # Watchers ------------------------------------------------------------------------------------
+
+    def _ask_changed(self, pending: PendingAsk) -> None:
+        attempt = pending.attempt
+        if attempt is not None and attempt.live:
+            attempt.asks_waiting = self.asks.waiting_for(attempt)
+            self._changed(attempt)
+
+    def _changed(self, attempt: Attempt) -> None:
+        try:
+            self.on_change(attempt)
+        except Exception:  # a watcher's failure is the watcher's
+            log.exception("a watcher of an attempt failed")
+
+
+def isolation_cwd(attempt: Attempt) -> str:
+    """The checkout an isolated run comes from: its preset's cwd, else ours (the demo's scratch dir
+    only kept writes out of the checkout, which a worktree does)."""
+    preset = attempt.preset
+    return os.path.abspath(attempt.workdir or (None if preset.create_cwd else preset.cwd) or os.getcwd())
