@@ -69,6 +69,11 @@ Hostile options (tests/hostile/):
   permission_kind=K   its kind (default edit)
   permission_raw=JSON its rawInput (a JSON value), as real agents send it
   permission_paths=P,Q  its locations (paths, comma-separated)
+  announce=HOW        how the `permission=` tool call is told before the request, which then
+                      carries only its toolCallId (Mistral Vibe's way): `start` (one tool_call with
+                      every field), `split` (tool_call with title and kind, then a tool_call_update
+                      with the rest), `update` (only a tool_call_update); the fields then given
+                      to the request are none but the id
   noise=TEXT          before the answer, a stdout line that is not JSON and carries TEXT
   invalid_update=TEXT before the answer, an agent_message_chunk the schema rejects, carrying TEXT
   lone_surrogate=1    the answer is "x\ud800y": valid JSON, but no valid Unicode text (no UTF-8 for it)
@@ -344,6 +349,17 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
             call["rawInput"] = json.loads(opt("permission_raw"))
         if opt("permission_paths"):
             call["locations"] = [{"path": path} for path in opt("permission_paths").split(",")]
+        how = opt("announce")
+        if how == "start":
+            notify({"sessionUpdate": "tool_call", **call})
+        elif how == "split":
+            notify({"sessionUpdate": "tool_call", **{k: call[k] for k in ("toolCallId", "title", "kind")}})
+            rest = {k: v for k, v in call.items() if k not in ("title", "kind")}
+            notify({"sessionUpdate": "tool_call_update", **rest})
+        elif how == "update":
+            notify({"sessionUpdate": "tool_call_update", **call})
+        if how:
+            call = {"toolCallId": call["toolCallId"]}
         if opt("exit_at") == "permission":
             params = {"sessionId": SESSION, "toolCall": call, "options": permission_options()}
             send({"id": 1, "method": "session/request_permission", "params": params})

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from acp_tui.acp.sdk import import_acp
 from acp_tui.acp.stop_reasons import map_stop_reason
+from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.acp.trace import TraceWriter
 from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.core.events import EventStream
@@ -42,6 +43,7 @@ from acp_tui.core.model import (
     SubagentRequest,
     SubagentResult,
     SubagentStopReason,
+    ToolCallChanged,
     Usage,
     UsageReported,
 )
@@ -100,6 +102,8 @@ class AcpSubagentRun:
         self._truncated = False
         self._hidden: Counter[str] = Counter()
         self._tool_kinds: Counter[str] = Counter()
+        self._tool_calls = ToolCalls()
+        self._early_tool_calls: list[tuple[str, str, Any]] = []  # (session id, kind, the update)
         self._permissions: list[PermissionRecord] = []
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._usage: Usage | None = None
@@ -397,6 +401,7 @@ class AcpSubagentRun:
             usage=self._usage,
             auth_methods=self._clean_json(self._setup.auth_methods) if self._setup else (),
             tool_kinds=dict(self._tool_kinds),
+            tool_calls=tuple(self._clean_json(call) for call in self._tool_calls.all()),
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -487,27 +492,29 @@ class AcpSubagentRun:
                 kind = f"agent_message_chunk:{content_type}"  # counted, never shown
         if self._session_id is None:
             # Some agents stream before their `session/new` answer arrives: keep, replay later.
-            self._keep_early(session_id, kind, text)
+            self._keep_early(session_id, kind, text, update)
             return
         if session_id != self._session_id:
             return
         if text is not None:
             self._append_output(text)
             return
-        if kind == "tool_call":
-            self._tool_kinds[str(getattr(update, "kind", None) or "other")] += 1
+        if kind in ("tool_call", "tool_call_update"):
+            self._follow_tool_call(kind, update.model_dump(mode="json", by_alias=True, exclude_unset=True))
         usage = self._setup.on_update(update) if self._setup is not None else None
         if usage is not None:  # still counted below, as a hidden kind
             self._usage = usage
             self._events.push(UsageReported(usage))
         self._count_hidden(kind)
 
-    def _keep_early(self, session_id: str, kind: str, text: str | None) -> None:
+    def _keep_early(self, session_id: str, kind: str, text: str | None, update: Any) -> None:
         if len(self._early_updates) >= MAX_EARLY_UPDATES:
             self._truncated = self._truncated or text is not None
             return
         if text is None:
             self._early_updates.append((session_id, "hidden", kind))
+            if kind in ("tool_call", "tool_call_update"):
+                self._early_tool_calls.append((session_id, kind, update))
             return
         room = self.config.max_output_chars - self._early_chars
         if len(text) > room:
@@ -517,6 +524,12 @@ class AcpSubagentRun:
             self._early_updates.append((session_id, "text", text))
 
     def _replay_early_updates(self) -> None:
+        calls, self._early_tool_calls = self._early_tool_calls, []
+        for session_id, kind, update in calls:
+            if session_id == self._session_id:
+                self._follow_tool_call(
+                    kind, update.model_dump(mode="json", by_alias=True, exclude_unset=True), count=False
+                )
         early, self._early_updates = self._early_updates, []
         for session_id, what, value in early:
             if session_id != self._session_id:
@@ -526,11 +539,28 @@ class AcpSubagentRun:
             else:
                 self._count_hidden(value)
 
+    def _follow_tool_call(self, kind: str, fields: dict[str, Any], *, count: bool = True) -> None:
+        """A tool call's card: merged into the run's tool-call state, hidden from the answer."""
+        if kind == "tool_call":
+            self._tool_kinds[str(fields.get("kind") or "other")] += 1
+        self._tool_calls.merge(fields)
+        self._tool_call_changed(fields.get("toolCallId"))
+
+    def _tool_call_changed(self, call_id: Any) -> None:
+        call = self._tool_calls.get(str(call_id))
+        if call is not None:
+            self._events.push(ToolCallChanged(self._clean_json(call)))
+
     def _count_hidden(self, kind: str) -> None:
         self._hidden[kind] += 1
         self._events.push(HiddenUpdate(kind))
 
-    async def on_permission(self, ask: PermissionAsk) -> str | None:
+    async def on_permission(
+        self, tool_call: dict[str, Any], options: tuple[PermissionOptionInfo, ...]
+    ) -> str | None:
+        # What the policy decides on: the request's tool call merged into what was announced.
+        ask = self._tool_calls.ask(tool_call, options, self.cwd)
+        self._tool_call_changed(tool_call.get("toolCallId"))
         ask = PermissionAsk(
             title=self._clean(ask.title),
             kind=ask.kind,

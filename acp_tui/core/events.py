@@ -2,7 +2,8 @@
 
 A slow consumer (a busy screen, or nobody at all) must not cost a copy per chunk: consecutive output
 deltas merge while they wait, and chatty diagnostics (stderr lines, hidden updates) are capped while
-unread, and a usage report still unread is replaced by the next one (only the latest matters). The
+unread, and a usage report or a tool call's state still unread is replaced by the next one for it
+(only the latest matters). The
 run's result keeps the full counts either way. The session layer queues its own events through the
 same stream (`EventStream[AttemptEvent]`).
 """
@@ -14,7 +15,15 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, Generic, TypeVar
 
-from acp_tui.core.model import Finished, HiddenUpdate, OutputDelta, RunEvent, StderrLine, UsageReported
+from acp_tui.core.model import (
+    Finished,
+    HiddenUpdate,
+    OutputDelta,
+    RunEvent,
+    StderrLine,
+    ToolCallChanged,
+    UsageReported,
+)
 
 # Unread diagnostics beyond this are dropped (stderr: with a note once the reader catches up).
 MAX_PENDING_DIAGNOSTICS = 2000
@@ -23,16 +32,17 @@ E = TypeVar("E")
 
 
 class _Latest:
-    """An unread usage report: a newer one takes its place."""
+    """An unread report whose newer version takes its place (a usage report, a tool call's state)."""
 
-    def __init__(self, event: UsageReported) -> None:
+    def __init__(self, key: object, event: UsageReported | ToolCallChanged) -> None:
+        self.key = key
         self.event = event
 
 
 class EventStream(Generic[E]):
     def __init__(self) -> None:
         self._items: deque[Any] = deque()
-        self._latest_usage: _Latest | None = None
+        self._latest: dict[object, _Latest] = {}
         self._wakeup = asyncio.Event()
         self._pending_diagnostics = 0
         self._skipped_stderr = 0
@@ -58,12 +68,14 @@ class EventStream(Generic[E]):
                 self._skipped_stderr = 0
             self._pending_diagnostics += 1
             self._items.append(event)
-        elif isinstance(event, UsageReported):
-            if self._latest_usage is not None:
-                self._latest_usage.event = event
+        elif isinstance(event, UsageReported | ToolCallChanged):
+            key = event.call.id if isinstance(event, ToolCallChanged) else None
+            latest = self._latest.get(key)
+            if latest is not None:
+                latest.event = event
                 return
-            self._latest_usage = _Latest(event)
-            self._items.append(self._latest_usage)
+            self._latest[key] = latest = _Latest(key, event)
+            self._items.append(latest)
         else:
             self._items.append(event)
             self._closed = isinstance(event, Finished)
@@ -84,7 +96,8 @@ class EventStream(Generic[E]):
             if isinstance(item, list):
                 event: Any = OutputDelta("".join(item))
             elif isinstance(item, _Latest):
-                event, self._latest_usage = item.event, None
+                event = item.event
+                del self._latest[item.key]
             else:
                 event = item
                 if isinstance(event, StderrLine | HiddenUpdate):

@@ -91,14 +91,14 @@ class SecretMask:
         starts = [
             start
             for start in range(max(0, len(text) - self._hold), len(text))
-            if any(len(value) > len(text) - start and value.startswith(text[start:]) for value in self._values)
+            if any(len(v) > len(text) - start and v.startswith(text[start:]) for v in self._values)
         ]
         if not starts:
             return len(text)
         open_starts = set(starts)
         covered = [
             (match.start(), match.end())
-            for match in self._pattern.finditer(text, max(0, starts[0] - self._hold))
+            for match in self._pattern.finditer(text)  # from the start: as the whole text is read
             if match.start() not in open_starts
         ]
         for start in starts:

@@ -98,6 +98,35 @@ class PermissionRecord:
 
 
 @dataclass(frozen=True)
+class ToolCallInfo:
+    """A tool call as it stands (`acp_tui.acp.tool_calls` merges it): its fields so far, and when it
+    started and ended (`time.monotonic()`)."""
+
+    id: str
+    title: str | None
+    kind: str | None
+    status: str  # pending | in_progress | completed | failed
+    raw_input: Any
+    paths: tuple[str, ...]  # its locations, then the paths of its `diff` content
+    content: str  # as a person reads it (see `content_text`)
+    started_at: float
+    ended_at: float | None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+    @property
+    def label(self) -> str:
+        """Its title, else what it is: never a bare id (a uuid tells a person nothing)."""
+        return self.title or f"an untitled {self.kind or 'tool'} call"
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.ended_at is None else self.ended_at - self.started_at
+
+
+@dataclass(frozen=True)
 class Cost:
     amount: float
     currency: str
@@ -191,6 +220,7 @@ class SubagentResult:
     # Tool kinds (`edit`, `execute`, ...) of the tool calls the agent announced, counted: a run that
     # edited without one permission request had a policy with nothing to decide.
     tool_kinds: dict[str, int] = field(default_factory=dict)
+    tool_calls: tuple[ToolCallInfo, ...] = ()  # every tool call as it stood at the end
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.
@@ -244,6 +274,13 @@ class UsageReported:
 
 
 @dataclass(frozen=True)
+class ToolCallChanged:
+    """A tool call was announced or changed (its card is hidden from the answer, not lost)."""
+
+    call: ToolCallInfo
+
+
+@dataclass(frozen=True)
 class Finished:
     result: SubagentResult
 
@@ -257,6 +294,7 @@ RunEvent: TypeAlias = (
     | Stopping
     | SessionStarted
     | UsageReported
+    | ToolCallChanged
     | Finished
 )
 

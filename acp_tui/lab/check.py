@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
 from acp_tui.core.text import one_line
 from acp_tui.lab.trace_file import (
@@ -240,7 +241,7 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
     """The permission requests of one trace, each with the client's recorded answer."""
     agent = agent_label(path, entries)
     answers = {json.dumps(e.frame["id"]): e.frame for e in entries if e.dir == "out" and e.is_response}
-    tool_calls: dict[str, dict[str, Any]] = {}  # toolCallId -> fields announced so far
+    tool_calls = ToolCalls()  # the same merging as the live run's
     cwd: str | None = None
     requests = []
     for number, entry in enumerate(entries, start=1):
@@ -253,47 +254,16 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
         elif entry.dir == "in" and method == "session/update":
             update = params.get("update")
             if isinstance(update, dict) and update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
-                _merge(tool_calls, update)
+                tool_calls.merge(update)
         elif entry.dir == "in" and method == "session/request_permission" and entry.is_request:
             where = f"{path} line {number}"
             call, options = params.get("toolCall"), _trace_options(params.get("options"))
             if not isinstance(call, dict) or options is None:
                 continue  # not a request the client could decide (it answered with an error)
-            fields = _merge(tool_calls, call)
-            ask = PermissionAsk(
-                title=str(fields.get("title") or fields.get("toolCallId") or ""),
-                kind=fields["kind"] if isinstance(fields.get("kind"), str) else None,
-                options=options,
-                raw_input=fields.get("rawInput"),
-                locations=_location_paths(fields.get("locations"), fields.get("content")),
-                cwd=cwd,
-            )
+            ask = tool_calls.ask(call, options, cwd)
             answer = answers.get(json.dumps(frame["id"]))
             requests.append(Request(agent, ask, Decision(_answered(answer, options), None), where))
     return requests
-
-
-def _location_paths(locations: Any, content: Any) -> tuple[str, ...]:
-    """The paths of a traced tool call's `locations`, then those of its `diff` content."""
-    paths = [loc["path"] for loc in _objects(locations) if isinstance(loc.get("path"), str)]
-    paths += [
-        item["path"]
-        for item in _objects(content)
-        if item.get("type") == "diff" and isinstance(item.get("path"), str)
-    ]
-    return tuple(dict.fromkeys(paths))
-
-
-def _objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _merge(tool_calls: dict[str, dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any]:
-    """A tool call's fields so far: an update's omitted fields are unchanged (ACP's rule)."""
-    key = str(fields.get("toolCallId"))
-    merged = tool_calls.setdefault(key, {})
-    merged.update({k: v for k, v in fields.items() if v is not None})
-    return dict(merged)
 
 
 def _trace_options(raw: Any) -> tuple[PermissionOptionInfo, ...] | None:

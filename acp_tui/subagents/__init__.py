@@ -38,6 +38,8 @@ _EXPORTS = {
     "UnsupportedCapabilityError": "acp_tui.core.model",
     "Usage": "acp_tui.core.model",
     "UsageReported": "acp_tui.core.model",
+    "ToolCallChanged": "acp_tui.core.model",
+    "ToolCallInfo": "acp_tui.core.model",
 }
 
 if TYPE_CHECKING:
@@ -65,6 +67,8 @@ if TYPE_CHECKING:
         SubagentResult,
         SubagentRun,
         SubagentStopReason,
+        ToolCallChanged,
+        ToolCallInfo,
         UnsupportedCapabilityError,
         Usage,
         UsageReported,
@@ -97,6 +101,8 @@ __all__ = [
     "SubagentRun",
     "SubagentStopReason",
     "Subagents",
+    "ToolCallChanged",
+    "ToolCallInfo",
     "UnsupportedCapabilityError",
     "Usage",
     "UsageReported",

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
-from acp_tui.acp.client import permission_ask
+from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.core.model import PermissionOptionInfo
 from acp_tui.lab.check import trace_requests
 from acp_tui.lab.trace_file import load_trace
@@ -604,7 +604,8 @@ def test_an_edit_named_only_in_its_diff_content_is_a_touched_path() -> None:
         kind="edit",
         content=[FileEditToolCallContent(type="diff", path=f"{CWD}/.env", old_text=None, new_text="K=1")],
     )
-    request = permission_ask(call, [])
+    fields = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    request = ToolCalls().ask(fields, (), None)
     assert request.locations == (f"{CWD}/.env",)
     assert Rule("no .env", "reject", paths=("**/.env",)).matches(
         PermissionAsk(request.title, request.kind, OPTIONS, locations=request.locations, cwd=CWD)
