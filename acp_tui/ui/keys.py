@@ -1,0 +1,120 @@
+"""Every key of the app, in one table: the bindings, the help screen, the palette and the intro are
+made from it, so that none can say what another does not.
+
+`where` says who owns a key: `app` (anywhere), `grid` (the main screen: rounds and panes), `pane`
+(the focused pane), `prompt` (the text box, which handles them itself: listed for the help only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from textual.binding import Binding
+
+Where: TypeAlias = Literal["prompt", "pane", "grid", "app"]
+SECTIONS: dict[Where, str] = {
+    "prompt": "In the prompt",
+    "pane": "On the focused pane",
+    "grid": "On the panes",
+    "app": "Anywhere",
+}
+
+
+@dataclass(frozen=True)
+class Key:
+    keys: str  # Textual's key names, comma-separated (the first is the one shown by default)
+    action: str  # the owner's action ("" for the prompt's own keys)
+    help: str  # what it does, for the help screen and the palette
+    where: Where
+    label: str = ""  # how the help screen writes the key, when not as `keys`
+    footer: str | None = None  # its name in the footer; None: not shown there
+    priority: bool = False  # it acts whatever has the focus (the text box included)
+    command: str | None = None  # its name in the command palette; None: not a palette command
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.keys.replace(",", " / ")
+
+
+KEYS: tuple[Key, ...] = (
+    # The prompt's own keys (the text box handles them).
+    Key("enter", "", "send the prompt to the checked agents: a new round, focus goes to its first pane", "prompt"),
+    Key("ctrl+j,shift+enter", "", "a new line in the prompt (a pasted text is kept whole)", "prompt",
+        label="ctrl+j, shift+enter"),
+    Key("up,down", "", "at the first / last line: the prompts sent before", "prompt", label="up / down"),
+    Key("escape", "focus_panes", "leave the prompt for the panes", "grid", footer=None),
+    # The panes.
+    Key("slash,i", "focus_prompt", "back to the prompt", "grid", label="/ or i", command="Prompt"),
+    Key("tab,shift+tab", "", "next / previous pane, in reading order (also ctrl+right / ctrl+left)", "grid",
+        label="tab / shift+tab"),
+    Key("tab,ctrl+right", "next_pane", "", "pane"),
+    Key("shift+tab,ctrl+left", "previous_pane", "", "pane"),
+    Key("1", "", "the Nth pane of the newest round", "grid", label="1 … 9"),
+    *(Key(str(n), f"focus_nth({n})", "", "grid") for n in range(1, 10)),
+    Key("c", "cancel", "cancel the focused run", "pane", footer="Cancel"),
+    Key("r", "rerun", "re-run: a new attempt beside this one, with the agent's policy and options of now",
+        "pane", footer="Re-run"),
+    Key("L", "login", "after an authentication failure: run the agent's terminal login, then run again",
+        "pane", footer="Log in"),
+    Key("x", "close", "close the pane (the run stays in the board and the export)", "pane"),
+    Key("z", "zoom", "zoom the focused pane to the whole screen, and back", "grid", command="Zoom"),
+    Key("y", "copy", "copy the focused answer to the clipboard", "pane"),
+    Key("e", "toggle_stderr", "show or hide the run's stderr", "pane"),
+    Key("l", "permissions", "the run's permission log: decision, rule, request, options", "pane"),
+    Key("t", "trace", "the run's protocol trace (when tracing was on as it started)", "pane"),
+    Key("v", "compare", "compare the pane's round: table, answers side by side, the chosen run's diff "
+        "(a applies it)", "grid", command="Compare round"),
+    Key("A", "apply_diff", "apply the run's diff to the main checkout (git apply --3way), after a confirm",
+        "grid", command="Apply diff"),
+    Key("k", "keep_worktree", "keep the run's worktree after the pane closes and after quit (again: not kept)",
+        "pane"),
+    Key("up,down,pageup,pagedown,home,end", "", "scroll the answer; home to its start, end follows it again",
+        "pane", label="up down pgup pgdn"),
+    # Anywhere.
+    Key("a", "answer_permission", "answer the oldest permission request waiting for you (the ask policy)",
+        "app", footer="Answer", command="Answer permission"),
+    Key("b", "board", "the board: every run of the session, sortable, filterable; enter jumps to it", "grid",
+        footer="Board", command="Board"),
+    Key("ctrl+k", "cancel_all", "cancel every live run", "grid", footer="Stop all", priority=True,
+        command="Cancel all"),
+    Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes",
+        "app", priority=True, command="Agents"),
+    Key("ctrl+g", "toggle_worktree", "worktree on / off: each run of the next rounds in its own git "
+        "worktree of HEAD", "grid", priority=True, command="Worktrees"),
+    Key("ctrl+b", "toggle_sandbox", "sandbox on / off: every agent of the next rounds confined by "
+        "bubblewrap", "grid", priority=True, command="Sandbox"),
+    Key("ctrl+r", "reload_config", "reload the config file (a bad one changes nothing)", "app", priority=True,
+        command="Reload config"),
+    Key("P", "permissions_panel", "the permissions panel: every request, what another policy would decide",
+        "grid", command="Permissions of the session"),
+    Key("ctrl+t", "toggle_tracing", "protocol traces on / off for the next runs", "app", priority=True,
+        command="Tracing"),
+    Key("ctrl+s", "export", "export the session: Markdown and JSON lines, every attempt", "grid",
+        priority=True, command="Export"),
+    Key("ctrl+p", "command_palette", "the command palette: every command of the app", "app"),
+    Key("question_mark", "help", "this help", "app", label="?", footer="Help", command="Help"),
+    Key("ctrl+c", "quit", "quit: every live run is disposed first", "app", footer="Quit", priority=True),
+    Key("ctrl+q", "quit", "", "app", priority=True),
+)  # fmt: skip
+
+
+def bindings(where: Where) -> list[Binding]:
+    """The bindings of the owner `where` (the prompt's keys are its text box's own)."""
+    return [
+        Binding(key.keys, key.action, key.footer or key.help, show=key.footer is not None, priority=key.priority)
+        for key in KEYS
+        if key.where == where and key.action
+    ]
+
+
+def help_sections() -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """(section, [(key, what it does)]) for the help screen, in the table's order."""
+    for where, title in SECTIONS.items():
+        yield title, [(key.shown, key.help) for key in KEYS if key.where == where and key.help]
+
+
+def commands() -> list[Key]:
+    """The palette's commands: the keys that name one."""
+    return [key for key in KEYS if key.command is not None]
