@@ -8,8 +8,16 @@ process that carries our supervisor mark in its environment (Linux: found throug
 group or session it moved to, including agents still starting), and every process group we told it
 about (the only way elsewhere): SIGTERM, then SIGKILL.
 
+Before it signals anything it reads the process table once: every process descending from a group
+we told it about (by ancestry, whatever its environment says or hides) is ended with the group.
+Ancestry is read before the first signal, while the leaders still hold their descendants; a process
+whose parent died earlier was adopted by us (see `group.become_subreaper`) and, at our death, by
+init: only its mark can name it then.
+
 POSIX only (like the process groups it guards). Linux's parent-death signal would only reach our
-direct children, not the grandchildren of wrapper launchers, which is why this is a process.
+direct children, not the grandchildren of wrapper launchers, which is why this is a process. The
+process table helpers below are the standard library alone: this file runs as a script (`-I -S`)
+and `group` reads the table with them too.
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ import secrets
 import signal
 import subprocess
 import sys
+from collections.abc import Container
+from typing import NamedTuple
 
 KILL_AFTER = 0.2  # seconds between SIGTERM and SIGKILL once we are gone
 SUPERVISOR_MARK = "ACP_TUI_SUPERVISOR"  # in every child's environment: names the supervisor
@@ -74,21 +84,88 @@ class Watchdog:
 watchdog = Watchdog()
 
 
-def _marked(token: str) -> list[int]:
-    """Live processes carrying our supervisor mark (Linux)."""
-    entry = f"{SUPERVISOR_MARK}={token}".encode()
-    found = []
+class Proc(NamedTuple):
+    """A process as /proc/PID/stat tells it (readable for any process of the machine)."""
+
+    ppid: int
+    group: int
+    session: int
+    started: int  # clock ticks since boot
+    zombie: bool
+
+
+def read_proc(pid: int) -> Proc | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid pgrp session ... starttime ...": comm may hold spaces and parentheses.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 20:
+        return None
+    zombie = fields[0] in (b"Z", b"X")
+    return Proc(int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), zombie)
+
+
+def process_table() -> dict[int, Proc]:
+    """Every process of the machine now, zombies included (they are dead: `zombie` says so)."""
+    table = {}
     with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            if not name.isdigit() or int(name) == os.getpid():
-                continue
-            try:
-                with open(f"/proc/{name}/environ", "rb") as f:
-                    if entry in f.read().split(b"\0"):
-                        found.append(int(name))
-            except OSError:
-                continue
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and (proc := read_proc(int(entry.name))) is not None:
+                table[int(entry.name)] = proc
+    return table
+
+
+def read_environ(pid: int) -> list[bytes] | None:
+    """Its environment entries, or None when it is not ours to read (or gone)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return None
+
+
+def descends(pid: int, table: dict[int, Proc], roots: Container[int]) -> bool:
+    """Whether `pid` is one of `roots` or their descendant, by the parent links of `table`."""
+    seen: set[int] = set()
+    while pid not in roots:
+        proc = table.get(pid)
+        if proc is None or pid in seen or proc.ppid <= 1:
+            return False
+        seen.add(pid)
+        pid = proc.ppid
+    return True
+
+
+def _ours(token: str, groups: set[int], known: dict[int, int]) -> dict[int, int]:
+    """Live processes to end: of our groups or sessions, descending from their leaders or from one
+    found before, or carrying our supervisor mark. pid -> start time (a reused pid is not ours)."""
+    table = process_table()
+    entry = f"{SUPERVISOR_MARK}={token}".encode()
+    roots = groups | {pid for pid, started in known.items() if pid in table and table[pid].started == started}
+    found = {}
+    for pid, proc in table.items():
+        if proc.zombie or pid == os.getpid():
+            continue
+        if (
+            proc.group in groups
+            or proc.session in groups
+            or descends(pid, table, roots)
+            or entry in (read_environ(pid) or ())
+        ):
+            found[pid] = proc.started
     return found
+
+
+def _signal(found: dict[int, int], groups: set[int], sig: signal.Signals) -> None:
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, sig)
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
 
 
 def _serve(token: str) -> None:
@@ -100,26 +177,21 @@ def _serve(token: str) -> None:
                 groups.add(pgid)
             else:
                 groups.discard(pgid)
-    # End of file: the supervisor is gone.
+    # End of file: the supervisor is gone. Ancestry first, while the leaders still hold it.
     import time
 
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pgid in groups:
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, sig)
-        for pid in _marked(token):
-            with contextlib.suppress(OSError):
-                os.kill(pid, sig)
-        if sig == signal.SIGTERM:
-            time.sleep(KILL_AFTER)
-    # What forked while we signalled: until nothing marked is left (bounded).
+    found = _ours(token, groups, {})
+    _signal(found, groups, signal.SIGTERM)
+    time.sleep(KILL_AFTER)
+    found |= _ours(token, groups, found)
+    _signal(found, groups, signal.SIGKILL)
+    # What forked while we signalled: until nothing of ours is left (bounded).
     for _ in range(50):
-        left = _marked(token)
+        left = _ours(token, groups, found)
         if not left:
             break
-        for pid in left:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        found |= left
+        _signal(left, set(), signal.SIGKILL)
         time.sleep(0.02)
 
 

@@ -155,7 +155,8 @@ class _Fanout:
             request = replace(request, cwd=str(worktree.cwd))
         started = time.monotonic()
         first_chunk: float | None = None
-        run = await AcpSubagentProvider(job.config).start(request)
+        config = job.config if worktree is None else confined_to(worktree, job.config)
+        run = await AcpSubagentProvider(config).start(request)
         self.runs.append(run)
         if self.interrupted:  # the signal came while this one was spawning
             self._dispose(run, self.interrupted)
@@ -239,6 +240,22 @@ class _Fanout:
             if stream is self.out:
                 self._out_closed = True
                 _silence(stream)
+
+
+def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderConfig:
+    """A sandboxed run's config in `worktree`: the worktree and what a commit there writes of the
+    main repository writable, the main checkout read-only (see `process.sandbox.worktree_paths`)."""
+    if config.sandbox == "none":
+        return config
+    from acp_tui.process.sandbox import worktree_paths
+
+    origin = worktree.origin
+    writable, readonly = worktree_paths(worktree.path, origin.toplevel, origin.common_dir)
+    return replace(
+        config,
+        sandbox_writable=(*config.sandbox_writable, *writable),
+        sandbox_readonly=(*config.sandbox_readonly, *readonly),
+    )
 
 
 def _silence(stream: Any) -> None:
