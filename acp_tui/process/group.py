@@ -33,7 +33,15 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from acp_tui.process.watchdog import SUPERVISOR_MARK, Proc, process_table, read_environ, read_proc, watchdog
+from acp_tui.process.watchdog import (
+    SUPERVISOR_MARK,
+    Proc,
+    process_table,
+    read_environ,
+    read_proc,
+    real_uid,
+    watchdog,
+)
 
 READ_SIZE = 1 << 16
 RUN_MARK = "ACP_TUI_RUN"
@@ -65,8 +73,8 @@ class Child:
     exited: asyncio.Future[None]
     mark: str  # the value of ACP_TUI_RUN in its environment and its descendants'
     started: int  # its start time (clock ticks since boot): descendants start no earlier
-    # Strays of this run we adopted (pid -> start time): ours to reap once ended.
-    adopted: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+    # Every process found of this run (pid -> start time): still its own once it lost its parent.
+    found: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def pid(self) -> int:
@@ -220,7 +228,12 @@ def survivors(child: Child) -> list[int]:
     if not sys.platform.startswith("linux"):
         return [child.pid] if _group_signalable(child.pid) else []
     table = process_table()
-    owners: dict[int, int | None] = {}
+    # What an earlier scan found stays the run's, and so does what descends from it.
+    owners: dict[int, int | None] = {
+        pid: child.pid
+        for pid, started in child.found.items()
+        if pid in table and table[pid].started == started
+    }
     me = os.getpid()
     entry = f"{RUN_MARK}={child.mark}".encode()
     found = []
@@ -228,8 +241,7 @@ def survivors(child: Child) -> list[int]:
         if proc.zombie or pid == me or not _of_the_run(child, pid, proc, table, owners, entry):
             continue
         found.append(pid)
-        if proc.ppid == me and pid != child.pid:
-            child.adopted[pid] = proc.started
+        child.found[pid] = proc.started
     return found
 
 
@@ -249,7 +261,7 @@ def _of_the_run(
     if environ is not None:
         return entry in environ
     # Hidden from us (non-dumpable): ours if we adopted it, started since the child, of our user.
-    return owner == os.getpid() and _real_uid(pid) == os.getuid()
+    return owner == os.getpid() and real_uid(pid) == os.getuid()
 
 
 def _owner(pid: int, table: dict[int, Proc], owners: dict[int, int | None]) -> int | None:
@@ -275,20 +287,9 @@ def _owner(pid: int, table: dict[int, Proc], owners: dict[int, int | None]) -> i
     return owner
 
 
-def _real_uid(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"Uid:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 def _reap_adopted(child: Child) -> None:
-    """wait() for the strays of the run we adopted and ended (checked by start time: a reused pid
-    is not theirs), and for the dead of its group or session we adopted. Never for the child
+    """wait() for the processes of the run we adopted and that are dead: found by a scan (checked
+    by start time: a reused pid is not theirs), or of its group or session. Never for the child
     itself, nor for any process we did not adopt: asyncio waits for those."""
     if not sys.platform.startswith("linux"):
         return
@@ -296,7 +297,7 @@ def _reap_adopted(child: Child) -> None:
     for pid, proc in process_table().items():
         if not proc.zombie or proc.ppid != me or pid == child.pid:
             continue
-        ours = child.adopted.get(pid) == proc.started or child.pid in (proc.group, proc.session)
+        ours = child.found.get(pid) == proc.started or child.pid in (proc.group, proc.session)
         if ours:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)

@@ -10,9 +10,11 @@ about (the only way elsewhere): SIGTERM, then SIGKILL.
 
 Before it signals anything it reads the process table once: every process descending from a group
 we told it about (by ancestry, whatever its environment says or hides) is ended with the group.
-Ancestry is read before the first signal, while the leaders still hold their descendants; a process
-whose parent died earlier was adopted by us (see `group.become_subreaper`) and, at our death, by
-init: only its mark can name it then.
+Ancestry is read before the first signal, while the leaders still hold their descendants. A process
+whose parent died earlier was adopted by us (we are a child subreaper, see `group.become_subreaper`)
+and goes to init at our death: its mark names it then, and for one that hides its environment
+(non-dumpable), the note this process keeps of our children, looked at every WATCH_EVERY seconds.
+(The watchdog needs no subreaper of its own: nothing descends from it.)
 
 POSIX only (like the process groups it guards). Linux's parent-death signal would only reach our
 direct children, not the grandchildren of wrapper launchers, which is why this is a process. The
@@ -32,6 +34,7 @@ from collections.abc import Container
 from typing import NamedTuple
 
 KILL_AFTER = 0.2  # seconds between SIGTERM and SIGKILL once we are gone
+WATCH_EVERY = 0.25  # seconds between two looks at the processes we adopted
 SUPERVISOR_MARK = "ACP_TUI_SUPERVISOR"  # in every child's environment: names the supervisor
 
 
@@ -127,6 +130,18 @@ def read_environ(pid: int) -> list[bytes] | None:
         return None
 
 
+def real_uid(pid: int) -> int | None:
+    """Its real user id (the owner of its /proc files is root once it is non-dumpable)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def descends(pid: int, table: dict[int, Proc], roots: Container[int]) -> bool:
     """Whether `pid` is one of `roots` or their descendant, by the parent links of `table`."""
     seen: set[int] = set()
@@ -168,19 +183,53 @@ def _signal(found: dict[int, int], groups: set[int], sig: signal.Signals) -> Non
             os.kill(pid, sig)
 
 
+def _hidden_children(supervisor: int, adopted: dict[int, int], groups: set[int]) -> None:
+    """Note the supervisor's children that hide their environment (non-dumpable: orphans it adopted,
+    as a subreaper, from a run): at its death they go to init, and only this note names them then."""
+    for pid, started in list(adopted.items()):
+        if (proc := read_proc(pid)) is None or proc.started != started:
+            del adopted[pid]
+    uid = os.getuid()
+    with contextlib.suppress(OSError):
+        for task in os.scandir(f"/proc/{supervisor}/task"):
+            with contextlib.suppress(OSError, ValueError):
+                with open(f"{task.path}/children", "rb") as f:
+                    children = [int(pid) for pid in f.read().split()]
+                for pid in children:
+                    if pid in adopted or pid in groups or read_environ(pid) is not None:
+                        continue
+                    if (proc := read_proc(pid)) is not None and real_uid(pid) == uid:
+                        adopted[pid] = proc.started
+
+
 def _serve(token: str) -> None:
-    groups: set[int] = set()
-    for line in sys.stdin.buffer:
-        with contextlib.suppress(ValueError):
-            pgid = int(line[1:])
-            if line.startswith(b"+"):
-                groups.add(pgid)
-            else:
-                groups.discard(pgid)
-    # End of file: the supervisor is gone. Ancestry first, while the leaders still hold it.
+    import select
     import time
 
-    found = _ours(token, groups, {})
+    supervisor = os.getppid()
+    groups: set[int] = set()
+    adopted: dict[int, int] = {}
+    pending = b""
+    noted = time.monotonic()
+    while True:
+        readable, _, _ = select.select([sys.stdin.buffer], [], [], WATCH_EVERY)
+        if readable:
+            data = os.read(sys.stdin.fileno(), 4096)
+            if not data:
+                break
+            *lines, pending = (pending + data).split(b"\n")
+            for line in lines:
+                with contextlib.suppress(ValueError):
+                    pgid = int(line[1:])
+                    if line.startswith(b"+"):
+                        groups.add(pgid)
+                    else:
+                        groups.discard(pgid)
+        if time.monotonic() - noted >= WATCH_EVERY:
+            _hidden_children(supervisor, adopted, groups)
+            noted = time.monotonic()
+    # End of file: the supervisor is gone. Ancestry first, while the leaders still hold it.
+    found = _ours(token, groups, adopted)
     _signal(found, groups, signal.SIGTERM)
     time.sleep(KILL_AFTER)
     found |= _ours(token, groups, found)
