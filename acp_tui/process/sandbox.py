@@ -124,7 +124,7 @@ def own_folders() -> list[str]:
     import platformdirs
 
     kinds = ("cache", "state", "config", "log", "data")
-    return [str(getattr(platformdirs, f"user_{kind}_path")(APP_NAME, appauthor=False)) for kind in kinds]
+    return [getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False) for kind in kinds]
 
 
 def worktree_paths(root: Path, toplevel: Path, common_dir: Path) -> tuple[list[str], list[str]]:
@@ -158,7 +158,7 @@ class _Mount:
 
     @property
     def depth(self) -> int:
-        return len(Path(self.path).parts)
+        return 0 if self.path == "/" else self.path.count("/")
 
 
 def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
@@ -166,8 +166,8 @@ def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
     it would change nothing (what covers it already gives the same)."""
     laid: list[_Mount] = []
     args: list[str] = []
-    real = [_real(m) for m in mounts]
-    for mount in sorted((m for m in real if _exists(m)), key=lambda m: (m.depth, m.rank)):
+    real = [_real(m) for m in mounts if _exists(m)]
+    for mount in sorted(real, key=lambda m: (m.depth, m.rank)):
         cover = next((m for m in reversed(laid) if _within(mount.path, m.path)), None)
         if cover is not None and _effect(cover) == _effect(mount):
             continue
