@@ -87,6 +87,52 @@ async def test_a_key_under_home_ssh_is_absent_and_the_rest_of_home_read_only(tmp
 
 
 @pytest.mark.usefixtures("confined")
+async def test_a_writable_home_still_hides_its_credentials_and_sandbox_hidden_hides_more(
+    tmp_path: Path,
+) -> None:
+    """Deeper mounts win: a hidden ~/.ssh inside a writable home, a hidden file inside the cwd."""
+    with outside_tmp("acp-tui-home-") as home:
+        (home / ".ssh").mkdir()
+        (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+        (tmp_path / "secret.env").write_text("TOKEN=1")
+        config = trying(
+            env={"HOME": str(home)}, sandbox_writable=["~"], sandbox_hidden=[f"{tmp_path}/secret.env"]
+        )
+        steps = [("write", f"{home}/notes.txt"), ("read", f"{home}/.ssh/id_ed25519"), ("read", "secret.env")]
+        assert await answer(config, steps, tmp_path) == ["ok", "error:ENOENT", "error:EACCES"]
+        assert (home / "notes.txt").exists()
+    assert (tmp_path / "secret.env").read_text() == "TOKEN=1"
+
+
+def test_the_preset_keys_reach_the_run_and_a_bad_one_is_one_line() -> None:
+    from acp_tui.settings.schema import ConfigError, parse_settings
+
+    raw = {
+        "name": "a",
+        "command": "x",
+        "sandbox": "workspace",
+        "sandbox_writable": ["~/.claude"],
+        "sandbox_hidden": ["~/.npmrc"],
+        "sandbox_network": False,
+    }
+    config = parse_settings({"agent": [raw]}, label="t").presets[0].provider_config()
+    assert (config.sandbox, config.sandbox_writable, config.sandbox_hidden, config.sandbox_network) == (
+        "workspace",
+        ("~/.claude",),
+        ("~/.npmrc",),
+        False,
+    )
+    for key, value, says in (
+        ("sandbox", "yes", '"sandbox" must be "none" or "workspace"'),
+        ("sandbox_writable", "~/.claude", '"sandbox_writable" must be a list of paths'),
+        ("sandbox_network", 0, '"sandbox_network" must be true or false'),
+    ):
+        with pytest.raises(ConfigError) as raised:
+            parse_settings({"agent": [{"name": "a", "command": "x", key: value}]}, label="t")
+        assert str(raised.value) == f't: agent "a": {says}'
+
+
+@pytest.mark.usefixtures("confined")
 async def test_it_writes_its_cwd_a_private_tmp_and_its_writable_paths_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
