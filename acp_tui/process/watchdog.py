@@ -13,7 +13,8 @@ we told it about (by ancestry, whatever its environment says or hides) is ended 
 Ancestry is read before the first signal, while the leaders still hold their descendants. A process
 whose parent died earlier was adopted by us (we are a child subreaper, see `group.become_subreaper`)
 and goes to init at our death: its mark names it then, and for one that hides its environment
-(non-dumpable), the note this process keeps of our children, looked at every WATCH_EVERY seconds.
+(non-dumpable), the note this process keeps of our children, looked at every WATCH_EVERY seconds
+while a run lives.
 (The watchdog needs no subreaper of its own: nothing descends from it.)
 
 POSIX only (like the process groups it guards). Linux's parent-death signal would only reach our
@@ -212,7 +213,8 @@ def _serve(token: str) -> None:
     pending = b""
     noted = time.monotonic()
     while True:
-        readable, _, _ = select.select([sys.stdin.buffer], [], [], WATCH_EVERY)
+        # Orphans come from runs: with none live there is nothing to look at, and no wake-up.
+        readable, _, _ = select.select([sys.stdin.buffer], [], [], WATCH_EVERY if groups else None)
         if readable:
             data = os.read(sys.stdin.fileno(), 4096)
             if not data:
@@ -225,7 +227,7 @@ def _serve(token: str) -> None:
                         groups.add(pgid)
                     else:
                         groups.discard(pgid)
-        if time.monotonic() - noted >= WATCH_EVERY:
+        if groups and time.monotonic() - noted >= WATCH_EVERY:
             _hidden_children(supervisor, adopted, groups)
             noted = time.monotonic()
     # End of file: the supervisor is gone. Ancestry first, while the leaders still hold it.

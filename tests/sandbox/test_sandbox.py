@@ -25,7 +25,7 @@ import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, Subagents, SubagentStopReason
 from acp_tui.process.sandbox import FAILED, NOT_INSTALLED
-from tests.helpers import git
+from tests.helpers import git, our_live_processes
 from tests.hostile.support import eventually
 from tests.sandbox.procs import alive, by_command_line
 from tests.sandbox.support import (
@@ -375,9 +375,10 @@ def test_a_signal_to_acp_tui_run_or_its_death_ends_the_daemon_inside(
         code = supervisor.wait(10)
         assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
         deadline = time.monotonic() + 1.0  # our own death: the kernel ends the namespace at once
-        while alive(daemon) and time.monotonic() < deadline:
+        while (alive(daemon) or our_live_processes()) and time.monotonic() < deadline:
             time.sleep(0.005)
         assert not alive(daemon)
+        assert our_live_processes() == []  # the agent, bwrap, the watchdog: all gone
     finally:
         if supervisor.poll() is None:
             supervisor.kill()
