@@ -496,6 +496,8 @@ class SupervisorApp(App[None]):
 
         known = old.agent in self.settings.names  # else removed by a reload: as it was
         preset = self._next_preset(old.agent) if known else old.attempt.preset
+        if old.attempt.preset.sandbox == "workspace":  # the same again: never unconfined by a re-run
+            preset = replace(preset, sandbox="workspace")
         attempt = self.session.retry(old.attempt, self.policies.get(old.agent, old.policy), preset)
         pane = RunPane(attempt, self._starter(attempt))
         await self.main_screen.query_one("#runs", VerticalScroll).mount(pane, after=old)
@@ -830,7 +832,7 @@ class SupervisorApp(App[None]):
 
         if agent not in self.settings.names:
             return (), "no longer in the config"
-        config = self.settings.provider_config(self.settings.preset(agent), policy_override="reject")
+        config = self.settings.provider_config(self._next_preset(agent), policy_override="reject")
         record, _created = await describe_agent(config)
         offered = offered_of(record)
         if offered:

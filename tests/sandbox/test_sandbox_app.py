@@ -108,3 +108,15 @@ async def test_a_confined_run_in_a_worktree_commits_there_and_never_writes_the_m
         assert git(worktree.path, "log", "-1", "--format=%s").strip() == "inside"
         await app.action_quit()
     assert (repo / ".git" / "config").read_bytes() == config
+
+
+async def test_a_rerun_of_a_confined_attempt_is_confined_too(tmp_path: Path) -> None:
+    app = SupervisorApp(settings(agent("one", tmp_path), prompt=tries(["procs"])))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("ctrl+b", "enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("ctrl+b")  # off: for the next rounds, not for a re-run of this one
+        await pilot.press("r")
+        await wait_until(pilot, lambda: len(app.session.records()) == 2)
+        assert [record["sandbox"] for record in app.session.records()] == ["workspace", "workspace"]
+        assert [outcomes(record["output"]) for record in app.session.records()] == [["ok:2"], ["ok:2"]]
