@@ -12,6 +12,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -104,7 +105,20 @@ def make_user() -> User:
 
 
 def remove_user(user: User) -> None:
-    subprocess.run(["userdel", user.name], check=False, capture_output=True)
+    """Once its last process is gone (a supervisor's watchdog may take a moment to exit)."""
+    deadline = time.monotonic() + 5
+    while _processes_of(user.uid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    subprocess.run(["userdel", "--force", user.name], check=False, capture_output=True)
+
+
+def _processes_of(uid: int) -> list[int]:
+    pids = []
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                pids.append(int(entry.name))
+    return pids
 
 
 def _runs_ours(python: str) -> bool:
