@@ -27,32 +27,15 @@ from acp_tui.core.text import json_safe
 from acp_tui.workspace.apply import ApplyRefused, apply_diff
 from acp_tui.workspace.git import IsolationError
 from acp_tui.workspace.worktrees import Isolation, find_origin
+from tests.containment.support import checkout_with_an_edit, isolated_cache, scratch_tmpdir
 from tests.helpers import demo, git, our_live_processes
 
 DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
 
 
-@pytest.fixture(autouse=True)
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "cache-home"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
-    return home / "acp-tui" / "worktrees"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A checkout with a few committed files, and one uncommitted change of the user's."""
-    root = tmp_path / "checkout"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "README.md").write_text("# Project\n\nA line.\n")
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("print('hello')\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
-    (root / "README.md").write_text("# Project\n\nA line.\nThe user's own edit, not committed.\n")
-    return root
+cache_home = pytest.fixture(autouse=True)(isolated_cache)
+repo = pytest.fixture(checkout_with_an_edit)
+scratch = pytest.fixture(autouse=True)(scratch_tmpdir)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

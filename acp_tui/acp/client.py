@@ -93,8 +93,16 @@ def permission_ask(tool_call: ToolCallUpdate, options: list[PermissionOption]) -
         options=tuple(PermissionOptionInfo(o.option_id, o.name, o.kind) for o in options),
         content=tool_call_text(tool_call),
         raw_input=_json_shaped(tool_call.raw_input),
-        locations=tuple(location.path for location in tool_call.locations or ()),
+        locations=_locations(tool_call),
     )
+
+
+def _locations(tool_call: ToolCallUpdate) -> tuple[str, ...]:
+    """The paths of its `locations`, then those of its `diff` content (an edit may name its file
+    only there)."""
+    paths = [location.path for location in tool_call.locations or ()]
+    paths += [item.path for item in tool_call.content or () if isinstance(item, FileEditToolCallContent)]
+    return tuple(dict.fromkeys(paths))
 
 
 def _json_shaped(value: Any) -> Any:

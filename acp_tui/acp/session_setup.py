@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -171,7 +172,10 @@ class SessionSetup:
         elif isinstance(update, CurrentModeUpdate):
             self.current_mode = update.current_mode_id
         elif isinstance(update, UsageUpdate):
-            cost = Cost(update.cost.amount, update.cost.currency) if update.cost is not None else None
+            cost = None
+            # The SDK's float takes "Infinity" and "NaN" as strings: no number JSON could carry.
+            if update.cost is not None and math.isfinite(update.cost.amount):
+                cost = Cost(update.cost.amount, update.cost.currency)
             return Usage(used=update.used, size=update.size, cost=cost)
         return None
 

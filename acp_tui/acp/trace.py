@@ -3,6 +3,10 @@
 A trace is a bug report: `{"t": seconds since the run started, "dir": "out" | "in", "frame": ...}`.
 Values the preset passed explicitly in `env` are masked wherever they appear. Writing a trace never
 stops a run: a full disk or a closed file ends the trace (said once), not the run.
+
+A trace's name is predictable (`NAME-STAMP-PID.jsonl`), so an agent can plant a link there: the file
+is always a new one (`create_unique`: never through a link), and a name already taken gets a `-2`,
+`-3`, ... instead.
 """
 
 from __future__ import annotations
@@ -16,15 +20,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from acp_tui.core.files import create_unique
+
 log = logging.getLogger(__name__)
 
 
 class TraceWriter:
     def __init__(self, path: Path, mask: Callable[[str], str], on_failure: Callable[[str], None]) -> None:
-        self.path = path
+        """A new trace at `path`, or beside it (`-2`, `-3`, ... before `.jsonl`) when it is taken."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        # Any string is written: lone surrogates are escaped by json.dumps (ensure_ascii).
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115 - see close()
+        base, opened = create_unique(path.parent, path.stem, [path.suffix])
+        self.path = Path(f"{base}{path.suffix}")
+        self._file: IO[str] | None = opened[path.suffix]  # see close()
         self._started = time.monotonic()
         self._mask = mask
         self._on_failure = on_failure
@@ -47,7 +54,9 @@ class TraceWriter:
             return
         entry = {"t": round(time.monotonic() - self._started, 6), "dir": direction, "frame": frame}
         try:
-            self._file.write(self._mask(json.dumps(entry, separators=(",", ":"))) + "\n")
+            # Any string is written: lone surrogates are escaped by json.dumps (ensure_ascii).
+            line = json.dumps(entry, separators=(",", ":"), allow_nan=False)
+            self._file.write(self._mask(line) + "\n")
         except (OSError, ValueError, TypeError, RecursionError) as exc:
             self._fail(exc)
 

@@ -6,10 +6,10 @@ the SDK malformed:
 
 - lines are split here, and a line longer than `max_line_bytes` is dropped as it arrives (the
   answer says it lost a message) instead of growing a buffer without bound;
-- each line is parsed once, strictly (UTF-8, JSON, nesting at most `MAX_DEPTH` deep), and checked
-  against the JSON-RPC 2.0 shape: `jsonrpc` (when given: some agents leave it out), id types,
-  method a string, result xor error, error an object with an integer code and a string message.
-  What fails is dropped and noted;
+- each line is parsed once, strictly (UTF-8; JSON with no `NaN`, `Infinity` or `1e999`, nested
+  at most 128 deep: `acp_tui.core.files.parse_json`), and checked against the JSON-RPC 2.0 shape:
+  `jsonrpc` (when given: some agents leave it out), id types, method a string, result xor error,
+  error an object with an integer code and a string message. What fails is dropped and noted;
 - a malformed *response to one of our requests* is replaced by a JSON-RPC error for that request,
   so the call fails at once ("the agent sent a malformed response to session/prompt: ...") instead
   of waiting forever for an answer that already came;
@@ -28,9 +28,9 @@ from collections.abc import Callable
 from typing import Any
 
 from acp_tui.acp.trace import TraceWriter
+from acp_tui.core.files import parse_json
 
 READ_SIZE = 1 << 16
-MAX_DEPTH = 128  # deeper JSON is no ACP message, and recursion over it could exhaust the stack
 # Messages handed to the SDK between two yields to the event loop: a child streaming as fast as its
 # pipe allows must not keep other runs, the screen and key presses waiting.
 MESSAGES_PER_YIELD = 32
@@ -46,32 +46,18 @@ class MalformedFrame(ValueError):
 def parse_frame(line: bytes | bytearray) -> Message:
     """The JSON object on `line`, parsed strictly; raises MalformedFrame saying why not."""
     try:
-        message = json.loads(bytes(line).decode())  # decoded first: json.loads(bytes) is lenient
+        text = bytes(line).decode()  # decoded first: json.loads(bytes) is lenient
     except UnicodeDecodeError:
         raise MalformedFrame("not UTF-8") from None
-    except RecursionError:
-        raise MalformedFrame(f"nested deeper than {MAX_DEPTH}") from None
-    except ValueError:
+    try:
+        message = parse_json(text)
+    except json.JSONDecodeError:
         raise MalformedFrame("not JSON") from None
+    except ValueError as exc:  # NaN, Infinity, 1e999, nesting: valid for Python, no JSON for us
+        raise MalformedFrame(str(exc)) from None
     if not isinstance(message, dict):
         raise MalformedFrame("not a JSON object")
-    if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _depth(message) > MAX_DEPTH:
-        raise MalformedFrame(f"nested deeper than {MAX_DEPTH}")
     return message
-
-
-def _depth(value: Any) -> int:
-    """How deep containers nest in `value`, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = item.values()
-        elif not isinstance(item, list):
-            continue
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
-    return deepest
 
 
 def _valid_id(rid: Any) -> bool:

@@ -3,8 +3,9 @@
 RUN_RECORD is a JSON record of `acp-tui run --worktree --format json` (or the app's export): a file
 holding one record, or JSON lines (then `--run NAME` picks one); `-` reads stdin. The diff goes
 through `git apply --3way` after a trial in a temporary index: when it would conflict, nothing is
-written and the conflicting paths are listed. Exit status: 0 applied (or nothing to apply), 1
-refused, 2 for a bad record or no usable checkout.
+written and the conflicting paths are listed. A record whose diff had the preset's secrets masked
+(`diff_masked`) is refused: that diff is not the change any more. Exit status: 0 applied (or
+nothing to apply), 1 refused, 2 for a bad record or no usable checkout.
 
 Kept light: git's module loads only once the record was read.
 """
@@ -45,6 +46,11 @@ def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd
         raise click.UsageError(
             f'{run_record}: the diff of run "{name}" was cut at the size limit; it cannot be applied', ctx
         )
+    if record.get("diff_masked"):
+        raise click.UsageError(
+            f'{run_record}: the diff of run "{name}" had secrets masked; apply it from the app or by hand',
+            ctx,
+        )
 
     import asyncio
 
@@ -67,23 +73,27 @@ def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd
 
 
 def _records(ctx: click.Context, source: str) -> list[dict[str, Any]]:
-    from acp_tui.core.files import UnreadableFile, read_text
+    from acp_tui.core.files import UnreadableFile, parse_json, read_text
 
     try:
         text = sys.stdin.read() if source == "-" else read_text(source, what="record file")
     except UnreadableFile as exc:
         raise click.UsageError(str(exc), ctx) from None
     try:
-        whole = json.loads(text)
+        whole = parse_json(text)
         found = [whole] if isinstance(whole, dict) else None
     except json.JSONDecodeError:
         found = None
+    except ValueError as exc:  # NaN, a number out of range, nesting too deep
+        raise click.UsageError(f"{source}: not a JSON record ({exc})", ctx) from None
     if found is None:
         try:
-            found = [json.loads(line) for line in text.splitlines() if line.strip()]
+            found = [parse_json(line) for line in text.splitlines() if line.strip()]
         except json.JSONDecodeError as exc:
             where = f"line {exc.lineno}: {exc.msg}"
             raise click.UsageError(f"{source}: not a JSON record ({where})", ctx) from None
+        except ValueError as exc:
+            raise click.UsageError(f"{source}: not a JSON record ({exc})", ctx) from None
     records = [item for item in found if isinstance(item, dict)]
     if not records or len(records) != len(found):
         raise click.UsageError(f"{source}: not a JSON record of a run", ctx)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import stat
 import tempfile
@@ -49,19 +50,26 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # `1e999` is Infinity spelled as a number
+        raise ValueError(f"{text[:24]} is out of range for a number")
+    return value
+
+
 def parse_json(text: str) -> Any:
-    """`json.loads`, strictly: no `NaN` / `Infinity`, nesting at most MAX_JSON_DEPTH deep. Raises
-    ValueError (with a short reason) for anything else."""
+    """`json.loads`, strictly: no `NaN` / `Infinity` (nor a number too large for a float), nesting
+    at most MAX_JSON_DEPTH deep. Raises ValueError (with a short reason) for anything else."""
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         # Cheap to rule out first; json's own recursion would give RecursionError far deeper.
         try:
-            value = json.loads(text, parse_constant=_no_constant)
+            value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
         except RecursionError:
             raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}") from None
         if json_depth(value) > MAX_JSON_DEPTH:
             raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}")
         return value
-    return json.loads(text, parse_constant=_no_constant)
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
 def json_depth(value: Any) -> int:

@@ -24,7 +24,16 @@ from typing import Any
 
 from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
 from acp_tui.core.text import one_line
-from acp_tui.lab.trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
+from acp_tui.lab.trace_file import (
+    Entry,
+    NotJson,
+    TraceError,
+    agent_label,
+    entry_from,
+    is_trace_line,
+    obj,
+    parse_line,
+)
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
 
 ASK = "ask"
@@ -157,16 +166,16 @@ def _read_file(path: Path) -> tuple[str, Any]:
     except UnreadableFile as exc:
         raise RecordsError(str(exc)) from None
     parsed: list[tuple[int, Any]] = []
-    whole = _whole_document(text)
+    whole = _whole_document(text, path)
     if whole is not None:  # one JSON document: a record, or a list of them
         parsed = [(1, item) for item in whole]
     for number, line in enumerate(text.splitlines() if whole is None else (), start=1):
         if not line.strip():
             continue
         try:
-            parsed.append((number, json.loads(line)))
-        except ValueError:
-            raise RecordsError(f"{path} line {number}: not JSON") from None
+            parsed.append((number, parse_line(line)))
+        except ValueError as exc:
+            raise RecordsError(f"{path} line {number}: {exc}") from None
     if parsed and is_trace_line(parsed[0][1]):
         try:
             return "trace", [entry_from(data, f"{path} line {n}") for n, data in parsed]
@@ -180,14 +189,16 @@ def _read_file(path: Path) -> tuple[str, Any]:
     return "records", parsed
 
 
-def _whole_document(text: str) -> list[Any] | None:
+def _whole_document(text: str, path: Path) -> list[Any] | None:
     """A file holding one JSON value over several lines (pretty-printed): its records."""
     if text.count("\n") <= 1 or not text.lstrip().startswith(("{", "[")):
         return None
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = parse_line(text)
+    except NotJson:
         return None  # JSON lines, or broken: read line by line, which names the bad line
+    except ValueError as exc:
+        raise RecordsError(f"{path}: {exc}") from None
     return data if isinstance(data, list) else [data]
 
 
@@ -254,7 +265,7 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
                 kind=fields["kind"] if isinstance(fields.get("kind"), str) else None,
                 options=options,
                 raw_input=fields.get("rawInput"),
-                locations=_location_paths(fields.get("locations")),
+                locations=_location_paths(fields.get("locations"), fields.get("content")),
                 cwd=cwd,
             )
             answer = answers.get(json.dumps(frame["id"]))
@@ -262,12 +273,19 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
     return requests
 
 
-def _location_paths(locations: Any) -> tuple[str, ...]:
-    if not isinstance(locations, list):
-        return ()
-    return tuple(
-        loc["path"] for loc in locations if isinstance(loc, dict) and isinstance(loc.get("path"), str)
-    )
+def _location_paths(locations: Any, content: Any) -> tuple[str, ...]:
+    """The paths of a traced tool call's `locations`, then those of its `diff` content."""
+    paths = [loc["path"] for loc in _objects(locations) if isinstance(loc.get("path"), str)]
+    paths += [
+        item["path"]
+        for item in _objects(content)
+        if item.get("type") == "diff" and isinstance(item.get("path"), str)
+    ]
+    return tuple(dict.fromkeys(paths))
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _merge(tool_calls: dict[str, dict[str, Any]], fields: dict[str, Any]) -> dict[str, Any]:

@@ -37,10 +37,10 @@ class Translated:
 
 
 def translate_file(path: Path, *, name: str = "claude") -> str:
-    from acp_tui.core.files import UnreadableFile, read_text
+    from acp_tui.core.files import UnreadableFile, parse_json, read_text
 
     try:
-        data = json.loads(read_text(path, what="settings file"))
+        data = parse_json(read_text(path, what="settings file"))
     except UnreadableFile as exc:
         raise ClaudeImportError(str(exc)) from None
     except ValueError as exc:
@@ -101,8 +101,13 @@ def translate(claude_action: str, rule: str, *, base: Path) -> Translated:
             note = None if tool == "WebFetch" else "covers WebFetch too: both are `fetch` calls"
             return Translated(source, fields, note)
         return Translated(source, None, "WebSearch and WebFetch are both `fetch` calls: an allow covers both")
-    if tool == "WebFetch":
-        return Translated(source, None, "rules do not match URLs or domains")
+    if tool in ("WebFetch", "WebSearch"):
+        if action == "allow":  # every fetch would be broader than the source
+            return Translated(source, None, "rules do not match URLs or domains")
+        fields["kind"] = ["fetch"]
+        return Translated(
+            source, fields, f"covers every fetch, not only {spec.strip()}: rules do not match URLs"
+        )
     if tool.startswith("mcp__"):
         return Translated(source, None, "rules do not match MCP tool names (ACP calls do not carry them)")
     return Translated(source, None, f"no ACP tool kind stands for Claude Code's {tool} tool")
@@ -150,7 +155,7 @@ def to_toml(permissions: dict[str, Any], *, name: str, source: Path, base: Path)
                 lines.append(f"# {one_line(translated.source)}: no equivalent: {translated.note}")
                 continue
             if translated.note:
-                lines.append(f"# {one_line(translated.source)}: approximate: {translated.note}")
+                lines.append(f"# {one_line(translated.source)}: approximate: {one_line(translated.note)}")
             lines.append(f"[[policy.{name}.rule]]")
             lines.extend(f"{key} = {_toml(value)}" for key, value in translated.fields.items())
     for key in ("defaultMode", "additionalDirectories", "disableBypassPermissionsMode"):

@@ -28,10 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from acp_tui.core.files import parse_json
 from acp_tui.lab.trace_file import Entry, load_trace, obj
 
 META_KEY = "acp-tui/replay"
 PERMISSION = "session/request_permission"
+# The longest pause played, whatever the trace says: a recorded gap of 1e18 s (or a tiny --speed)
+# would overflow the wait, and no real agent is silent for longer between two frames.
+MAX_PAUSE = 60.0
 
 
 def replay_argv(trace: str) -> list[str]:
@@ -98,8 +102,8 @@ class Replay:
     def read(self, stdin: IO[bytes]) -> None:
         for raw in stdin:
             try:
-                message = json.loads(raw)
-            except ValueError:
+                message = parse_json(raw.decode())
+            except ValueError:  # UnicodeDecodeError included
                 continue
             if not isinstance(message, dict) or not isinstance(message.get("method", ""), str):
                 continue
@@ -210,7 +214,7 @@ class Replay:
 
     def _pause(self, gap: float) -> bool:
         """Wait out a recorded gap (scaled); True as soon as the prompt is cancelled."""
-        delay = gap / self.speed if self.speed > 0 else 0.0
+        delay = min(gap / self.speed, MAX_PAUSE) if self.speed > 0 else 0.0
         with self._changed:
             if delay > 0:
                 self._changed.wait_for(lambda: self._cancelled or self._eof, timeout=delay)

@@ -8,6 +8,7 @@ error naming the file and the line: a trace is evidence, and a half-read one wou
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,10 +59,26 @@ def load_trace(path: str | Path) -> list[Entry]:
 
 def parse_entry(line: str, where: str) -> Entry:
     try:
-        data = json.loads(line)
-    except ValueError:
-        raise TraceError(f"{where}: not JSON") from None
+        data = parse_line(line)
+    except ValueError as exc:
+        raise TraceError(f"{where}: {exc}") from None
     return entry_from(data, where)
+
+
+class NotJson(ValueError):
+    """Text that is no JSON at all (rather than JSON we refuse)."""
+
+
+def parse_line(line: str) -> Any:
+    """One JSON value, strictly (`acp_tui.core.files.parse_json`); the ValueError says why not in
+    a few words: `not JSON` (a `NotJson`), or what it refuses (`NaN`, a number out of range,
+    nesting too deep)."""
+    from acp_tui.core.files import parse_json
+
+    try:
+        return parse_json(line)
+    except json.JSONDecodeError:
+        raise NotJson("not JSON") from None
 
 
 def entry_from(data: Any, where: str) -> Entry:
@@ -70,18 +87,18 @@ def entry_from(data: Any, where: str) -> Entry:
     t, direction, frame = data.get("t", 0), data["dir"], data["frame"]
     if direction not in ("in", "out"):
         raise TraceError(f'{where}: "dir" must be "in" or "out"')
-    if isinstance(t, bool) or not isinstance(t, int | float) or t < 0:
+    if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < math.inf:
         raise TraceError(f'{where}: "t" must be a number of seconds')
     if not isinstance(frame, dict):
         raise TraceError(f'{where}: "frame" must be a JSON-RPC message (an object)')
     return Entry(float(t), direction, frame)
 
 
-_TRACE_NAME = re.compile(r"^(?P<label>.+)-\d{8}-\d{6}-\d+$")
+_TRACE_NAME = re.compile(r"^(?P<label>.+)-\d{8}-\d{6}-\d+(?:-\d+)?$")  # `-2`: the name was taken
 
 
 def agent_label(path: str | Path, entries: list[Entry]) -> str:
-    """Which agent a trace is of: the preset name in its file name (`NAME-STAMP-PID.jsonl`), else
+    """Which agent a trace is of: the preset name in its file name (`NAME-STAMP-PID[-N].jsonl`), else
     the `agentInfo.name` it announced, else the file's name."""
     stem = Path(path).stem
     if match := _TRACE_NAME.match(stem):

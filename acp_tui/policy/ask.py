@@ -1,6 +1,7 @@
 """A permission request as a policy sees it, the answer it gives, and the option an action picks.
 
-Everything under `policy/` is pure (no I/O): the same code decides live and in `acp-tui policy check`.
+Everything under `policy/` is pure (no I/O but one: where a touched path's links lead, see
+`globs._resolved`): the same code decides live and in `acp-tui policy check`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class PermissionAsk:
     options: tuple[PermissionOptionInfo, ...]
     content: str = ""
     raw_input: Any = None  # the tool call's raw input, as the agent sent it (JSON-shaped)
-    locations: tuple[str, ...] = ()  # the paths of the tool call's `locations`
+    locations: tuple[str, ...] = ()  # the paths of the tool call's `locations` and `diff` content
     cwd: str | None = None  # the run's working directory: relative path globs are taken from it
 
 

@@ -4,13 +4,13 @@ lab's ordered rules, and `ask` (a person decides).
 
 from __future__ import annotations
 
-import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from acp_tui.policy.ask import Action, AskHandler, PermissionAsk, PermissionChoice, choose
-from acp_tui.policy.globs import paths_match, touched_paths
-from acp_tui.policy.shell import command_lines, commands_match
+from acp_tui.policy.globs import paths_match, touched_paths, wildcard
+from acp_tui.policy.shell import any_candidates, command_lines, read_line
 
 # What a rule may say: `ask` hands the request to a person (headless: the policy's default).
 RuleAction: TypeAlias = Literal["allow", "reject", "ask"]
@@ -39,7 +39,9 @@ class Rule:
     `touched_paths`). Their quantifier follows the action, so that a rule errs on the side of asking
     less: an `allow` rule needs *every* command of the line and *every* path touched to match one of
     its globs, a `reject` or `ask` rule needs *one*. A call with no command (or no path) matches no
-    rule that has `commands` (or `paths`).
+    rule that has `commands` (or `paths`). The files a command line redirects to are touched paths:
+    an allow rule with `commands` and no `paths` never approves a redirection to a file, and one
+    with `paths` but no `commands` is not approved by them alone (the call must name a path too).
     """
 
     name: str
@@ -67,14 +69,50 @@ class Rule:
     def matches(self, ask: PermissionAsk) -> bool:
         if self.kinds and (ask.kind or "other") not in self.kinds:
             return False
-        if self.title is not None and not fnmatch.fnmatch(ask.title.lower(), self.title.lower()):
+        if self.title is not None and not wildcard(self.title.lower()).match(ask.title.lower()):
             return False
         if self.offered and not any(option.kind in self.offered for option in ask.options):
             return False
         every = self.action == "allow"
-        if self.commands and not commands_match(self.commands, command_lines(ask.raw_input), every=every):
+        lines = command_lines(ask.raw_input)
+        if self.commands and not commands_match(self.commands, lines, every=every, writes=bool(self.paths)):
             return False
-        return not self.paths or paths_match(self.paths, touched_paths(ask), ask.cwd, every=every)
+        if not self.paths:
+            return True
+        touched = touched_paths(ask)
+        if every and not (touched.known and (touched.named or self.commands)):
+            return False
+        return paths_match(self.paths, touched.named + touched.redirected, ask.cwd, every=every)
+
+
+def commands_match(globs: Sequence[str], lines: Sequence[str], *, every: bool, writes: bool = False) -> bool:
+    """`every`: each simple command of each line matches a glob, no line is opaque, and (unless
+    `writes`: the rule's paths judge them) no command redirects to a file. Otherwise: any line, or
+    anything in it a command could hide behind (see `any_candidates`); a line nested too deep to
+    read matches."""
+    if not lines:
+        return False
+    matchers = [wildcard(glob) for glob in globs]
+
+    def hit(text: str) -> bool:
+        return any(matcher.match(text) for matcher in matchers)
+
+    if every:
+        for line in lines:
+            reading = read_line(line)
+            if reading.opaque or not reading.commands:
+                return False
+            for command in reading.commands:
+                if not hit(command.text):
+                    return False
+                if not writes and any(redirect.writes_file() for redirect in command.redirects):
+                    return False
+        return True
+    for line in lines:
+        candidates, unreadable = any_candidates(line)
+        if unreadable or any(hit(candidate) for candidate in candidates):
+            return True
+    return False
 
 
 RULE_ORDER_RANK = {"reject": 0, "ask": 1, "allow": 2}  # deny-first: Claude Code's deny, ask, allow

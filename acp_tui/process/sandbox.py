@@ -127,21 +127,12 @@ def own_folders() -> list[str]:
     return [getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False) for kind in kinds]
 
 
-def worktree_paths(root: Path, toplevel: Path, common_dir: Path) -> tuple[list[str], list[str]]:
+def worktree_paths(root: Path, toplevel: Path, common_dir: Path, admin: Path) -> tuple[list[str], list[str]]:
     """What a sandboxed run in the worktree at `root` needs beyond its cwd, as (writable, readonly):
     the worktree, and of the main repository only what a commit there writes (its admin folder
     `worktrees/NAME`, `objects`, `refs`, `logs`); the main checkout read-only (never its `config` or
-    `hooks`), and the admin folder's links back (`gitdir`, `commondir`). Read before the agent runs,
-    from the `.git` file git just wrote."""
-    writable = [str(root)]
-    try:
-        text = (root / ".git").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return writable, [str(toplevel)]
-    admin = Path(text.removeprefix("gitdir:").strip())
-    if not text.startswith("gitdir:") or admin.parent != common_dir / "worktrees":
-        return writable, [str(toplevel)]  # not the worktree we know: nothing of the repository
-    writable += [str(admin), *(str(common_dir / name) for name in ("objects", "refs", "logs"))]
+    `hooks`), and so are the admin folder's links back (`gitdir`, `commondir`)."""
+    writable = [str(root), str(admin), *(str(common_dir / name) for name in ("objects", "refs", "logs"))]
     return writable, [str(toplevel), str(admin / "gitdir"), str(admin / "commondir")]
 
 

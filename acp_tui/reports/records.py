@@ -12,8 +12,10 @@ file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or
 agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
 agent's working directory: path rules of `acp-tui policy check` are taken from it), `sandbox`
 (`workspace` when bubblewrap confined the agent, else `none`), `worktree`,
-`base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), and
-`first_chunk_s` (seconds from the spawn to the first answer chunk, or null).
+`base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), `skipped` (the
+files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's secrets were
+masked in `diff`, which then no longer applies as it is), and `first_chunk_s` (seconds from the spawn
+to the first answer chunk, or null).
 
 The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
 `attempt` (numbers from 1; `r` adds an attempt to the same round)."""
@@ -24,6 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import SubagentResult
 from acp_tui.core.text import json_safe
 from acp_tui.settings.schema import AgentPreset
@@ -54,6 +57,8 @@ RECORD_KEYS = (
     "diff_stat",
     "diff",
     "diff_truncated",
+    "skipped",
+    "diff_masked",
     "first_chunk_s",
 )
 
@@ -65,6 +70,8 @@ NOT_ISOLATED: dict[str, Any] = {
     "diff_stat": None,
     "diff": None,
     "diff_truncated": False,
+    "skipped": [],
+    "diff_masked": False,
 }
 
 
@@ -102,9 +109,23 @@ def run_record(
         "ended_by": result.ended_by,
         "cwd": cwd,
         "sandbox": preset.sandbox,
-        **(isolation or NOT_ISOLATED),
+        **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
     }
+
+
+def isolation_keys(fields: Mapping[str, Any] | None, secrets: list[str]) -> dict[str, Any]:
+    """A worktree's keys as a record holds them: the one place its diff is masked. A secret the
+    agent wrote into a file shows as `***` (an unmasked diff exists only in the live worktree)."""
+    keys = {**NOT_ISOLATED, **(fields or {})}
+    mask = SecretMask(secrets)
+    if not mask:
+        return keys
+    if isinstance(keys["diff"], str):
+        masked = mask(keys["diff"])
+        keys["diff"], keys["diff_masked"] = masked, masked != keys["diff"]
+    keys["skipped"] = [mask(name) for name in keys["skipped"]]
+    return keys
 
 
 def json_line(record: Mapping[str, Any]) -> str:

@@ -112,7 +112,8 @@ class _Fanout:
                 self._worktrees = Isolation()
                 with contextlib.suppress(IsolationError):  # then each run says so, in its record
                     await self._worktrees.start()
-                self._write(self.err, "".join(f"acp-tui: {note}\n" for note in self.isolation.notes))
+                notes = [*self._worktrees.left, *self.isolation.notes]
+                self._write(self.err, "".join(f"acp-tui: {one_line(note)}\n" for note in notes))
             results = await asyncio.gather(
                 *(self._drive(job, self._origin(i)) for i, job in enumerate(self.jobs))
             )
@@ -122,7 +123,8 @@ class _Fanout:
             for sig in INTERRUPTING_SIGNALS:
                 loop.remove_signal_handler(sig)
             if self._worktrees is not None:
-                await self._worktrees.aclose()
+                left = await self._worktrees.aclose()
+                self._write(self.err, "".join(f"acp-tui: {one_line(line)}\n" for line in left))
                 kept = [w.path for w in self._worktrees.worktrees if w.kept]
                 self._write(self.err, "".join(f"acp-tui: kept the worktree {path}\n" for path in kept))
         if self.fmt == "markdown":
@@ -180,10 +182,16 @@ class _Fanout:
         if result is None:  # the stream always ends with Finished; this is belt and braces
             result = await run.result()
         if worktree is not None:
-            change = await worktree.record()
-            if change.error:
-                self._write(self.err, f"[{one_line(name)}] {one_line(change.error)}\n")
-            await worktree.remove()  # unless kept
+            from acp_tui.workspace.worktrees import time_left
+
+            change = await worktree.record(
+                timeout=time_left(started, self.timeout, job.config.run_timeout),
+                max_file_bytes=job.preset.max_file_bytes,
+            )
+            left = await worktree.remove()  # unless kept
+            for problem in (change.error, left):
+                if problem:
+                    self._write(self.err, f"[{one_line(name)}] {one_line(problem)}\n")
         self._emit(job, result, run.trace_path, worktree, first_chunk, run.cwd)
         return result
 
@@ -250,7 +258,7 @@ def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderCon
     from acp_tui.process.sandbox import worktree_paths
 
     origin = worktree.origin
-    writable, readonly = worktree_paths(worktree.path, origin.toplevel, origin.common_dir)
+    writable, readonly = worktree_paths(worktree.path, origin.toplevel, origin.common_dir, worktree.admin)
     return replace(
         config,
         sandbox_writable=(*config.sandbox_writable, *writable),

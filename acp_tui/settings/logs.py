@@ -5,12 +5,20 @@ Python would print those on stderr: over the TUI, or between `run`'s forwarded a
 is opened only when something is actually logged; it rotates (a few MiB, two old files kept), the
 same record repeated is written a few times and then counted, and values from presets' `env` are
 masked, shortened quotes of them included.
+
+The log's name is known, so an agent unconfined could plant a link there (the log folder is ours,
+but the agent runs as our user): the file is opened without following a link, a folder or a link
+in place of the log's folder is not written into, and a log that cannot be written loses its
+records quietly rather than print over the terminal the app owns.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -64,18 +72,52 @@ class RepeatFilter(logging.Filter):
         return True
 
 
+_LOG_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_APPEND
+    | os.O_NONBLOCK  # a FIFO planted there must not block the first record
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+class LogFile(logging.handlers.RotatingFileHandler):
+    """The rotating log, opened only as a regular file of its own (never through a link)."""
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = os.open(self.baseFilename, _LOG_FLAGS, 0o600)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(f"{self.baseFilename}: not a regular file")
+            return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """A record that cannot be written is lost: the terminal is the app's, not the log's."""
+
+
 def route_logging(secrets: Iterable[str] = (), path: Path | None = None) -> Path:
     """Send every log record (WARNING and up) to the log file instead of the terminal."""
+    from acp_tui.core.files import private_dir
+
     path = path or log_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(
-        path,
-        maxBytes=MAX_LOG_BYTES,
-        backupCount=LOG_BACKUPS,
-        encoding="utf-8",
-        errors="backslashreplace",  # any string is written, lone surrogates included
-        delay=True,
-    )
+    handler: logging.Handler
+    try:
+        private_dir(path.parent)
+    except OSError:
+        handler = logging.NullHandler()  # no folder of ours to log in: the records are lost
+    else:
+        handler = LogFile(
+            path,
+            maxBytes=MAX_LOG_BYTES,
+            backupCount=LOG_BACKUPS,
+            encoding="utf-8",
+            errors="backslashreplace",  # any string is written, lone surrogates included
+            delay=True,
+        )
     handler.setFormatter(_MaskingFormatter(SecretMask(secrets, fragments=True)))
     handler.addFilter(RepeatFilter())
     root = logging.getLogger()

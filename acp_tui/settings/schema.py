@@ -67,9 +67,12 @@ class _Constraint:
 
 # Strict: a TOML `true` is no number and `1` no boolean.
 NonBlank = Annotated[str, _Constraint(strict=True, pattern=r"^\s*\S")]
-Seconds = Annotated[float, _Constraint(strict=True, gt=0)]
+Seconds = Annotated[float, _Constraint(strict=True, gt=0, allow_inf_nan=False)]
 Switch = Annotated[bool, _Constraint(strict=True)]
+Bytes = Annotated[int, _Constraint(strict=True, gt=0)]
 SECONDS = "must be a positive number of seconds"
+# An isolated run's files larger than this are not recorded (as `workspace.worktrees.MAX_FILE_BYTES`).
+MAX_FILE_BYTES = 10_000_000
 
 
 def _says(message: str, *, required: str | None = None, **kwargs: Any) -> Any:
@@ -127,6 +130,7 @@ class AgentPreset:
     run_timeout: Seconds | None = _says(SECONDS, default=_CORE.run_timeout)
     idle_timeout: Seconds | None = _says(SECONDS, default=_CORE.idle_timeout)
     isolation: Literal["none", "worktree"] = _says('must be "none" or "worktree"', default="none")
+    max_file_bytes: Bytes = _says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
     # "workspace": confined by bubblewrap (README, Sandbox); writable/hidden: paths, `~` its home.
     sandbox: Literal["none", "workspace"] = _says('must be "none" or "workspace"', default=_CORE.sandbox)
     sandbox_writable: tuple[str, ...] = _says("must be a list of paths", default=())
@@ -354,23 +358,34 @@ def load_file(path: Path, *, label: str | None = None) -> Settings:
         raise ConfigError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label}: invalid TOML: {exc}") from None
-    raw = text.encode()
-    seal = _seal(path, raw)
-    trusted = _was_valid(path, seal)
-    token = _TRUSTED.set(trusted)
-    try:
-        settings = parse_settings(data, label=label, source=path)
-    finally:
-        _TRUSTED.reset(token)
-    if not trusted:
-        _remember_valid(path, seal)
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise ConfigError(f"{label}: invalid TOML: nested too deeply") from None
+    seal = _seal(path, text.encode())
+    if _was_valid(path, seal):
+        try:
+            return _parse_trusted(data, label=label, source=path)
+        except _Doubt:
+            pass  # a value the seal vouched for is not so (a forged seal): validated below
+    settings = parse_settings(data, label=label, source=path)
+    _remember_valid(path, seal)
     return settings
 
 
-# Validating costs pydantic (about a tenth of a second before the first frame): a file that passed
-# once, byte for byte, with this very code, is built from its declarations without it. Only a hash
-# is kept (in the user cache dir), never a value of the file.
+# Validating costs pydantic (measured: load_settings of assets/agents.sample.toml takes 100-140 ms
+# with it, about 20 ms without): a file that passed once, byte for byte, with this very code, is built
+# from its declarations without it. The seal is a hash anyone can compute, so it only says "worth
+# trying": the values are still checked against their declared types, literals and constraints
+# (`_build`), and any doubt sends the file through the full validation. Only a hash is kept (in
+# the user cache dir), never a value of the file.
 _TRUSTED: ContextVar[bool] = ContextVar("acp_tui_settings_trusted", default=False)
+
+
+def _parse_trusted(data: Mapping[str, Any], *, label: str, source: Path) -> Settings:
+    token = _TRUSTED.set(True)
+    try:
+        return parse_settings(data, label=label, source=source)
+    finally:
+        _TRUSTED.reset(token)
 
 
 def _seal(path: Path, raw: bytes) -> str:
@@ -398,10 +413,11 @@ def _was_valid(path: Path, seal: str) -> bool:
 
 
 def _remember_valid(path: Path, seal: str) -> None:
+    from acp_tui.core.files import private_dir, replace_file
+
     with contextlib.suppress(OSError):
         marker = _seal_file(path)
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(seal, encoding="ascii")
+        replace_file(private_dir(marker.parent) / marker.name, seal)  # never through a link
 
 
 def parse_settings(data: Mapping[str, Any], *, label: str, source: Path | None = None) -> Settings:
@@ -540,22 +556,81 @@ def _validate(cls: Any, raw: Any, where: str, **fill: str) -> Any:
         raise ConfigError(where + _say(cls, exc.errors()[0], fill)) from None
 
 
-def _build(cls: Any, raw: Mapping[str, Any]) -> Any:
-    """`raw` as a `cls` without checking it (it passed before): the conversions validation makes."""
+class _Doubt(Exception):
+    """A value the trusted path cannot vouch for: the file is validated in full instead."""
+
+
+def _build(cls: Any, raw: Any) -> Any:
+    """`raw` as a `cls` without pydantic (it passed before), with the conversions validation makes:
+    every value checked against its declared type (literals, constraints, nested tables); what
+    validation might refuse raises `_Doubt`. Stricter than pydantic is fine, laxer never."""
+    if not isinstance(raw, Mapping) or any(key not in _keys(cls) for key in raw):
+        raise _Doubt
+    hints = _hints(cls)
     values: dict[str, Any] = {}
     for declared in fields(cls):
-        if declared.name not in raw:
-            continue
-        value = raw[declared.name]
-        kind = str(declared.type)
-        if declared.name == "mcp_servers":
-            value = tuple(_build(McpServer, server) for server in value)
-        elif kind.startswith("tuple") and isinstance(value, list):
-            value = tuple(value)
-        elif kind.startswith("Seconds") and isinstance(value, int):
-            value = float(value)
-        values[declared.name] = value
+        if declared.name in raw:
+            values[declared.name] = _checked(raw[declared.name], hints[declared.name])
+        elif declared.default is dataclasses.MISSING and declared.default_factory is dataclasses.MISSING:
+            raise _Doubt  # a required field is missing
     return cls(**values)
+
+
+@cache
+def _hints(cls: Any) -> dict[str, Any]:
+    import typing
+
+    return typing.get_type_hints(cls, include_extras=True)
+
+
+def _checked(value: Any, hint: Any) -> Any:
+    """`value` as `hint` (a declared field type) has it, or `_Doubt`."""
+    import types
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        value = _checked(value, args[0])
+        for constraint in args[1:]:
+            if not isinstance(constraint, _Constraint):
+                raise _Doubt  # a constraint of another kind: pydantic knows it, not we
+            _meets(value, constraint.schema)
+        return value
+    if origin is Literal:
+        if any(type(value) is type(allowed) and value == allowed for allowed in args):
+            return value
+    elif origin in (typing.Union, types.UnionType):
+        for option in args:
+            with contextlib.suppress(_Doubt):
+                return _checked(value, option)
+    elif origin is tuple and isinstance(value, list | tuple):
+        return tuple(_checked(item, args[0]) for item in value)
+    elif origin is dict and isinstance(value, dict):
+        return {_checked(k, args[0]): _checked(v, args[1]) for k, v in value.items()}
+    elif hint is Any or (hint in (str, bool, type(None)) and type(value) is hint):
+        return value
+    elif hint is float and type(value) in (int, float):
+        return float(value)
+    elif dataclasses.is_dataclass(hint):
+        return _build(hint, value)
+    raise _Doubt
+
+
+def _meets(value: Any, schema: Mapping[str, Any]) -> None:
+    """The constraints of a `_Constraint` (those it is declared with here), or `_Doubt`."""
+    import math
+    import re
+
+    for key, bound in schema.items():
+        if key == "strict":
+            continue  # `_checked` takes no value of another type
+        if key == "pattern" and re.search(bound, value):
+            continue
+        if key == "gt" and value > bound:
+            continue
+        if key == "allow_inf_nan" and (bound or math.isfinite(value)):
+            continue
+        raise _Doubt
 
 
 def _say(cls: Any, error: Mapping[str, Any], fill: Mapping[str, str]) -> str:

@@ -22,14 +22,16 @@ repository it may write depends on it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import logging
 import math
 import os
 import shlex
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -84,7 +86,9 @@ STATE_ORDER = (
 
 # Runs a terminal login (argv, env, cwd) and gives its exit status: the app suspends itself for it;
 # tests put a headless runner in its place (`SupervisorApp.login_runner`).
-LoginRunner = Callable[[list[str], dict[str, str], str | None], int]
+LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
+
+EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 GRID_ACTIONS = {"focus_prompt", "focus_panes", "focus_nth", "next_pane", "previous_pane", "zoom"}
 
@@ -149,6 +153,7 @@ class SupervisorApp(App[None]):
         self.sandboxes: dict[str, SandboxMode] = {}  # F2's sandbox per preset, likewise
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
         self.login_runner: LoginRunner = self._login_in_terminal
+        self._terminal_lent = False  # a login has the terminal
         self._generation = 0  # bumped by each reload: providers made before it are not reused
         self._last_pane: RunPane | None = None
         self.isolation: Isolation | None = None  # the worktrees of isolated runs, made at first use
@@ -332,16 +337,20 @@ class SupervisorApp(App[None]):
             attempt.worktree = await self.isolation.add(origin, attempt.agent)
         except IsolationError as exc:  # the toast: the app's failure toast, with the reason
             raise IsolationError(f"no worktree: {exc}") from None
+        finally:
+            while self.isolation is not None and self.isolation.left:  # what the cache sweep left alone
+                self.notify(text.safe_notice(self.isolation.left.pop(0)), severity="warning", markup=False)
         return str(attempt.worktree.cwd)
 
-    async def _drop_worktree(self, attempt: Attempt) -> None:
+    async def _drop_worktree(self, pane: RunPane) -> None:
         """A closed pane: its change recorded (if the run could not), its worktree removed unless kept."""
-        worktree = attempt.worktree
+        worktree = pane.attempt.worktree
         if worktree is None or worktree.removed:
             return
-        if worktree.change is None:
-            await worktree.record()
-        await worktree.remove()
+        await pane.record_change()
+        left = await worktree.remove()
+        if left:
+            self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
 
     def action_toggle_sandbox(self) -> None:
         on = self.main_screen.query_one(PromptBar).toggle_sandbox()
@@ -508,40 +517,63 @@ class SupervisorApp(App[None]):
     def on_run_pane_options_offered(self, event: RunPane.OptionsOffered) -> None:
         self.offered[event.pane.agent] = event.offered
 
-    async def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
-        """`L` after "authentication required": the login in the terminal, then the prompt again."""
+    def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
+        """`L` after "authentication required": the whole command line, confirmed (the focus on
+        Cancel), then the login in the terminal, then the prompt again."""
+        from acp_tui.ui.screens.login_screen import LoginConfirmScreen
+
+        pane, argv = event.pane, event.argv
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._log_in(pane, argv), group="login")
+
+        self.push_screen(LoginConfirmScreen(pane.agent, argv), answered)
+
+    async def _log_in(self, pane: RunPane, argv: list[str]) -> None:
         from acp_tui.process.environment import child_environment
 
-        preset = event.pane.attempt.preset
+        preset = pane.attempt.preset
         try:
-            status = self.login_runner(event.argv, child_environment(preset.env), preset.cwd)
+            status = await self.login_runner(argv, child_environment(preset.env), preset.cwd)
         except Exception as exc:  # e.g. no terminal to suspend for (SuspendNotSupported), no such program
             self.notify(f"Login not run: {text.safe_notice(str(exc) or type(exc).__name__)}", markup=False)
             return
         if status != 0:
             self.notify(f"The login ended with status {status}: not run again.", severity="warning")
             return
-        await self._rerun(event.pane)
+        await self._rerun(pane)
 
-    def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
-        import subprocess
-
+    async def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
         # ctrl+c in the login reaches us too (one process group): it must end the login, not the
         # app (asyncio's own SIGINT handler would cancel it). A handler, unlike SIG_IGN, is reset to
         # the default in the child at exec, so the login itself still stops on ctrl+c.
         previous = signal.signal(signal.SIGINT, lambda *_: None)
         try:
-            with self.suspend():
+            # The login is awaited, so other runs go on streaming meanwhile; nothing is drawn (nor
+            # rung) while the terminal is the login's.
+            with self.batch_update(), self.suspend():
+                self._terminal_lent = True
                 # The command line came from the agent: shown with its control characters made visible.
                 print(f"acp-tui: running the login: {one_line(display_command(argv))}", flush=True)
                 try:
-                    status = subprocess.run(argv, env=env, cwd=cwd, check=False).returncode
+                    login = await asyncio.create_subprocess_exec(*argv, env=env, cwd=cwd)
                 except OSError as exc:
                     print(f"acp-tui: the login could not start: {one_line(str(exc))}", flush=True)
-                    status = 127
+                    return 127
+                try:
+                    return await login.wait()
+                finally:
+                    if login.returncode is None:  # we were cancelled (the app quits): no login left
+                        with contextlib.suppress(ProcessLookupError):
+                            login.kill()
         finally:
+            self._terminal_lent = False
             signal.signal(signal.SIGINT, previous)
-        return status
+
+    def bell(self) -> None:
+        if not self._terminal_lent:  # the login's terminal is not ours to ring
+            super().bell()
 
     # Permission requests (the `ask` policy) ----------------------------------------------------
 
@@ -762,7 +794,7 @@ class SupervisorApp(App[None]):
         panes = self._panes()
         index = panes.index(event.pane) if event.pane in panes else 0
         await event.pane.remove()
-        await self._drop_worktree(event.pane.attempt)
+        await self._drop_worktree(event.pane)
         panes = self._panes()
         self._relayout()
         self._update_subtitle()
@@ -927,6 +959,7 @@ class SupervisorApp(App[None]):
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
         JSON lines for programs. Any string is written, a lone surrogate included."""
+        from acp_tui.core.files import create_unique
         from acp_tui.reports.markdown import markdown
         from acp_tui.reports.records import json_line
 
@@ -935,15 +968,20 @@ class SupervisorApp(App[None]):
         if not records:
             self.notify("Nothing to export yet: no run has finished.", severity="warning")
             return
-        stem = export_stem(self.export_dir)
         try:
-            stem.with_suffix(".md").write_text(without_surrogates(markdown(records)), encoding="utf-8")
-            stem.with_suffix(".jsonl").write_text(
-                "".join(json_line(record) + "\n" for record in records), encoding="utf-8"
-            )
-            stem.with_name(f"{stem.name}-compare.md").write_text(
-                without_surrogates(comparison_report(records)), encoding="utf-8"
-            )
+            reports = {
+                ".md": without_surrogates(markdown(records)),
+                ".jsonl": "".join(json_line(record) + "\n" for record in records),
+                "-compare.md": without_surrogates(comparison_report(records)),
+            }
+            # Three new files under one free name (`-2`, `-3`, ... when taken): never an existing
+            # file, never through a link planted at the name of this second.
+            stem, files = create_unique(self.export_dir, time.strftime(EXPORT_NAME), reports)
+            with contextlib.ExitStack() as closing:
+                for file in files.values():
+                    closing.enter_context(file)
+                for suffix, file in files.items():
+                    file.write(reports[suffix])
         except (OSError, ValueError) as exc:
             self.notify(f"Export failed: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
@@ -1013,7 +1051,8 @@ class SupervisorApp(App[None]):
     async def _close_worktrees(self) -> None:
         """Every worktree not kept is removed (no recording: nothing would read it after quit)."""
         if self.isolation is not None:
-            await self.isolation.aclose()
+            for line in await self.isolation.aclose():  # quitting: the log is what remains to tell
+                logging.getLogger(__name__).warning("%s", line)
 
     async def on_unmount(self) -> None:
         # Reached on any exit, including an error in the app: no child may outlive us.
@@ -1022,16 +1061,6 @@ class SupervisorApp(App[None]):
             loop.remove_signal_handler(sig)
         await self.subagents.aclose()
         await self._close_worktrees()
-
-
-def export_stem(directory: Path) -> Path:
-    """A new file name per export: two exports in the same second never overwrite each other."""
-    base = time.strftime("acp-tui-%Y%m%d-%H%M%S")
-    stem, n = directory / base, 1
-    while stem.with_suffix(".md").exists() or stem.with_suffix(".jsonl").exists():
-        n += 1
-        stem = directory / f"{base}-{n}"
-    return stem
 
 
 def comparison_report(records: list[dict[str, object]]) -> str:

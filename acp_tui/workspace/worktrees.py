@@ -3,53 +3,73 @@
 One `Isolation` per process owns a slot under the user cache dir
 (`user_cache_path("acp-tui")/worktrees/slot-N/`, the first one free), held by an advisory lock for as
 long as the process lives; slots are reused, so the cache holds one folder per acp-tui running at
-once, never one per acp-tui that ever ran. A run's worktree is a fresh `git worktree add --detach` of
-the repository that holds the run's cwd, at the base commit (HEAD, or `--base REF`), and the agent's
+once, never one per acp-tui that ever ran. A run's worktree is a fresh detached worktree of the
+repository that holds the run's cwd, at the base commit (HEAD, or `--base REF`), and the agent's
 cwd is the matching path inside it. Uncommitted changes of the main checkout are not carried
 (`Origin.note` says so, for the pane).
 
-When the run ends, `Worktree.record()` stages everything (`git add -A`) into a temporary index (the
-worktree's own index is left as the agent left it), then diffs that index against the base, so new
-files count: `diff_stat` (files, insertions, deletions) and `diff` (the patch, `--binary`, cut at
-the answers' size limit with `diff_truncated` set). `remove()` deletes the worktree unless it is
-kept. A process that died without cleaning up leaves its slot unlocked: the next
-`Isolation.start()` removes the worktrees left in any free slot (not the kept ones) and runs
-`git worktree prune` in their repositories.
+Everything git does here is defused (see `acp_tui.workspace.git`): the repository's config, which
+any agent in one of its worktrees can write, is read only to register and unregister worktrees
+(`git worktree add --no-checkout`, `remove`, `prune`, all naming the repository). The files are
+checked out, and the change later recorded, through a git directory of ours (`PrivateGitDir`)
+naming the worktree as its work tree, so no filter, hook, fsmonitor or include of the agent's is
+ever obeyed, and the new blobs of the agent's files land in our scratch folder, not the repository.
 
-`apply_diff()` applies a recorded diff to a main checkout with `git apply --3way`, after a trial in a
-temporary index: when it would conflict, nothing is written and the conflicting paths are listed.
+When the run ends, `Worktree.record()` checks that the worktree's `.git` still names the
+repository's entry (an agent that replaced it gets nothing recorded, and a `Change.error` saying
+so), stages everything (`git add -A`) into our own index, files over `max_file_bytes` left out and
+listed (`skipped`), then diffs that index against the base, so new files count: `diff_stat`
+(files, insertions, deletions) and `diff` (the patch, `--binary`, cut at the answers' size limit
+with `diff_truncated` set). Its `timeout` bounds it. `remove()` deletes the worktree unless it is
+kept (see `acp_tui.workspace.cleanup`: only what is provably ours, and a failure is said). A process
+that died without cleaning up leaves its slot unlocked: the next `Isolation.start()` removes the
+worktrees it left (not the kept ones).
 
-Nothing here writes to a main checkout, except `apply_diff` which the user asks for. Git runs with
-hooks off (a repository's hook could write anywhere) and no optional locks (`git status` would
-otherwise rewrite the main checkout's index). Everything is asyncio subprocesses: eight runs record
-and are removed at once; their worktrees are added in turn (see `Isolation.add`)."""
+Nothing here writes to a main checkout. Git runs with no optional locks (`git status` would
+otherwise rewrite the main checkout's index). Everything is asyncio subprocesses: eight runs
+record at once; their worktrees are added and removed in turn (see `Isolation.add`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import fcntl
-import itertools
 import os
 import re
 import secrets
 import shutil
-import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+import stat
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from acp_tui.workspace.git import HOOKS_OFF, IsolationError, git, last_line, reap, spawn_git
+from acp_tui.core.files import private_dir, replace_file
+from acp_tui.workspace.cleanup import (
+    KEPT_SUFFIX,
+    RECORD_SUFFIX,
+    gitdir_named,
+    leftovers,
+    names_back,
+    remove_worktree,
+)
+from acp_tui.workspace.git import IsolationError, PrivateGitDir, git, last_line, read_small, reap
 
 # As answers (`AcpProviderConfig.max_output_chars`): the patch kept beyond this is cut, and says so.
 DIFF_LIMIT = 16_000_000
 
+# A file larger than this is not recorded, but listed (a preset's `max_file_bytes`).
+MAX_FILE_BYTES = 10_000_000
+
+# A run that used all its time still gets this long to record its partial change.
+RECORD_GRACE = 2.0
 
 OWNER_LOCK = "owner.lock"
+SLOT_NAME = re.compile(r"slot-[0-9]+")
+MAX_SLOTS = 1000
 
-
-KEPT_SUFFIX = ".kept"
+REPLACED_GIT = "the agent replaced its worktree's .git: nothing of it was recorded"
 
 
 @dataclass(frozen=True)
@@ -61,6 +81,8 @@ class Origin:
     prefix: str  # the cwd relative to `toplevel`, "" at the root
     base: str  # the full commit id
     dirty: bool  # the checkout has uncommitted changes, which worktrees do not carry
+    git_dir: Path  # the checkout's own git directory (its HEAD and index)
+    object_format: str = "sha1"
 
     @property
     def note(self) -> str:
@@ -69,6 +91,12 @@ class Origin:
         if self.dirty:
             text += f"; uncommitted changes of {self.toplevel} are not carried"
         return text
+
+    def private_git_dir(self, head: str | None = None, **options: Any) -> PrivateGitDir:
+        """A git directory of ours on this repository's objects (see `PrivateGitDir`)."""
+        return PrivateGitDir(
+            self.common_dir / "objects", head or self.base, object_format=self.object_format, **options
+        )
 
 
 @dataclass(frozen=True)
@@ -93,6 +121,7 @@ class Change:
     diff: str | None  # bytes that are not UTF-8 come as surrogate escapes, so the patch round-trips
     truncated: bool = False
     error: str | None = None
+    skipped: tuple[str, ...] = ()  # files over `max_file_bytes`, not recorded (relative paths)
 
 
 async def find_origin(cwd: str | Path, base: str | None = None) -> Origin:
@@ -110,29 +139,80 @@ async def find_origin(cwd: str | Path, base: str | None = None) -> Origin:
         raise IsolationError(f"{where} is in a bare repository, which has no checkout")
     if inside_git_dir == "true":
         raise IsolationError(f"{where} is inside a repository's git directory, not its checkout")
-    _, out, _ = await git("rev-parse", "--show-toplevel", "--git-common-dir", "--show-prefix", cwd=where)
-    toplevel, common, prefix = [*out.splitlines(), ""][:3]
-    ref = base or "HEAD"
-    code, out, err = await git(
-        "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", cwd=where, check=False
-    )
-    if code != 0:
+    _, out, _ = await git(
+        "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format",
+        "--show-prefix", cwd=where,
+    )  # fmt: skip
+    toplevel, git_dir, common, object_format, prefix = [*out.splitlines(), "", "", "", "", ""][:5]
+    top, own_dir = Path(toplevel), Path(git_dir)
+    if not await asyncio.to_thread(
+        _leads_to, top / ".git", own_dir
+    ):  # a `core.worktree` (shared config) pointing elsewhere
+        raise IsolationError(f"{top} is not the checkout of {own_dir}: its .git leads elsewhere")
+    head = await _commit(where, "HEAD")
+    commit = head if base is None else await _commit(where, base)
+    if commit is None:
         if base is None:
             raise IsolationError(f"{toplevel} has no commit yet: a worktree needs one to start from")
         raise IsolationError(f'--base "{base}": no such commit in {toplevel}')
-    commit = out.strip()
-    # `git worktree prune` here too: entries whose folder someone deleted by hand.
-    _, status = await asyncio.gather(
-        git("worktree", "prune", cwd=where, check=False),
-        git("status", "--porcelain", "-z", "--ignore-submodules", cwd=where, check=False),
-    )
-    return Origin(
-        toplevel=Path(toplevel),
+    origin = Origin(
+        toplevel=top,
         common_dir=(where / common).resolve(),
         prefix=prefix.rstrip("/"),
         base=commit,
-        dirty=bool(status[1]),
+        dirty=True,
+        git_dir=own_dir,
+        object_format=object_format or "sha1",
     )
+    # `git worktree prune` here too: entries whose folder someone deleted by hand.
+    _, dirty = await asyncio.gather(
+        git(f"--git-dir={origin.common_dir}", "worktree", "prune", check=False),
+        _dirty(origin, head),
+    )
+    return replace(origin, dirty=dirty)
+
+
+async def _commit(where: Path, ref: str) -> str | None:
+    code, out, _ = await git(
+        "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", cwd=where, check=False
+    )
+    return out.strip() if code == 0 else None
+
+
+def _leads_to(dot_git: Path, git_dir: Path) -> bool:
+    """The checkout's `.git` is `git_dir`, or a file naming it (a linked worktree, `--separate-git-dir`)."""
+    try:
+        if stat.S_ISDIR(os.lstat(dot_git).st_mode):
+            return dot_git.resolve() == git_dir.resolve()
+    except OSError:
+        return False
+    return gitdir_named(dot_git) == git_dir.resolve()
+
+
+async def _dirty(origin: Origin, head: str | None) -> bool:
+    """The checkout differs from its HEAD (untracked files count), read by a git of ours: the
+    repository's config, which an agent can write, is not read. Unknown counts as dirty."""
+    if head is None:
+        return True
+    excludes = read_small(origin.common_dir / "info" / "exclude") or ""
+    try:
+        with origin.private_git_dir(head, index=origin.git_dir / "index", excludes=excludes) as ours:
+            code, out, _ = await ours.git(
+                "status", "--porcelain", "-z", "--ignore-submodules", work_tree=origin.toplevel, check=False
+            )
+    except IsolationError:
+        return True
+    return code != 0 or bool(out)
+
+
+def time_left(started: float, *timeouts: float | None) -> float | None:
+    """What the tightest of a run's timeouts (from `started`, `time.monotonic()`) leaves for recording
+    its change (None: no timeout); at least RECORD_GRACE, so a run that used all its time still
+    records its partial change."""
+    given = [timeout for timeout in timeouts if timeout is not None]
+    if not given:
+        return None
+    return max(RECORD_GRACE, started + min(given) - time.monotonic())
 
 
 @dataclass(frozen=True)
@@ -173,6 +253,9 @@ class Worktree:
         self.change: Change | None = None
         self.kept = False
         self.removed = False
+        # The repository's entry for it, as git made it before any agent ran (`<repo>/worktrees/<name>`).
+        self.admin = origin.common_dir / "worktrees" / path.name
+        self._ours: PrivateGitDir | None = None  # our git dir on it: the index of its checkout
 
     @property
     def base(self) -> str:
@@ -183,49 +266,90 @@ class Worktree:
         self.kept = kept
         marker = self.path.with_name(self.path.name + KEPT_SUFFIX)
         if kept:
-            marker.write_text(f"{self.origin.toplevel}\n", encoding="utf-8")
+            replace_file(marker, f"{self.origin.toplevel}\n")
         else:
             marker.unlink(missing_ok=True)
 
-    async def record(self, limit: int = DIFF_LIMIT) -> Change:
-        """Diff everything in the worktree (new files too) against the base; never raises."""
+    async def _add(self) -> None:
+        """Register the worktree (git's only part here) and check its files out through our git dir."""
+        common = self.origin.common_dir
+        async with self._turn:
+            # The record first: a crash right after git registers it still leaves what vouches for it.
+            replace_file(self.path.with_name(self.path.name + RECORD_SUFFIX), f"{self.admin}\n")
+            await git(
+                f"--git-dir={common}", "worktree", "add", "--quiet", "--no-checkout", "--detach",
+                str(self.path), self.base,
+            )  # fmt: skip
+        made = gitdir_named(self.path / ".git")
+        if made != self.admin.resolve() or not names_back(self.admin, self.path):
+            raise IsolationError(f"git registered {self.path} as {made}, not as {self.admin}")
+        self._ours = self.origin.private_git_dir()
+        await self._ours.git("read-tree", "--reset", "-u", self.base, work_tree=self.path)
+        # The agent's own git then sees a clean checkout (its index is the one we just wrote).
+        await asyncio.to_thread(shutil.copyfile, self._ours.index, self.admin / "index")
+        if self.origin.prefix:  # a directory that holds no tracked file is not checked out
+            self.cwd.mkdir(parents=True, exist_ok=True)
+
+    async def record(
+        self, limit: int = DIFF_LIMIT, *, timeout: float | None = None, max_file_bytes: int = MAX_FILE_BYTES
+    ) -> Change:
+        """Diff everything in the worktree (new files too) against the base, within `timeout`
+        seconds; never raises."""
         try:
-            self.change = await self._record(limit)
+            async with asyncio.timeout(timeout):
+                self.change = await self._record(limit, max_file_bytes)
+        except TimeoutError:
+            why = f"the run's time ran out while recording ({timeout or 0:.1f} s were left)"
+            self.change = Change(None, None, error=f"could not record the change: {why}")
         except IsolationError as exc:
             self.change = Change(None, None, error=f"could not record the change: {exc}")
+        except OSError as exc:
+            self.change = Change(None, None, error=f"could not record the change: {exc.strerror or exc}")
         return self.change
 
-    async def _record(self, limit: int) -> Change:
+    async def _record(self, limit: int, max_file_bytes: int) -> Change:
         if self.removed or not self.path.is_dir():
             raise IsolationError(f"{self.path} is gone")
-        _, out, _ = await git("rev-parse", "--git-path", "index", cwd=self.path)
-        own_index = (self.path / out.strip()).resolve()
-        handle, scratch = tempfile.mkstemp(prefix="acp-tui-index-", dir=own_index.parent)
-        os.close(handle)
-        try:
-            # A copy of the worktree's index: its stat data spares `add -A` rehashing every file.
-            with contextlib.suppress(FileNotFoundError):
-                shutil.copyfile(own_index, scratch)
-            env = {"GIT_INDEX_FILE": scratch}
-            await git("add", "-A", "--ignore-errors", cwd=self.path, env=env)
-            return await _diff_against(self.base, self.path, env, limit)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(scratch)
+        if gitdir_named(self.path / ".git") != self.admin.resolve():
+            return Change(None, None, error=REPLACED_GIT)
+        ours = self._ours
+        if ours is None:  # ours went with an earlier removal (kept): a fresh index, every file hashed
+            ours = self._ours = self.origin.private_git_dir()
+            await ours.git("read-tree", self.base, work_tree=self.path)
+        ours.refresh()
+        # What `add -A` would take: untracked files not ignored, and tracked ones that changed.
+        _, listing, _ = await ours.git(
+            "ls-files", "-z", "--others", "--modified", "--exclude-standard", work_tree=self.path
+        )
+        skipped = await asyncio.to_thread(_too_large, self.path, listing.split("\0"), max_file_bytes)
+        specs = [".", *(f":(exclude,literal){name}" for name in skipped)]
+        pathspec = await asyncio.to_thread(
+            ours.write, "pathspec", b"".join(os.fsencode(s) + b"\0" for s in specs)
+        )
+        await ours.git(
+            "add", "-A", "--ignore-errors", f"--pathspec-from-file={pathspec}", "--pathspec-file-nul",
+            work_tree=self.path,
+        )  # fmt: skip
+        change = await _diff_against(ours, self.base, self.path, limit)
+        return replace(change, skipped=tuple(skipped))
 
-    async def remove(self) -> None:
-        """Delete the worktree and git's entry for it, unless kept. Idempotent; never raises."""
+    async def remove(self) -> str | None:
+        """Delete the worktree and git's entry for it, unless kept; None, or one line saying what
+        could not be removed. Idempotent; never raises."""
+        self._drop_ours()
         if self.kept or self.removed:
-            return
+            return None
         self.removed = True
-        # `git worktree remove`, in two steps: the files at once with the other runs' (the slow
-        # part), then git's entry for it in turn. The folder may hold anything its agent left.
-        await asyncio.to_thread(shutil.rmtree, self.path, True)
-        async with self._turn:
-            await git("worktree", "prune", cwd=self.origin.toplevel, check=False)
+        return await remove_worktree(self.path, self.admin, known=True, turn=self._turn)
+
+    def _drop_ours(self) -> None:
+        if self._ours is not None:
+            self._ours.close()
+            self._ours = None
 
     def fields(self) -> dict[str, Any]:
-        """The keys a run's JSON record gains: `worktree`, `base`, `diff_stat`, `diff`, `diff_truncated`."""
+        """The keys a run's JSON record gains: `worktree`, `base`, `diff_stat`, `diff`,
+        `diff_truncated`, `skipped` (see `acp_tui.reports.records`, which masks the diff)."""
         change = self.change
         return {
             "worktree": str(self.path),
@@ -233,16 +357,27 @@ class Worktree:
             "diff_stat": change.stat.to_json() if change and change.stat else None,
             "diff": change.diff if change else None,
             "diff_truncated": bool(change and change.truncated),
+            "skipped": list(change.skipped) if change else [],
         }
 
 
-async def _diff_against(base: str, cwd: Path, env: Mapping[str, str], limit: int) -> Change:
+def _too_large(root: Path, names: Sequence[str], limit: int) -> list[str]:
+    """The regular files among `names` (relative to `root`) larger than `limit` bytes, sorted."""
+    found = set()
+    for name in names:
+        with contextlib.suppress(OSError):
+            info = os.lstat(root / name)
+            if name and stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                found.add(name)
+    return sorted(found)
+
+
+async def _diff_against(ours: PrivateGitDir, base: str, work_tree: Path, limit: int) -> Change:
     """`git diff --cached --numstat -p --binary BASE`: the numstat lines, a blank line, the patch."""
-    args = (
+    process = await ours.spawn(
         "diff", "--cached", "--numstat", "--patch", "--binary", "--no-color", "--no-ext-diff",
-        "--no-textconv", base, "--",
+        "--no-textconv", base, "--", work_tree=work_tree,
     )  # fmt: skip
-    process = await spawn_git(args, cwd, env)
     truncated = False
     err = b""
     errors = asyncio.ensure_future(process.stderr.read())  # read alongside: a full pipe would stall git
@@ -282,7 +417,8 @@ class Isolation:
     """This process's worktrees, in its own folder under the user cache dir.
 
     `start()` takes the folder's lock and removes what crashed processes left; `add()` makes a
-    worktree; `aclose()` removes every worktree not kept and lets the folder go.
+    worktree; `aclose()` removes every worktree not kept and lets the folder go. `left` holds a line
+    for each thing of the cache that was left alone or could not be removed.
     """
 
     def __init__(self, root: Path | None = None) -> None:
@@ -290,13 +426,14 @@ class Isolation:
         self.token = secrets.token_hex(3)  # worktree names never repeat, whoever had the slot before
         self.folder = self.root / "slot-?"  # the first free slot, taken by `start()`
         self.worktrees: list[Worktree] = []
+        self.left: list[str] = []
         self._lock: int | None = None
         self._starting: asyncio.Future[list[Path]] | None = None
         self._count = 0
         self._turns: dict[Path, asyncio.Lock] = {}  # per repository
 
     async def start(self) -> list[Path]:
-        """Take our folder, and prune what dead processes left: the worktrees removed (to the first
+        """Take our folder, and remove what dead processes left: the worktrees removed (to the first
         caller; the others, eight runs setting up at once, wait for the same start)."""
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._start())
@@ -306,22 +443,37 @@ class Isolation:
 
     async def _start(self) -> list[Path]:
         try:
-            stale, repositories = await asyncio.to_thread(self._claim_and_sweep)
+            stale = await asyncio.to_thread(self._claim_and_sweep)
         except OSError as exc:
             raise IsolationError(f"{self.root}: {exc.strerror or exc}") from None
-        await asyncio.gather(
-            *(git("--git-dir", str(repo), "worktree", "prune", check=False) for repo in repositories)
+        existed = await asyncio.to_thread(lambda: {path for path, _ in stale if os.path.lexists(path)})
+        problems = await asyncio.gather(
+            *(
+                remove_worktree(path, admin, known=False, turn=self._turn(admin.parent.parent))
+                for path, admin in stale
+            )
         )
-        return stale
+        self.left.extend(problem for problem in problems if problem)
+        return [
+            path
+            for (path, _), problem in zip(stale, problems, strict=True)
+            if problem is None and path in existed
+        ]
 
-    def _claim_and_sweep(self) -> tuple[list[Path], set[Path]]:
-        self.root.mkdir(parents=True, exist_ok=True)
+    def _turn(self, repository: Path) -> asyncio.Lock:
+        return self._turns.setdefault(repository.resolve(), asyncio.Lock())
+
+    def _claim_and_sweep(self) -> list[tuple[Path, Path]]:
+        root = private_dir(self.root)  # a link planted there is refused, never followed
         # One claimer or sweeper at a time: a slot is never swept while someone is taking it.
-        with _flocked(self.root / ".sweep.lock", fcntl.LOCK_EX):
-            for number in itertools.count():
-                folder = self.root / f"slot-{number}"
-                folder.mkdir(exist_ok=True)
-                fd = os.open(folder / OWNER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        with _flocked(root / ".sweep.lock", fcntl.LOCK_EX):
+            for number in range(MAX_SLOTS):
+                folder = root / f"slot-{number}"
+                try:
+                    private_dir(folder)
+                    fd = _open_lock(folder / OWNER_LOCK)
+                except OSError:  # a link, a file, someone else's folder: not ours to use
+                    continue
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:  # a live process's slot
@@ -329,22 +481,32 @@ class Isolation:
                     continue
                 self.folder, self._lock = folder, fd
                 break
-            stale: list[Path] = []
-            repositories: set[Path] = set()
-            for folder in sorted(self.root.iterdir()):
-                if not folder.is_dir():
+            else:
+                raise OSError(f"no free slot among {MAX_SLOTS}")
+            stale: list[tuple[Path, Path]] = []
+            for entry in sorted(os.scandir(root), key=lambda e: e.name):
+                folder = root / entry.name
+                if not SLOT_NAME.fullmatch(entry.name):
                     continue
-                if folder == self.folder:  # what the last owner of our slot left
-                    _sweep(folder, stale, repositories)
+                if (
+                    not entry.is_dir(follow_symlinks=False)
+                    or entry.stat(follow_symlinks=False).st_uid != os.geteuid()
+                ):
+                    self.left.append(f"left {folder} alone: not a folder of ours (a link?)")
                     continue
                 try:
-                    with _flocked(folder / OWNER_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB):
-                        _sweep(folder, stale, repositories)
+                    if folder == self.folder:  # what the last owner of our slot left
+                        found, unvouched = leftovers(folder)
+                    else:
+                        with _flocked(folder / OWNER_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB):
+                            found, unvouched = leftovers(folder)
                 except BlockingIOError:
                     continue  # its process is alive
                 except OSError:
                     continue  # not ours to judge (permissions, vanished): leave it
-        return stale, repositories
+                stale.extend(found)
+                self.left.extend(unvouched)
+        return stale
 
     async def add(self, origin: Origin, name: str) -> Worktree:
         """A fresh detached worktree of `origin` at its base, for a run called `name`."""
@@ -352,19 +514,12 @@ class Isolation:
         self._count += 1
         path = self.folder / f"{_safe(name)}-{self.token}{self._count}"
         # Two gits changing one repository's list of worktrees at once can fail (`worktree add`
-        # reads the other's half-written entry), so adds take turns, per repository. The checkout
-        # goes with it: eight at once were never faster here (2 cores, ext4) than eight in a row,
-        # and up to four times slower. Removals and recordings do run at once.
-        turn = self._turns.setdefault(origin.common_dir, asyncio.Lock())
-        worktree = Worktree(origin, path, turn)
+        # reads the other's half-written entry), so adds and removals take turns, per repository.
+        # The checkout goes with it: eight at once were never faster here (2 cores, ext4) than
+        # eight in a row, and up to four times slower. Recordings do run at once.
+        worktree = Worktree(origin, path, self._turn(origin.common_dir))
         try:
-            async with turn:
-                await git(
-                    *HOOKS_OFF, "worktree", "add", "--quiet", "--detach", str(path), origin.base,
-                    cwd=origin.toplevel,
-                )  # fmt: skip
-            if origin.prefix:  # a directory that holds no tracked file is not checked out
-                worktree.cwd.mkdir(parents=True, exist_ok=True)
+            await worktree._add()
         except BaseException as exc:
             await asyncio.shield(worktree.remove())
             if isinstance(exc, OSError):
@@ -386,14 +541,15 @@ class Isolation:
                 await asyncio.shield(worktree.record())
             await asyncio.shield(worktree.remove())
 
-    async def aclose(self) -> None:
-        """Remove every worktree not kept, and give our slot up (its empty folder stays for the next)."""
-        await asyncio.gather(*(worktree.remove() for worktree in self.worktrees))
-        if self._lock is None:
-            return
-        os.close(self._lock)
-        self._lock = None
-        self._starting = None
+    async def aclose(self) -> list[str]:
+        """Remove every worktree not kept, and give our slot up (its empty folder stays for the
+        next); a line for each that could not be removed."""
+        problems = await asyncio.gather(*(worktree.remove() for worktree in self.worktrees))
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+            self._starting = None
+        return [problem for problem in problems if problem]
 
 
 def default_root() -> Path:
@@ -402,38 +558,22 @@ def default_root() -> Path:
     return platformdirs.user_cache_path("acp-tui", appauthor=False) / "worktrees"
 
 
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_lock(path: Path) -> int:
+    """Our lock file (made if missing), never through a link planted at its name."""
+    return os.open(path, _LOCK_FLAGS, 0o600)
+
+
 @contextlib.contextmanager
 def _flocked(path: Path, mode: int) -> Any:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock(path)
     try:
         fcntl.flock(fd, mode)
         yield
     finally:
         os.close(fd)
-
-
-def _sweep(folder: Path, stale: list[Path], repositories: set[Path]) -> None:
-    """Remove the worktrees of a dead owner's folder, except kept ones; note their repositories."""
-    for entry in folder.iterdir():
-        if not entry.is_dir() or entry.with_name(entry.name + KEPT_SUFFIX).exists():
-            continue
-        repository = _repository_of(entry)
-        shutil.rmtree(entry, ignore_errors=True)
-        stale.append(entry)
-        if repository is not None:
-            repositories.add(repository)
-
-
-def _repository_of(worktree: Path) -> Path | None:
-    """The repository a worktree belongs to, from its `.git` file (`gitdir: <repo>/worktrees/<name>`)."""
-    try:
-        text = (worktree / ".git").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    admin = Path(text.split(":", 1)[1].strip())
-    return admin.parent.parent if admin.parent.name == "worktrees" else None
 
 
 def _safe(name: str) -> str:

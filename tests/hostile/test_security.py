@@ -298,7 +298,7 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
         await wait_until(pilot, lambda: not isinstance(app.screen, PermissionLogScreen))
         found["alpha"].focus()
         await pilot.press("t")
-        await wait_until(pilot, lambda: isinstance(app.screen, TraceScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, TraceScreen) and app.screen.loaded)
         screens["trace screen"] = "\n".join(str(line) for line in app.screen.query_one(Log).lines)
         screens["trace screen shot"] = app.export_screenshot()
         await pilot.press("escape")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -18,6 +19,8 @@ from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.settings.schema import parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
+AGENT = '\n[[agent]]\nname = "a"\ncommand = "x"\n'
+OPTIONS = (PermissionOptionInfo("y", "Yes", "allow_once"), PermissionOptionInfo("n", "No", "reject_once"))
 SETTINGS = {
     "permissions": {
         "allow": [
@@ -84,6 +87,7 @@ def test_a_dozen_claude_rules_become_a_policy(tmp_path: Path) -> None:
             "kind": ["execute"],
             "command": ["git commit", "git commit *"],
         },
+        {"name": "ask WebFetch(domain:example.com)", "action": "ask", "kind": ["fetch"]},
         {
             "name": "allow Bash(git status:*)",
             "action": "allow",
@@ -105,13 +109,16 @@ def test_a_dozen_claude_rules_become_a_policy(tmp_path: Path) -> None:
     ]
     assert comments == [
         "# deny Task(reviewer): no equivalent: no ACP tool kind stands for Claude Code's Task tool",
-        "# ask WebFetch(domain:example.com): no equivalent: rules do not match URLs or domains",
         "# allow Grep: no equivalent: rules tell searches apart only by kind (search): Grep, Glob, LS",
         "# allow mcp__github__list_issues: no equivalent: "
         "rules do not match MCP tool names (ACP calls do not carry them)",
         '# permissions.defaultMode = "acceptEdits": no equivalent',
     ]
     assert "# deny WebSearch: approximate: covers WebFetch too" in done.stdout
+    assert (
+        "# ask WebFetch(domain:example.com): approximate: covers every fetch, not only domain:example.com"
+        in done.stdout
+    )
 
 
 def test_the_policy_loads_and_decides_as_claude_code_would(tmp_path: Path) -> None:
@@ -173,3 +180,39 @@ def test_any_claude_rules_give_a_policy_the_config_loads(permissions: dict[str, 
     toml = text + '\n[[agent]]\nname = "a"\ncommand = "x"\n'
     policy = parse_settings(tomllib.loads(toml), label="imported.toml").policies["claude"]
     assert policy.order == "deny-first"
+
+
+def test_a_domain_deny_or_ask_becomes_a_broader_fetch_rule_an_allow_stays_a_comment() -> None:
+    """Claude Code's `WebFetch(domain:x)`: a deny (or ask) covering every fetch is broader, which
+    is safe; an allow covering every fetch would be broader too, which is not: it stays a comment."""
+    from acp_tui.lab.import_claude import to_toml
+
+    permissions = {
+        "deny": ["WebFetch(domain:evil.example)"],
+        "ask": ["WebFetch(domain:maybe.example)"],
+        "allow": ["WebFetch(domain:docs.example)", "WebSearch(anything)"],
+    }
+    text = to_toml(permissions, name="claude", source=Path("settings.json"), base=Path("/project"))
+    assert "# deny WebFetch(domain:evil.example): approximate: covers every fetch, not only" in text
+    assert "# allow WebFetch(domain:docs.example): no equivalent: rules do not match URLs" in text
+    assert "# allow WebSearch(anything): no equivalent: rules do not match URLs" in text
+    policy = parse_settings(tomllib.loads(text + AGENT), label="imported.toml").policies["claude"]
+    assert policy.rules == (
+        Rule("deny WebFetch(domain:evil.example)", "reject", kinds=("fetch",)),
+        Rule("ask WebFetch(domain:maybe.example)", "ask", kinds=("fetch",)),
+    )
+    fetch = PermissionAsk("Fetch https://docs.example/x", "fetch", OPTIONS, cwd="/w")
+    assert asyncio.run(policy.decide(fetch)).rule == "deny WebFetch(domain:evil.example)"
+
+
+def test_a_spec_with_a_newline_stays_inside_its_comment() -> None:
+    from acp_tui.lab.import_claude import to_toml
+
+    text = to_toml(
+        {"deny": ['WebFetch(domain:x\n[[policy.claude.rule]]\nname = "y"\naction = "allow")']},
+        name="claude",
+        source=Path("settings.json"),
+        base=Path("/project"),
+    )
+    policy = parse_settings(tomllib.loads(text + AGENT), label="imported.toml").policies["claude"]
+    assert [rule.action for rule in policy.rules] == ["reject"]

@@ -21,8 +21,8 @@ from acp_tui.lab.trace_file import load_trace
 from acp_tui.policy.ask import ALLOW_KINDS, TOOL_KINDS, PermissionAsk, PermissionChoice, PermissionPolicy
 from acp_tui.policy.globs import paths_match
 from acp_tui.policy.names import BUILTIN_POLICIES
-from acp_tui.policy.rules import AllowOncePolicy, Rule, RulePolicy
-from acp_tui.policy.shell import command_lines, commands_match, simple_commands
+from acp_tui.policy.rules import AllowOncePolicy, Rule, RulePolicy, commands_match
+from acp_tui.policy.shell import command_lines, simple_commands
 from tests.core.test_foreign_agent import ts_agent, ts_config  # noqa: F401 - the fixture
 from tests.helpers import demo, scripted
 
@@ -222,7 +222,7 @@ def test_command_lines_come_from_the_fields_agents_send(raw_input: Any, lines: l
         ("git status && git push origin", False, True),
         ("git status; rm -rf /", False, False),
         ("git status | cat", False, False),
-        ("git status $(git push)", False, False),
+        ("git status $(git push)", False, True),  # a reject rule sees into substitutions
         ("git status `rm x`", False, False),
         ("FOO=1 git push", False, True),
         ("git  push   origin", False, True),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ from textual.widgets import Select, Static
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.settings.schema import load_settings
 from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.login_screen import LoginConfirmScreen
 from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
 from acp_tui.ui.widgets.prompt_bar import PromptBar
@@ -178,11 +181,14 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
     app = SupervisorApp(settings(demo_preset("locked", "locked")))
     logins: list[list[str]] = []
 
-    def headless_login(argv: list[str], env: dict[str, str], cwd: str | None) -> int:
+    async def headless_login(argv: list[str], env: dict[str, str], cwd: str | None) -> int:
         # The real login process, its Enter typed for it (App.suspend needs a real terminal).
         logins.append(argv)
-        done = subprocess.run(argv, env=env, cwd=cwd, input="\n", capture_output=True, text=True, check=False)
-        return done.returncode
+        login = await asyncio.create_subprocess_exec(
+            *argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
+        )
+        await login.communicate(b"\n")
+        return await login.wait()
 
     app.login_runner = headless_login
     async with app.run_test(size=SIZE) as pilot:
@@ -196,6 +202,8 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
         assert pane.check_action("login", ()) is True
         pane.focus()
         await pilot.press("L")
+        await wait_until(pilot, lambda: isinstance(app.screen, LoginConfirmScreen))
+        await pilot.press("y")
         await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
         assert logins == [[sys.executable, "-m", "acp_tui.demo.agent", "--persona", "locked", "--login"]]
         assert (tmp_path / "acp-tui" / "demo-login").exists()
@@ -208,12 +216,22 @@ async def test_a_failed_login_does_not_run_again(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("ACP_TUI_DEMO_KEY", raising=False)
     app = SupervisorApp(settings(demo_preset("locked", "locked")))
-    app.login_runner = lambda argv, env, cwd: 1
+    logins: list[list[str]] = []
+
+    async def failing_login(argv: list[str], env: dict[str, str], cwd: str | None) -> int:
+        logins.append(argv)
+        return 1
+
+    app.login_runner = failing_login
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         round_panes(app, 1)[0].focus()
         await pilot.press("L")
+        await wait_until(pilot, lambda: isinstance(app.screen, LoginConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(logins) == 1 and not isinstance(app.screen, LoginConfirmScreen))
+        await app.workers.wait_for_complete()
         await pilot.pause()
         assert len(app.query(RunPane)) == 1
 
@@ -248,20 +266,16 @@ async def test_shift_p_opens_the_permissions_panel() -> None:
         assert "P" in app.query_one(PromptBar).value
 
 
-async def test_a_description_naming_a_command_is_the_login_and_the_hint_names_it() -> None:
+async def test_a_description_naming_another_program_is_refused_in_one_line() -> None:
     preset = scripted_preset(
         "open", auth_methods="opencode", fail="session/new:-32000:Authentication required"
     )
     app = SupervisorApp(settings(preset))
-    logins: list[list[str]] = []
-    app.login_runner = lambda argv, env, cwd: logins.append(argv) or 0
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         [pane] = round_panes(app, 1)
         hint = str(pane.query_one("#error", Static).render()).splitlines()[0]
-        assert hint == "L: log in in the terminal, then run again: opencode auth login"
-        pane.focus()
-        await pilot.press("L")
-        await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
-        assert logins == [["opencode", "auth", "login"]]
+        own = os.path.basename(sys.executable)
+        assert hint == f'login refused: the agent names "opencode" to run, not its own program "{own}"'
+        assert pane.check_action("login", ()) is False

@@ -109,7 +109,7 @@ async def test_tracing_records_the_frames_and_the_pane_shows_them(
         pane = panes(app)["agent"]
         pane.focus()
         await pilot.press("t")
-        await wait_until(pilot, lambda: isinstance(app.screen, TraceScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, TraceScreen) and app.screen.loaded)
         lines = "\n".join(app.screen.query_one(Log).lines)
         for method in ("initialize", "session/new", "session/prompt", "session/update"):
             assert method in lines

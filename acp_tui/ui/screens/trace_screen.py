@@ -1,28 +1,49 @@
-"""A run's protocol trace: every JSON-RPC frame in and out, as the file on disk has it."""
+"""A run's protocol trace: every JSON-RPC frame in and out, as the file on disk has it.
+
+The file is read in a thread (a trace can be large, and the screen must not freeze the app), line by
+line as `acp-tui replay` reads it: a line that is no trace line is shown as what is wrong with it,
+between the frames, never as an error of the screen.
+"""
 
 from __future__ import annotations
 
 import json
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Log, Static
 
 from acp_tui.core.text import one_line
+from acp_tui.lab.trace_file import Entry, TraceError, parse_entry
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 
 
-def frame_line(entry: dict[str, object]) -> str:
+def frame_line(entry: Entry) -> str:
     """One frame on one line; JSON's ASCII escapes keep every control character visible."""
-    arrow = "→" if entry.get("dir") == "out" else "←"
-    frame = entry.get("frame")
-    what = ""
-    if isinstance(frame, dict):
-        what = one_line(str(frame.get("method") or f"response {frame.get('id')}"), 40)
-    t = entry.get("t", 0.0)
-    seconds = float(t) if isinstance(t, int | float) else 0.0
-    return f"{seconds:9.3f} {arrow} {what:<26} {json.dumps(frame)[:400]}"
+    arrow = "→" if entry.dir == "out" else "←"
+    what = one_line(str(entry.frame.get("method") or f"response {entry.frame.get('id')}"), 40)
+    return f"{entry.t:9.3f} {arrow} {what:<26} {json.dumps(entry.frame)[:400]}"
+
+
+def trace_lines(path: str) -> list[str]:
+    """The trace as shown: a line per frame, or per line that is none (saying why). Never raises."""
+    from acp_tui.core.files import UnreadableFile, read_text
+
+    try:
+        lines = read_text(path, what="trace").splitlines()
+    except UnreadableFile as exc:
+        return [one_line(f"could not read the trace: {exc}")]
+    shown = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            shown.append(frame_line(parse_entry(line, f"line {number}")))
+        except TraceError as exc:
+            shown.append(one_line(f"✗ {exc}"))
+    return shown
 
 
 class TraceScreen(DialogScreen[None]):
@@ -38,6 +59,7 @@ class TraceScreen(DialogScreen[None]):
         super().__init__()
         self.agent = agent
         self.path = path
+        self.loaded = False  # the frames are shown
 
     def compose_dialog(self) -> ComposeResult:
         yield Static(text.markup("[b]$agent[/b] protocol trace: $path", agent=self.agent, path=self.path))
@@ -45,9 +67,14 @@ class TraceScreen(DialogScreen[None]):
         yield Static("→ to the agent · ← from the agent", classes="hint")
 
     def on_mount(self) -> None:
-        log = self.query_one(Log)
-        try:
-            with open(self.path, encoding="utf-8", errors="replace") as f:
-                log.write_lines(frame_line(json.loads(line)) for line in f if line.strip())
-        except (OSError, ValueError) as exc:
-            log.write_line(one_line(f"could not read the trace: {exc}"))
+        self._read()
+
+    @work(thread=True, exit_on_error=False)
+    def _read(self) -> None:
+        lines = trace_lines(self.path)
+        self.app.call_from_thread(self._show, lines)
+
+    def _show(self, lines: list[str]) -> None:
+        if self.is_attached:  # not closed while it was read
+            self.query_one(Log).write_lines(lines)
+            self.loaded = True

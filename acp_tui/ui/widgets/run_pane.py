@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widgets import Button, Log, Static
 from textual.worker import Worker, WorkerState
 
-from acp_tui.acp.auth import terminal_login
+from acp_tui.acp.auth import LoginRefused, terminal_login
 from acp_tui.core.model import (
     ConfigOptionInfo,
     Finished,
@@ -133,17 +133,22 @@ def options_summary(options: dict[str, str], offered: tuple[ConfigOptionInfo, ..
     )
 
 
-def login_command(attempt: Attempt) -> list[str] | None:
-    """The terminal login an authentication failure offers (`L`), if the agent advertised one."""
+def login_offer(attempt: Attempt) -> tuple[list[str] | None, str | None]:
+    """The terminal login an authentication failure offers (`L`), if the agent advertised one it
+    may run; else why the one it named is refused (one line), if it named one."""
     result = attempt.result
     if result is None or result.stop_reason is not SubagentStopReason.ERROR:
-        return None
-    preset = attempt.preset
+        return None, None
+    preset, refused = attempt.preset, None
     for method in result.auth_methods:
-        argv = terminal_login(method, preset.command, preset.args)
+        try:
+            argv = terminal_login(method, preset.command, preset.args)
+        except LoginRefused as exc:
+            refused = refused or str(exc)
+            continue
         if argv:
-            return argv
-    return None
+            return argv, None
+    return None, refused
 
 
 def state_of(attempt: Attempt) -> str:
@@ -270,7 +275,7 @@ class RunPane(Vertical, can_focus=True):
 
     @dataclass
     class LoginRequested(Message):
-        """Run this login in the terminal, then re-run the pane's prompt."""
+        """Run this login in the terminal (the app asks first), then re-run the pane's prompt."""
 
         pane: RunPane
         argv: list[str]
@@ -339,7 +344,7 @@ class RunPane(Vertical, can_focus=True):
         if action == "cancel":
             return self.live  # a finished run has nothing to cancel: the footer drops the key
         if action == "login":
-            return login_command(self.attempt) is not None
+            return login_offer(self.attempt)[0] is not None
         return True
 
     def compose(self) -> ComposeResult:
@@ -429,7 +434,7 @@ class RunPane(Vertical, can_focus=True):
                 if event.offered:
                     self.post_message(self.OptionsOffered(self, event.offered))
             elif isinstance(event, Finished):
-                await self._record_change()  # before the end is shown: the record then has the diff
+                await self.record_change()  # before the end is shown: the record then has the diff
                 self._show_result(event.result)
 
     @on(Worker.StateChanged)
@@ -501,9 +506,9 @@ class RunPane(Vertical, can_focus=True):
             message = f"{message} · killed (ignored cancel)" if message else "killed (ignored cancel)"
         elif result.ended_by == "sigterm":
             message = f"{message} · ended by SIGTERM" if message else "ended by SIGTERM"
-        login = login_command(self.attempt)
-        # The command comes from the agent: named before the key runs it.
-        hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else ""
+        login, refused = login_offer(self.attempt)
+        # The command comes from the agent: named before the key runs it (whole in the confirm).
+        hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else refused or ""
         self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR, hint=hint)
         if self.has_focus:
             self.refresh_bindings()  # `L` may be on offer now
@@ -538,11 +543,21 @@ class RunPane(Vertical, can_focus=True):
 
     # Isolation: the run's own git worktree ----------------------------------------------------
 
-    async def _record_change(self) -> None:
-        worktree = self.attempt.worktree
+    async def record_change(self) -> None:
+        """The change of the run's worktree, once: within what the preset's `run_timeout` leaves,
+        files over its `max_file_bytes` left out."""
+        from acp_tui.workspace.worktrees import time_left
+
+        attempt = self.attempt
+        worktree = attempt.worktree
         if worktree is not None and worktree.change is None:
-            await worktree.record()
-            self._show_worktree()
+            started = attempt.spawned_at or attempt.started_at
+            await worktree.record(
+                timeout=time_left(started, attempt.preset.run_timeout),
+                max_file_bytes=attempt.preset.max_file_bytes,
+            )
+            if self.is_attached:  # a closed pane records too, off the screen
+                self._show_worktree()
 
     def _show_worktree(self) -> None:
         """Where the run works (and what it does not carry), then what it changed, and kept or not."""
@@ -559,6 +574,8 @@ class RunPane(Vertical, can_focus=True):
             words += ", uncommitted changes not carried" if origin.dirty else " (a fresh checkout)"
         elif change.stat is not None and change.stat.files:
             words = f"changed {change.stat} (v compares, A applies)"
+            if change.skipped:
+                words += f", {len(change.skipped)} over max_file_bytes not recorded"
         elif change.stat is not None:
             words = "no change in its worktree"
         else:
@@ -696,7 +713,7 @@ class RunPane(Vertical, can_focus=True):
             await self.run.dispose("cancelled by the user")
 
     def action_login(self) -> None:
-        argv = login_command(self.attempt)
+        argv, _ = login_offer(self.attempt)
         if argv:
             self.post_message(self.LoginRequested(self, argv))
 
