@@ -21,6 +21,7 @@ PROBE_KEYS = [
     "modes",
     "config_options",
     "error",
+    "sandbox",
 ]
 
 

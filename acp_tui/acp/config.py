@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from acp_tui.policy.ask import PermissionPolicy
+
+SandboxMode = Literal["none", "workspace"]  # as acp_tui.process.sandbox, which this must not import
 
 
 @dataclass(frozen=True)
@@ -32,3 +34,9 @@ class AcpProviderConfig:
     mcp_servers: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # env, headers: secrets
     run_timeout: float | None = None  # dispose a run that outlives this (it ends aborted)
     idle_timeout: float | None = None  # dispose a run silent for this long (no frame from the agent)
+    # "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
+    sandbox: SandboxMode = "none"
+    sandbox_writable: Sequence[str] = ()  # writable beyond the cwd and /tmp (`~`: the agent's home)
+    sandbox_readonly: Sequence[str] = ()  # seen read-only where hidden otherwise (a worktree's checkout)
+    sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
+    sandbox_network: bool = True  # False: no network at all (a loopback of its own)

@@ -54,6 +54,7 @@ async def describe_agent(
     if error is None and not created:
         error = "no session was created"
     record = describe(setup, error) if setup is not None else _nothing(error)
+    record["sandbox"] = config.sandbox
     return record, created and error is None
 
 

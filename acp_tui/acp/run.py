@@ -51,6 +51,7 @@ from acp_tui.core.text import without_surrogates
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
+from acp_tui.process.sandbox import SandboxError, confine, failure_message
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable
@@ -97,6 +98,7 @@ class AcpSubagentRun:
         self._events: EventStream[RunEvent] = EventStream()
         self._started = time.monotonic()
         self._last_frame = self._started
+        self._heard = False  # any frame from the agent yet
         self._output: list[str] = []
         self._output_chars = 0
         self._truncated = False
@@ -137,6 +139,11 @@ class AcpSubagentRun:
     @property
     def trace_path(self) -> str | None:
         return str(self._trace.path) if self._trace else None
+
+    @property
+    def sandboxed(self) -> bool:
+        """Confined by bubblewrap (the child we hold is bwrap)."""
+        return self.config.sandbox == "workspace"
 
     @property
     def pid(self) -> int | None:
@@ -189,13 +196,23 @@ class AcpSubagentRun:
     async def _spawn_and_converse(self) -> Outcome:
         self._set_status("spawning")
         protect_own_environment()
+        env = child_environment(self.config.env)
         try:
-            self._child = await spawn(
-                self.config.command,
-                self.config.args,
-                cwd=self.cwd,
-                env=child_environment(self.config.env),
-            )
+            argv = [self.config.command, *self.config.args]
+            if self.sandboxed:
+                argv = confine(
+                    self.config.command,
+                    self.config.args,
+                    cwd=self.cwd,
+                    env=env,
+                    writable=self.config.sandbox_writable,
+                    readonly=self.config.sandbox_readonly,
+                    hidden=self.config.sandbox_hidden,
+                    network=self.config.sandbox_network,
+                )
+            self._child = await spawn(argv[0], argv[1:], cwd=self.cwd, env=env)
+        except SandboxError as exc:  # never unconfined instead: nothing runs
+            return SubagentStopReason.ERROR, str(exc)
         except OSError as exc:
             return SubagentStopReason.ERROR, spawn_error_message(exc, self.config.command, self.cwd)
         finally:
@@ -469,6 +486,8 @@ class AcpSubagentRun:
             return "the agent closed the connection"
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._pipes[0]), 0.2)
+        if self.sandboxed and code == 1 and not self._heard and (failed := failure_message(self._stderr)):
+            return failed  # bwrap could not set the sandbox up: the agent never ran
         last = next((line for line in reversed(self._stderr) if line.strip()), "")
         if code < 0:
             with contextlib.suppress(ValueError):
@@ -682,6 +701,7 @@ class AcpSubagentRun:
 
     def _heard_from_agent(self) -> None:
         self._last_frame = time.monotonic()
+        self._heard = True
 
     def _on_stderr_line(self, line: str) -> None:
         line = self._clean(line)[:STDERR_LINE_CHARS]

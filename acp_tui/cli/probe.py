@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -14,8 +15,13 @@ from acp_tui.settings.logs import route_logging
 @click.option("--agent", "agent", required=True, metavar="SPEC", help=AGENT_HELP.removesuffix(" Repeatable."))
 @config_option()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help='Confine the agent with bubblewrap, as sandbox = "workspace": does it still start?',
+)
 @click.pass_context
-def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str) -> int:
+def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str, sandbox: bool) -> int:
     """Start an agent, set a session up in an empty temporary directory, print what it is and
     offers (modes, config options, login methods), and dispose it. No prompt is sent.
 
@@ -24,6 +30,8 @@ def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str)
     """
     settings = settings_of(ctx, config, (agent,))
     preset = settings.selected_presets()[-1]
+    if sandbox:
+        preset = replace(preset, sandbox="workspace")
     route_logging(secrets_of([preset]))
     from acp_tui.acp.probe import probe
 

@@ -76,6 +76,11 @@ if TYPE_CHECKING:
 )
 @click.option("--base", metavar="REF", help="With --worktree: the commit to start at (default: HEAD).")
 @click.option("--keep-worktrees", is_flag=True, help="With --worktree: leave the worktrees in place.")
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help='Confine every agent to its cwd (or worktree) with bubblewrap, as sandbox = "workspace".',
+)
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -92,6 +97,7 @@ def run_command(
     worktree: bool,
     base: str | None,
     keep_worktrees: bool,
+    sandbox: bool,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
 
@@ -133,6 +139,8 @@ def run_command(
         if overlay:
             preset = replace(preset, env={**preset.env, **overlay})
         preset = with_options(preset, chosen_options)
+        if sandbox:
+            preset = replace(preset, sandbox="workspace")
         try:
             provider_config = settings.provider_config(preset, policy_override=policy, trace_dir=trace_dir)
         except ConfigError as exc:

@@ -5,13 +5,19 @@ Why a group: agents are often launched through wrappers (`sh -c`, `npx`, `uv run
 wrapper leaves the real agent holding our pipes. `start_new_session=True` makes the child the leader
 of a fresh group, and every signal here goes to the whole group.
 
-Why a mark: a descendant can leave the group (a double fork and `setsid`, `setpgid`, Node's
-`spawn(..., {detached: true})`). Every child gets two environment variables, inherited by all its
-descendants whatever their group or session: `ACP_TUI_SUPERVISOR` (this process) and `ACP_TUI_RUN`
-(this run). Ending a run ends its group and every process carrying its run mark; the watchdog ends
-every process carrying our supervisor mark when we die. Found through `/proc/<pid>/environ`
-(Linux). Limits: a descendant that scrubs its own environment *and* leaves the group is not found
-(cgroups would be the cure); on macOS (no /proc) only the group is ended.
+Why more than a group: a descendant can leave it (a double fork and `setsid`, `setpgid`, Node's
+`spawn(..., {detached: true})`). So a run's processes are also found (Linux, through /proc):
+- by ancestry: we are a child subreaper (`become_subreaper`), so a descendant whose parent dies is
+  adopted by us, not by init, and stays in our tree whatever its environment says or hides;
+- by mark: every child gets two environment variables, inherited by all its descendants whatever
+  their group or session: `ACP_TUI_SUPERVISOR` (this process) and `ACP_TUI_RUN` (this run);
+- by what it hides: a process of our tree started since the run's child, of our user, whose
+  environment we may not read (it made itself non-dumpable) counts as a stray of that run.
+Ending a run ends its group and all of these; the watchdog ends every process of ours when we die.
+Those we adopted are ours to wait() for: we reap the ones we ended, and only them (asyncio waits for
+the children it spawned). Limits: a descendant that scrubs its own environment, leaves the group and
+session *and* whose parent died is not found (the sandbox's PID namespace is the cure); on macOS (no
+/proc) only the group is ended.
 """
 
 from __future__ import annotations
@@ -25,14 +31,24 @@ import sys
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from acp_tui.process.watchdog import SUPERVISOR_MARK, watchdog
+from acp_tui.process.watchdog import (
+    SUPERVISOR_MARK,
+    Proc,
+    process_table,
+    read_environ,
+    read_proc,
+    real_uid,
+    watchdog,
+)
 
 READ_SIZE = 1 << 16
 RUN_MARK = "ACP_TUI_RUN"
 MAX_STDERR_LINE_BYTES = 1 << 16  # a longer stderr line is cut here (the run masks, then cuts more)
+PR_SET_CHILD_SUBREAPER = 36
 _run_numbers = itertools.count(1)
+_leaders: set[int] = set()  # the children of live runs: ancestry stops at the first one met
 
 
 class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -57,6 +73,8 @@ class Child:
     exited: asyncio.Future[None]
     mark: str  # the value of ACP_TUI_RUN in its environment and its descendants'
     started: int  # its start time (clock ticks since boot): descendants start no earlier
+    # Every process found of this run (pid -> start time): still its own once it lost its parent.
+    found: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def pid(self) -> int:
@@ -117,6 +135,7 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
     # The watchdog runs before the child exists, so that our death at any moment from here on
     # ends it: it finds the child by its mark, with nothing to register first.
     token = watchdog.ensure_started()
+    become_subreaper()
     mark = f"{token}.{next(_run_numbers)}"
     protocol = _ChildProtocol(limit=1 << 16, loop=loop)
     transport, _ = await loop.subprocess_exec(
@@ -132,8 +151,27 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
     )
     process = asyncio.subprocess.Process(transport, protocol, loop)
     child = Child(process, protocol.exited, mark, start_time(process.pid))
+    _leaders.add(child.pid)
     watchdog.watch(child.pid)
     return child
+
+
+_subreaper = False
+
+
+def become_subreaper() -> None:
+    """Make orphans of our descendants ours (Linux, once per process; not inherited by children):
+    reparented to us instead of init, they stay in our tree, where ancestry finds them."""
+    global _subreaper
+    if _subreaper or not sys.platform.startswith("linux"):
+        return
+    _subreaper = True
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):  # then marks and groups still find them, as before
+        pass
 
 
 def close_pipes(child: Child) -> None:
@@ -174,67 +212,102 @@ def signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _proc_pids() -> Iterable[int]:
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            yield int(entry.name)
-
-
-def _stat(pid: int) -> tuple[int, int] | None:
-    """(process group, start time in clock ticks since boot) of `pid` if it runs, else None
-    (zombies are dead)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid pgrp ... starttime ...": comm may hold spaces and parentheses.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    if len(fields) < 20 or fields[0] in (b"Z", b"X"):
-        return None
-    return int(fields[2]), int(fields[19])
-
-
 def start_time(pid: int) -> int:
     """When `pid` started (clock ticks since boot; 0 where unknown): its descendants start later."""
-    stat = _stat(pid) if sys.platform.startswith("linux") else None
-    return stat[1] if stat else 0
-
-
-def _carries(pid: int, entry: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return entry in f.read().split(b"\0")
-    except OSError:  # gone, or not ours to read
-        return False
+    proc = read_proc(pid) if sys.platform.startswith("linux") else None
+    return proc.started if proc else 0
 
 
 def survivors(child: Child) -> list[int]:
-    """Every live process of the child's group, and (Linux) every live one carrying its run mark.
+    """Every live process of the run (Linux; elsewhere its group): of the child's group or session,
+    descending from it, carrying its run mark, or a stray of ours that hides its environment.
 
     Only processes started since the child can be its descendants: the environments of the others
     are never read, so a scan costs little on a busy machine.
     """
-    pgid = child.pid
     if not sys.platform.startswith("linux"):
-        return [pgid] if _group_signalable(pgid) else []
+        return [child.pid] if _group_signalable(child.pid) else []
+    table = process_table()
+    # What an earlier scan found stays the run's, and so does what descends from it.
+    owners: dict[int, int | None] = {
+        pid: child.pid
+        for pid, started in child.found.items()
+        if pid in table and table[pid].started == started
+    }
+    me = os.getpid()
     entry = f"{RUN_MARK}={child.mark}".encode()
     found = []
-    for pid in _proc_pids():
-        stat = _stat(pid)
-        if stat is None:
+    for pid, proc in table.items():
+        if proc.zombie or pid == me or not _of_the_run(child, pid, proc, table, owners, entry):
             continue
-        group, started = stat
-        if group == pgid or (started >= child.started and _carries(pid, entry)):
-            found.append(pid)
+        found.append(pid)
+        child.found[pid] = proc.started
     return found
+
+
+def _of_the_run(
+    child: Child, pid: int, proc: Proc, table: dict[int, Proc], owners: dict[int, int | None], entry: bytes
+) -> bool:
+    if proc.group == child.pid or proc.session == child.pid:
+        return True
+    if proc.started < child.started:
+        return False
+    owner = _owner(pid, table, owners)
+    if owner == child.pid:
+        return True
+    if owner in _leaders:  # another run's
+        return False
+    environ = read_environ(pid)
+    if environ is not None:
+        return entry in environ
+    # Hidden from us (non-dumpable): ours if we adopted it, started since the child, of our user.
+    return owner == os.getpid() and real_uid(pid) == os.getuid()
+
+
+def _owner(pid: int, table: dict[int, Proc], owners: dict[int, int | None]) -> int | None:
+    """The first run child (or, for a process we adopted or spawned, us) among `pid` and its
+    ancestors; None outside our tree. `owners` remembers the answers of one scan."""
+    me = os.getpid()
+    path: list[int] = []
+    owner: int | None = None
+    while True:
+        if pid in owners:
+            owner = owners[pid]
+            break
+        if pid in _leaders or pid == me:
+            owner = pid
+            break
+        proc = table.get(pid)
+        if proc is None or proc.ppid <= 1 or pid in path:
+            break
+        path.append(pid)
+        pid = proc.ppid
+    for step in path:
+        owners[step] = owner
+    return owner
+
+
+def _reap_adopted(child: Child) -> None:
+    """wait() for the processes of the run we adopted and that are dead: found by a scan (checked
+    by start time: a reused pid is not theirs), or of its group or session. Never for the child
+    itself, nor for any process we did not adopt: asyncio waits for those."""
+    if not sys.platform.startswith("linux"):
+        return
+    me = os.getpid()
+    for pid, proc in process_table().items():
+        if not proc.zombie or proc.ppid != me or pid == child.pid:
+            continue
+        ours = child.found.get(pid) == proc.started or child.pid in (proc.group, proc.session)
+        if ours:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
 
 
 def group_alive(pgid: int) -> bool:
     """Whether any process of the group still runs (zombies do not count: they are dead)."""
     if not sys.platform.startswith("linux"):
         return _group_signalable(pgid)
-    return any((stat := _stat(pid)) is not None and stat[0] == pgid for pid in _proc_pids())
+    return any(proc.group == pgid and not proc.zombie for proc in process_table().values())
 
 
 def _group_signalable(pgid: int) -> bool:
@@ -280,6 +353,8 @@ async def terminate_group(
     try:
         return await _terminate(child, term_grace=term_grace, exit_grace=exit_grace, on_step=on_step)
     finally:
+        _reap_adopted(child)
+        _leaders.discard(child.pid)
         watchdog.forget(child.pid)
 
 
@@ -287,12 +362,16 @@ async def _terminate(
     child: Child, *, term_grace: float, exit_grace: float, on_step: Callable[[str], None]
 ) -> str:
     pgid = child.pid
+    loop = asyncio.get_running_loop()
     if exit_grace > 0:
-        await child.wait_exit(exit_grace)
+        # What outlives the leader may be going by itself (a sandbox's init reports the agent's exit
+        # before its own): the same grace for all.
+        deadline = loop.time() + exit_grace
+        if await child.wait_exit(exit_grace) is not None:
+            await wait_all_gone(child, deadline - loop.time())
     left = survivors(child)
     if child.returncode is not None and not left:
         return "exit"
-    loop = asyncio.get_running_loop()
     deadline = loop.time() + term_grace
     on_step("sigterm")
     signal_all(pgid, left, signal.SIGTERM)

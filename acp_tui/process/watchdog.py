@@ -8,8 +8,19 @@ process that carries our supervisor mark in its environment (Linux: found throug
 group or session it moved to, including agents still starting), and every process group we told it
 about (the only way elsewhere): SIGTERM, then SIGKILL.
 
+Before it signals anything it reads the process table once: every process descending from a group
+we told it about (by ancestry, whatever its environment says or hides) is ended with the group.
+Ancestry is read before the first signal, while the leaders still hold their descendants. A process
+whose parent died earlier was adopted by us (we are a child subreaper, see `group.become_subreaper`)
+and goes to init at our death: its mark names it then, and for one that hides its environment
+(non-dumpable), the note this process keeps of our children, looked at every WATCH_EVERY seconds
+while a run lives.
+(The watchdog needs no subreaper of its own: nothing descends from it.)
+
 POSIX only (like the process groups it guards). Linux's parent-death signal would only reach our
-direct children, not the grandchildren of wrapper launchers, which is why this is a process.
+direct children, not the grandchildren of wrapper launchers, which is why this is a process. The
+process table helpers below are the standard library alone: this file runs as a script (`-I -S`)
+and `group` reads the table with them too.
 """
 
 from __future__ import annotations
@@ -20,8 +31,11 @@ import secrets
 import signal
 import subprocess
 import sys
+from collections.abc import Container
+from typing import NamedTuple
 
 KILL_AFTER = 0.2  # seconds between SIGTERM and SIGKILL once we are gone
+WATCH_EVERY = 0.25  # seconds between two looks at the processes we adopted
 SUPERVISOR_MARK = "ACP_TUI_SUPERVISOR"  # in every child's environment: names the supervisor
 
 
@@ -74,52 +88,161 @@ class Watchdog:
 watchdog = Watchdog()
 
 
-def _marked(token: str) -> list[int]:
-    """Live processes carrying our supervisor mark (Linux)."""
-    entry = f"{SUPERVISOR_MARK}={token}".encode()
-    found = []
+class Proc(NamedTuple):
+    """A process as /proc/PID/stat tells it (readable for any process of the machine)."""
+
+    ppid: int
+    group: int
+    session: int
+    started: int  # clock ticks since boot
+    zombie: bool
+
+
+def read_proc(pid: int) -> Proc | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid pgrp session ... starttime ...": comm may hold spaces and parentheses.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 20:
+        return None
+    zombie = fields[0] in (b"Z", b"X")
+    return Proc(int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), zombie)
+
+
+def process_table() -> dict[int, Proc]:
+    """Every process of the machine now, zombies included (they are dead: `zombie` says so)."""
+    table = {}
     with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            if not name.isdigit() or int(name) == os.getpid():
-                continue
-            try:
-                with open(f"/proc/{name}/environ", "rb") as f:
-                    if entry in f.read().split(b"\0"):
-                        found.append(int(name))
-            except OSError:
-                continue
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and (proc := read_proc(int(entry.name))) is not None:
+                table[int(entry.name)] = proc
+    return table
+
+
+def read_environ(pid: int) -> list[bytes] | None:
+    """Its environment entries, or None when it is not ours to read (or gone)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return None
+
+
+def real_uid(pid: int) -> int | None:
+    """Its real user id (the owner of its /proc files is root once it is non-dumpable)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def descends(pid: int, table: dict[int, Proc], roots: Container[int]) -> bool:
+    """Whether `pid` is one of `roots` or their descendant, by the parent links of `table`."""
+    seen: set[int] = set()
+    while pid not in roots:
+        proc = table.get(pid)
+        if proc is None or pid in seen or proc.ppid <= 1:
+            return False
+        seen.add(pid)
+        pid = proc.ppid
+    return True
+
+
+def _ours(token: str, groups: set[int], known: dict[int, int]) -> dict[int, int]:
+    """Live processes to end: of our groups or sessions, descending from their leaders or from one
+    found before, or carrying our supervisor mark. pid -> start time (a reused pid is not ours)."""
+    table = process_table()
+    entry = f"{SUPERVISOR_MARK}={token}".encode()
+    roots = groups | {pid for pid, started in known.items() if pid in table and table[pid].started == started}
+    found = {}
+    for pid, proc in table.items():
+        if proc.zombie or pid == os.getpid():
+            continue
+        if (
+            proc.group in groups
+            or proc.session in groups
+            or descends(pid, table, roots)
+            or entry in (read_environ(pid) or ())
+        ):
+            found[pid] = proc.started
     return found
 
 
+def _signal(found: dict[int, int], groups: set[int], sig: signal.Signals) -> None:
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, sig)
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+
+
+def _hidden_children(supervisor: int, adopted: dict[int, int], groups: set[int]) -> None:
+    """Note the supervisor's children that hide their environment (non-dumpable: orphans it adopted,
+    as a subreaper, from a run): at its death they go to init, and only this note names them then."""
+    for pid, started in list(adopted.items()):
+        if (proc := read_proc(pid)) is None or proc.started != started:
+            del adopted[pid]
+    uid = os.getuid()
+    with contextlib.suppress(OSError):
+        for task in os.scandir(f"/proc/{supervisor}/task"):
+            with contextlib.suppress(OSError, ValueError):
+                with open(f"{task.path}/children", "rb") as f:
+                    children = [int(pid) for pid in f.read().split()]
+                for pid in children:
+                    if pid in adopted or pid in groups or read_environ(pid) is not None:
+                        continue
+                    if (proc := read_proc(pid)) is not None and real_uid(pid) == uid:
+                        adopted[pid] = proc.started
+
+
 def _serve(token: str) -> None:
-    groups: set[int] = set()
-    for line in sys.stdin.buffer:
-        with contextlib.suppress(ValueError):
-            pgid = int(line[1:])
-            if line.startswith(b"+"):
-                groups.add(pgid)
-            else:
-                groups.discard(pgid)
-    # End of file: the supervisor is gone.
+    import select
     import time
 
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pgid in groups:
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, sig)
-        for pid in _marked(token):
-            with contextlib.suppress(OSError):
-                os.kill(pid, sig)
-        if sig == signal.SIGTERM:
-            time.sleep(KILL_AFTER)
-    # What forked while we signalled: until nothing marked is left (bounded).
+    supervisor = os.getppid()
+    groups: set[int] = set()
+    adopted: dict[int, int] = {}
+    pending = b""
+    noted = time.monotonic()
+    while True:
+        # Orphans come from runs: with none live there is nothing to look at, and no wake-up.
+        readable, _, _ = select.select([sys.stdin.buffer], [], [], WATCH_EVERY if groups else None)
+        if readable:
+            data = os.read(sys.stdin.fileno(), 4096)
+            if not data:
+                break
+            *lines, pending = (pending + data).split(b"\n")
+            for line in lines:
+                with contextlib.suppress(ValueError):
+                    pgid = int(line[1:])
+                    if line.startswith(b"+"):
+                        groups.add(pgid)
+                    else:
+                        groups.discard(pgid)
+        if groups and time.monotonic() - noted >= WATCH_EVERY:
+            _hidden_children(supervisor, adopted, groups)
+            noted = time.monotonic()
+    # End of file: the supervisor is gone. Ancestry first, while the leaders still hold it.
+    found = _ours(token, groups, adopted)
+    _signal(found, groups, signal.SIGTERM)
+    time.sleep(KILL_AFTER)
+    found |= _ours(token, groups, found)
+    _signal(found, groups, signal.SIGKILL)
+    # What forked while we signalled: until nothing of ours is left (bounded).
     for _ in range(50):
-        left = _marked(token)
+        left = _ours(token, groups, found)
         if not left:
             break
-        for pid in left:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        found |= left
+        _signal(left, set(), signal.SIGKILL)
         time.sleep(0.02)
 
 

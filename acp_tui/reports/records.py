@@ -10,7 +10,8 @@ file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or
 `usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
 (each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
 agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
-agent's working directory: path rules of `acp-tui policy check` are taken from it), `worktree`,
+agent's working directory: path rules of `acp-tui policy check` are taken from it), `sandbox`
+(`workspace` when bubblewrap confined the agent, else `none`), `worktree`,
 `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), `skipped` (the
 files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's secrets were
 masked in `diff`, which then no longer applies as it is), and `first_chunk_s` (seconds from the spawn
@@ -50,6 +51,7 @@ RECORD_KEYS = (
     "auth_methods",
     "ended_by",
     "cwd",
+    "sandbox",
     "worktree",
     "base",
     "diff_stat",
@@ -106,6 +108,7 @@ def run_record(
         "auth_methods": [method.to_json() for method in result.auth_methods],
         "ended_by": result.ended_by,
         "cwd": cwd,
+        "sandbox": preset.sandbox,
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
     }

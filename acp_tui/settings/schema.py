@@ -131,6 +131,11 @@ class AgentPreset:
     idle_timeout: Seconds | None = _says(SECONDS, default=_CORE.idle_timeout)
     isolation: Literal["none", "worktree"] = _says('must be "none" or "worktree"', default="none")
     max_file_bytes: Bytes = _says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
+    # "workspace": confined by bubblewrap (README, Sandbox); writable/hidden: paths, `~` its home.
+    sandbox: Literal["none", "workspace"] = _says('must be "none" or "workspace"', default=_CORE.sandbox)
+    sandbox_writable: tuple[str, ...] = _says("must be a list of paths", default=())
+    sandbox_hidden: tuple[str, ...] = _says("must be a list of paths", default=())
+    sandbox_network: Switch = _says("must be true or false", default=_CORE.sandbox_network)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
     replay: NonBlank | None = _says("must be a non-empty path", default=None)
     # The demo's scratch dir is made when a run is configured, never merely by loading settings.
@@ -168,6 +173,10 @@ class AgentPreset:
             mcp_servers=tuple(server.to_acp() for server in self.mcp_servers),
             run_timeout=self.run_timeout,
             idle_timeout=self.idle_timeout,
+            sandbox=self.sandbox,
+            sandbox_writable=self.sandbox_writable,
+            sandbox_hidden=self.sandbox_hidden,
+            sandbox_network=self.sandbox_network,
         )
 
     def secrets(self) -> list[str]:

@@ -13,6 +13,10 @@ Isolated rounds (the prompt bar's `worktree` box, `ctrl+g`, or a preset's `isola
 the app owns one `acp_tui.workspace.worktrees.Isolation`, made at the first such run (its start prunes what a
 crash left); each run works in its own worktree, its pane records the change when the run ends, and
 the worktree goes when the pane is closed and at quit, unless `k` kept it.
+
+Confined rounds (the `sandbox` box, `ctrl+b`; per agent, F2 or a preset's `sandbox = "workspace"`):
+each agent runs under bubblewrap; in a worktree, its provider is the worktree's own (what of the
+repository it may write depends on it).
 """
 
 from __future__ import annotations
@@ -52,12 +56,13 @@ from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
+    from acp_tui.acp.config import SandboxMode
     from acp_tui.core.model import ConfigOptionInfo
     from acp_tui.policy.ask import PermissionAsk
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.screens.policy_screen import AgentsScreen
     from acp_tui.ui.widgets.run_pane import RunPane, RunStarter
-    from acp_tui.workspace.worktrees import Isolation, Origin
+    from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
 
 # What only the first round needs (panes, Markdown, the provider) is imported then, not before the
 # first frame: a newcomer's first look should come as fast as Textual allows.
@@ -126,6 +131,7 @@ class SupervisorApp(App[None]):
         Binding("ctrl+t", "toggle_tracing", "Tracing", show=False, priority=True),
         Binding("ctrl+s", "export", "Export", show=False, priority=True),
         Binding("ctrl+g", "toggle_worktree", "Worktrees", show=False, priority=True),
+        Binding("ctrl+b", "toggle_sandbox", "Sandbox", show=False, priority=True),
         Binding("slash,i", "focus_prompt", "Prompt", show=False),
         Binding("escape", "focus_panes", "Panes", show=False),
         *(Binding(str(n), f"focus_nth({n})", show=False) for n in range(1, 10)),
@@ -144,6 +150,7 @@ class SupervisorApp(App[None]):
         self.toasts_on = settings.toasts
         self.asks: list[PendingAsk] = []  # permission requests waiting for the user, oldest first
         self.option_choices: dict[str, dict[str, str]] = {}  # F2's options per preset, for the next runs
+        self.sandboxes: dict[str, SandboxMode] = {}  # F2's sandbox per preset, likewise
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
         self.login_runner: LoginRunner = self._login_in_terminal
         self._terminal_lent = False  # a login has the terminal
@@ -270,16 +277,22 @@ class SupervisorApp(App[None]):
 
             def answered(yes: bool | None) -> None:
                 if yes:
-                    self.run_worker(self._send_round(event.prompt, event.agents, event.worktree))
+                    self.run_worker(
+                        self._send_round(event.prompt, event.agents, event.worktree, event.sandbox)
+                    )
 
             self.push_screen(ConfirmScreen(question, "Send anyway (y)", "Not now (n)"), answered)
             return
-        await self._send_round(event.prompt, event.agents, event.worktree)
+        await self._send_round(event.prompt, event.agents, event.worktree, event.sandbox)
 
-    async def _send_round(self, prompt: str, agents: list[str], worktree: bool = False) -> None:
+    async def _send_round(
+        self, prompt: str, agents: list[str], worktree: bool = False, sandbox: bool = False
+    ) -> None:
         from acp_tui.ui.widgets.run_pane import RunPane
 
         presets = [self._next_preset(a) for a in agents]
+        if sandbox:  # the prompt bar's box confines every agent of the round
+            presets = [replace(preset, sandbox="workspace") for preset in presets]
         attempts = self.session.new_round(prompt, presets, self.policies, worktree=worktree)
         runs = self.main_screen.query_one("#runs", VerticalScroll)
         await runs.query("#welcome").remove()
@@ -295,12 +308,12 @@ class SupervisorApp(App[None]):
         self, attempt: Attempt, origins: dict[str, asyncio.Future[Origin]] | None = None
     ) -> RunStarter:
         async def start() -> SubagentRun:
-            provider = await self._provider_for(attempt.preset, attempt.policy)
             request = SubagentRequest(prompt=attempt.prompt)
             if attempt.isolated:
                 request = replace(
                     request, cwd=await self._worktree_for(attempt, {} if origins is None else origins)
                 )
+            provider = await self._provider_for(attempt.preset, attempt.policy, attempt.worktree)
             attempt.spawned_at = time.monotonic()
             return await self.subagents.start(provider, request)
 
@@ -338,6 +351,14 @@ class SupervisorApp(App[None]):
         left = await worktree.remove()
         if left:
             self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
+
+    def action_toggle_sandbox(self) -> None:
+        on = self.main_screen.query_one(PromptBar).toggle_sandbox()
+        self.notify(
+            "Next rounds: every agent confined to its directory or worktree by bubblewrap."
+            if on
+            else "Next rounds: each agent as its preset (or F2) says: sandbox or not."
+        )
 
     def action_toggle_worktree(self) -> None:
         on = self.main_screen.query_one(PromptBar).toggle_worktree()
@@ -440,21 +461,29 @@ class SupervisorApp(App[None]):
         )
 
     def _next_preset(self, agent: str) -> AgentPreset:
-        """The preset as its next run gets it: the config file's, with the options chosen in F2."""
+        """The preset as its next run gets it: the config file's, with the options and the sandbox
+        chosen in F2."""
         from acp_tui.settings.schema import with_options
 
-        return with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
+        preset = with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
+        sandbox = self.sandboxes.get(agent, preset.sandbox)
+        return preset if sandbox == preset.sandbox else replace(preset, sandbox=sandbox)
 
-    async def _provider_for(self, preset: AgentPreset, policy: str) -> str:
-        """The seam's name for this preset with this policy, its options, the tracing of now.
+    async def _provider_for(self, preset: AgentPreset, policy: str, worktree: Worktree | None = None) -> str:
+        """The seam's name for this preset with this policy, its options, sandbox, the tracing of
+        now (and, sandboxed in a worktree, that worktree: what of its repository it may write).
 
         Settings that change get a provider of their own, so runs already going keep theirs.
         """
         from acp_tui.acp.provider import AcpSubagentProvider
+        from acp_tui.session.fanout import confined_to
 
         agent = preset.name
         options = "".join(f" {key}={value}" for key, value in sorted(preset.options.items()))
-        name = f"{agent} [{policy}{' traced' if self.trace_dir else ''}{options}] #{self._generation}"
+        confined = preset.sandbox == "workspace"
+        where = f" in {worktree.path}" if confined and worktree is not None else ""
+        flags = f"{' traced' if self.trace_dir else ''}{' sandbox' if confined else ''}"
+        name = f"{agent} [{policy}{flags}{options}]{where} #{self._generation}"
         if name not in self.subagents:
             config = self.settings.provider_config(
                 preset,
@@ -462,6 +491,8 @@ class SupervisorApp(App[None]):
                 ask_handler=lambda ask: self.ask_permission(agent, ask),
                 trace_dir=self.trace_dir,
             )
+            if worktree is not None:
+                config = confined_to(worktree, config)
             await self.subagents.register(name, AcpSubagentProvider(config))
         return name
 
@@ -474,6 +505,8 @@ class SupervisorApp(App[None]):
 
         known = old.agent in self.settings.names  # else removed by a reload: as it was
         preset = self._next_preset(old.agent) if known else old.attempt.preset
+        if old.attempt.preset.sandbox == "workspace":  # the same again: never unconfined by a re-run
+            preset = replace(preset, sandbox="workspace")
         attempt = self.session.retry(old.attempt, self.policies.get(old.agent, old.policy), preset)
         pane = RunPane(attempt, self._starter(attempt))
         await self.main_screen.query_one("#runs", VerticalScroll).mount(pane, after=old)
@@ -803,6 +836,7 @@ class SupervisorApp(App[None]):
             if chosen:
                 self.policies.update(chosen.policies)
                 self.option_choices.update(chosen.options)
+                self.sandboxes.update(chosen.sandboxes)
                 self.main_screen.query_one(PromptBar).show_policies(self.policies)
 
         self.push_screen(self._agents_screen(), apply)
@@ -816,6 +850,7 @@ class SupervisorApp(App[None]):
                 self.policies.get(name, self.settings.preset(name).policy),
                 dict(self._next_preset(name).options),
                 self.offered.get(name, ()),
+                self._next_preset(name).sandbox,
             )
             for name in self.settings.names
         ]
@@ -829,7 +864,7 @@ class SupervisorApp(App[None]):
 
         if agent not in self.settings.names:
             return (), "no longer in the config"
-        config = self.settings.provider_config(self.settings.preset(agent), policy_override="reject")
+        config = self.settings.provider_config(self._next_preset(agent), policy_override="reject")
         record, _created = await describe_agent(config)
         offered = offered_of(record)
         if offered:
@@ -864,6 +899,7 @@ class SupervisorApp(App[None]):
         self.policies.clear()
         self.policies.update(policies)
         self.option_choices = {k: v for k, v in self.option_choices.items() if k in new.names}
+        self.sandboxes = {k: v for k, v in self.sandboxes.items() if k in new.names}
         # What an agent offers is its program's: forgotten where the command changed.
         self.offered = {
             k: v
@@ -902,6 +938,8 @@ class SupervisorApp(App[None]):
         focused = bar.area.has_focus
         new = PromptBar(self.policies, self.settings.prompt)
         await self.main_screen.mount(new, after=bar)
+        if bar.sandbox:  # never unconfined by a reload
+            new.toggle_sandbox()
         await bar.remove()
         new.area.text = typed
         if focused:
@@ -974,6 +1012,11 @@ class SupervisorApp(App[None]):
             "Worktrees",
             "Each run of the next rounds in its own git worktree, on or off (ctrl+g)",
             self.action_toggle_worktree,
+        )
+        yield SystemCommand(
+            "Sandbox",
+            "Every agent of the next rounds confined by bubblewrap, on or off (ctrl+b)",
+            self.action_toggle_sandbox,
         )
         yield SystemCommand(
             "Compare round", "The focused pane's round side by side: answers, diffs (v)", self.action_compare

@@ -1,5 +1,5 @@
-"""F2, the agents: each preset's permission policy and session options (mode, model, ...) for the
-next runs, and the rules of the policy picked: the policy lab's switchboard.
+"""F2, the agents: each preset's permission policy, sandbox and session options (mode, model, ...)
+for the next runs, and the rules of the policy picked: the policy lab's switchboard.
 
 The values of an agent's options come from its last session in the app or from a probe (`p`, or
 the row's Probe button: `acp-tui probe` in a worker). Everything shown that came from an agent or
@@ -18,8 +18,9 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Button, Select, Static
+from textual.widgets import Button, Checkbox, Select, Static
 
+from acp_tui.acp.config import SandboxMode
 from acp_tui.core.model import ConfigOptionInfo
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
@@ -43,12 +44,14 @@ class AgentRow:
     policy: str
     options: dict[str, str] = field(default_factory=dict)  # chosen for the next runs
     offered: tuple[ConfigOptionInfo, ...] = ()  # from the last session or a probe
+    sandbox: SandboxMode = "none"
 
 
 @dataclass(frozen=True)
 class AgentsChoice:
     policies: dict[str, str]  # preset -> policy
     options: dict[str, dict[str, str]]  # preset -> option id -> value id, for the next runs
+    sandboxes: dict[str, SandboxMode] = field(default_factory=dict)  # preset -> its sandbox
 
 
 def offered_of(record: Mapping[str, Any]) -> tuple[ConfigOptionInfo, ...]:
@@ -76,6 +79,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         & .agent-name { width: 18; text-style: bold; }
         & .policy { width: 24; }
         & .probe { margin-left: 2; min-width: 7; }
+        & .sandbox { width: auto; margin-left: 2; border: none; padding: 0; background: transparent; }
         /* The options below, two a line: an agent may offer more than fit beside its policy. */
         & .options {
             layout: grid; grid-size: 2; grid-columns: 1fr; grid-rows: 1; grid-gutter: 0 1;
@@ -107,7 +111,8 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
 
     def compose_dialog(self) -> ComposeResult:
         yield Static(
-            text.markup("[b]Agents[/b]: policy and options used by the next runs of each agent"), id="title"
+            text.markup("[b]Agents[/b]: policy, sandbox and options used by the next runs of each agent"),
+            id="title",
         )
         for i, row in enumerate(self.rows):
             with Vertical(classes="agent", id=f"agent-{i}"):
@@ -119,6 +124,13 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
                         allow_blank=row.policy not in self.policies,
                         name=f"policy-{i}",
                         classes="policy",
+                        compact=True,
+                    )
+                    yield Checkbox(
+                        "sandbox",
+                        value=row.sandbox == "workspace",
+                        id=f"sandbox-{i}",
+                        classes="sandbox",
                         compact=True,
                     )
                     probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
@@ -246,7 +258,11 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             value = self.query_one(f"#agent-{i} .policy", Select).value
             policies[row.name] = value if isinstance(value, str) else row.policy
         options = {row.name: self._chosen_options(i) for i, row in enumerate(self.rows)}
-        self.dismiss(AgentsChoice(policies, options))
+        sandboxes: dict[str, SandboxMode] = {
+            row.name: "workspace" if self.query_one(f"#sandbox-{i}", Checkbox).value else "none"
+            for i, row in enumerate(self.rows)
+        }
+        self.dismiss(AgentsChoice(policies, options, sandboxes))
 
     @on(Button.Pressed, "#cancel")
     def cancel(self) -> None:

@@ -3,7 +3,8 @@
 Enter sends; `ctrl+j` (or shift+enter, where the terminal tells it apart) starts a new line; a
 paste is kept whole, however many lines it has. Up at the first line and down at the last walk the
 prompts sent in this session. `escape` leaves the prompt for the panes (the app's binding). The
-`worktree` box (the app's `ctrl+g`) runs the next rounds each in its own git worktree.
+`worktree` box (the app's `ctrl+g`) runs the next rounds each in its own git worktree; the
+`sandbox` box (`ctrl+b`) confines every agent of the next rounds with bubblewrap.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class PromptBar(Vertical):
         prompt: str
         agents: list[str]
         worktree: bool = False  # each run in its own git worktree
+        sandbox: bool = False  # every agent confined (sandbox = "workspace")
 
     def __init__(self, policies: Mapping[str, str], prompt: str = "") -> None:
         super().__init__()
@@ -124,6 +126,9 @@ class PromptBar(Vertical):
             isolate = Checkbox("worktree (ctrl+g)", value=False, id="worktree", compact=True)
             isolate.can_focus = False
             yield isolate
+            confine = Checkbox("sandbox (ctrl+b)", value=False, id="sandbox", compact=True)
+            confine.can_focus = False
+            yield confine
             yield Label("· send to:")
             for agent, policy in self.policies.items():
                 box = Checkbox(self._label(agent, policy), value=True, name=agent, compact=True)
@@ -155,6 +160,16 @@ class PromptBar(Vertical):
         box.value = not box.value
         return box.value
 
+    @property
+    def sandbox(self) -> bool:
+        """Every agent of the next rounds confined by bubblewrap, whatever its preset says."""
+        return self.query_one("#sandbox", Checkbox).value
+
+    def toggle_sandbox(self) -> bool:
+        box = self.query_one("#sandbox", Checkbox)
+        box.value = not box.value
+        return box.value
+
     @on(PromptArea.Send)
     @on(Button.Pressed, "#run")
     def submit(self, event: Message) -> None:
@@ -168,7 +183,7 @@ class PromptBar(Vertical):
             self.notify("Select at least one agent.", severity="warning")
             return
         self.area.remember(prompt)
-        self.post_message(self.Submitted(prompt, agents, self.worktree))
+        self.post_message(self.Submitted(prompt, agents, self.worktree, self.sandbox))
 
     def show_policies(self, policies: Mapping[str, str]) -> None:
         for box in self.query(Checkbox):

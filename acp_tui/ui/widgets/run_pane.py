@@ -374,8 +374,13 @@ class RunPane(Vertical, can_focus=True):
 
     def _show_subtitle(self) -> None:
         options = f" · {self._options}" if self._options else ""
+        sandbox = " · sandbox" if self.attempt.preset.sandbox == "workspace" else ""
         self.border_subtitle = text.markup(
-            "$where · $policy$options", where=self.attempt.label, policy=self.attempt.policy, options=options
+            "$where · $policy$sandbox$options",
+            where=self.attempt.label,
+            policy=self.attempt.policy,
+            sandbox=sandbox,
+            options=options,
         )
 
     # The run ---------------------------------------------------------------------------------

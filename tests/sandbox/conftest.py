@@ -1,0 +1,35 @@
+"""The sandbox tests: skipped, saying why, where bubblewrap cannot run; and with
+ACP_TUI_REQUIRE_SANDBOX=1 (as `.ci/run` sets it) such a skip is a failure."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator, Iterator
+
+import pytest
+
+from tests.sandbox.support import User, make_user, remove_user
+
+SANDBOX_REASON = "sandbox:"  # how every skip for a missing or refused bwrap begins
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and os.environ.get("ACP_TUI_REQUIRE_SANDBOX") == "1"):
+        return
+    _, _, reason = report.longrepr if isinstance(report.longrepr, tuple) else ("", 0, "")
+    if reason.removeprefix("Skipped: ").startswith(SANDBOX_REASON):
+        report.outcome = "failed"
+        report.longrepr = f"ACP_TUI_REQUIRE_SANDBOX=1, but {reason}"
+
+
+@pytest.fixture(scope="module")
+def unprivileged() -> Iterator[User]:
+    """A user of our own, made with `useradd`; skipped (saying why) when the tests do not run as root."""
+    user = make_user()
+    try:
+        yield user
+    finally:
+        remove_user(user)

@@ -1,0 +1,146 @@
+"""A standard-library ACP agent that tries what a confined agent must not do, and says what happened.
+
+    python trying_agent.py
+
+The prompt is a JSON list of tries, each `[what, *arguments]`; the answer is one chunk holding the
+JSON list of their outcomes, in order: `"ok"` or `"ok:<text>"` when it worked, `"error:<ERRNO>"`
+(`error:ENOENT`, `error:EROFS`, ...) when it did not. Tries:
+  ["read", PATH]              read the file                  -> ok:<its text>
+  ["write", PATH]             create or append to the file   -> ok
+  ["environ", PID]            read /proc/PID/environ         -> ok:<its entries, one per line>
+  ["signal", PID]             may it signal PID (signal 0)   -> ok
+  ["procs"]                   count the processes it can see -> ok:<N>
+  ["connect", HOST, PORT]     a TCP connection               -> ok
+  ["daemon", TAG, READY, HOW] leave a daemon that ignores SIGTERM, SIGHUP and SIGINT, in a session of
+                              its own, its command line ending with TAG; it writes READY once set up,
+                              and the try waits for it.
+                              HOW: a list of `orphan` (its parent exits at once, so it is reparented)
+                              and `hidden` (it calls prctl(PR_SET_DUMPABLE, 0): a user's other
+                              processes may no longer read its /proc files, its environment included)
+  ["run", ARG, ...]           run a program                  -> ok:<exit code>:<last stderr line>
+  ["hold"]                    then keep the turn open until cancelled
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+_write = threading.Lock()
+_cancelled = threading.Event()
+
+# The daemon's own program: run by exec, so its command line carries the tag.
+DAEMON = """
+import ctypes, os, signal, sys, time
+for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    signal.signal(sig, signal.SIG_IGN)
+if sys.argv[2] == "hidden":
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+while True:
+    time.sleep(3600)
+"""
+
+
+def send(message: dict[str, Any]) -> None:
+    with _write:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        sys.stdout.flush()
+
+
+def error_of(exc: OSError) -> str:
+    import errno
+
+    return "error:" + (errno.errorcode.get(exc.errno or 0) or type(exc).__name__)
+
+
+def attempt(what: str, *args: Any) -> str:
+    try:
+        if what == "read":
+            with open(args[0]) as f:
+                return "ok:" + f.read()
+        if what == "write":
+            with open(args[0], "a") as f:
+                f.write("written by the agent\n")
+            return "ok"
+        if what == "environ":
+            with open(f"/proc/{args[0]}/environ", "rb") as f:
+                return "ok:" + f.read().replace(b"\0", b"\n").decode(errors="replace")
+        if what == "signal":
+            os.kill(int(args[0]), 0)
+            return "ok"
+        if what == "procs":
+            return f"ok:{sum(name.isdigit() for name in os.listdir('/proc'))}"
+        if what == "connect":
+            with socket.create_connection((args[0], int(args[1])), timeout=5):
+                return "ok"
+        if what == "daemon":
+            leave_a_daemon(args[0], args[1], args[2])
+            return "ok"
+        if what == "run":
+            done = subprocess.run(list(args), capture_output=True, text=True, timeout=30)
+            last = (done.stderr.strip().splitlines() or [""])[-1]
+            return f"ok:{done.returncode}:{last}"
+    except OSError as exc:
+        return error_of(exc)
+    return f"unknown try {what!r}"
+
+
+def leave_a_daemon(tag: str, ready: str, how: list[str]) -> None:
+    argv = [sys.executable, "-c", DAEMON, ready, "hidden" if "hidden" in how else "shown", tag]
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if "orphan" in how and os.fork() != 0:
+            os._exit(0)  # its child is reparented: to the nearest subreaper, or init
+        os.execv(sys.executable, argv)
+    if "orphan" in how:
+        os.waitpid(middle, 0)
+    for _ in range(2000):  # it is there once it says so
+        if os.path.exists(ready) and os.path.getsize(ready):
+            return
+        time.sleep(0.005)
+    raise TimeoutError("the daemon never said it was ready")
+
+
+def answer(rid: Any, prompt: str) -> None:
+    tries = json.loads(prompt)
+    outcomes = [attempt(*one) for one in tries if one[0] != "hold"]
+    chunk = {"type": "text", "text": json.dumps(outcomes)}
+    update = {"sessionUpdate": "agent_message_chunk", "content": chunk}
+    send({"method": "session/update", "params": {"sessionId": "s", "update": update}})
+    if ["hold"] in tries:
+        _cancelled.wait()
+        send({"id": rid, "result": {"stopReason": "cancelled"}})
+        return
+    send({"id": rid, "result": {"stopReason": "end_turn"}})
+
+
+def main() -> None:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, rid = message.get("method"), message.get("id")
+        if method == "initialize":
+            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+        elif method == "session/new":
+            send({"id": rid, "result": {"sessionId": "s"}})
+        elif method == "session/prompt":
+            text = "".join(block.get("text", "") for block in message["params"]["prompt"])
+            threading.Thread(target=answer, args=(rid, text), daemon=True).start()
+        elif method == "session/cancel":
+            _cancelled.set()
+        elif rid is not None:
+            send({"id": rid, "error": {"code": -32601, "message": "Method not found"}})
+
+
+if __name__ == "__main__":
+    main()
