@@ -204,6 +204,8 @@ class Driver:
             from acp_tui.acp.provider import AcpSubagentProvider
 
             config = self.configure(attempt)
+            if attempt.worktree is not None:
+                config = confined_to(attempt.worktree, config)
             attempt.config = config
             await self.subagents.register(name, AcpSubagentProvider(config))
             attempt.spawned_at = time.monotonic()
@@ -328,3 +330,19 @@ def isolation_cwd(attempt: Attempt) -> str:
     only kept writes out of the checkout, which a worktree does)."""
     preset = attempt.preset
     return os.path.abspath(attempt.workdir or (None if preset.create_cwd else preset.cwd) or os.getcwd())
+
+
+def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderConfig:
+    """A sandboxed run's config in `worktree`: the worktree and what a commit there writes of the
+    main repository writable, the main checkout read-only (see `process.sandbox.worktree_paths`)."""
+    if config.sandbox == "none":
+        return config
+    from acp_tui.process.sandbox import worktree_paths
+
+    origin = worktree.origin
+    writable, readonly = worktree_paths(worktree.path, origin.toplevel, origin.common_dir, worktree.admin)
+    return dataclasses.replace(
+        config,
+        sandbox_writable=(*config.sandbox_writable, *writable),
+        sandbox_readonly=(*config.sandbox_readonly, *readonly),
+    )
