@@ -79,6 +79,7 @@ class Attempt:
     stop_step: str = ""  # the last step of a cancel: `cancel-sent`, `sigterm`, `sigkill`
     cancel_reason: str | None = None  # set once a cancel was asked for
     cancelled_by_user: bool = False
+    failure: str | None = None  # set: the attempt ends `error` saying this (its watcher failed)
     result: SubagentResult | None = None
     asks_waiting: int = 0  # permission requests of this attempt waiting for a person
     # What the run said so far (the result has the final word once it ended).

@@ -104,6 +104,11 @@ class Driver:
         if attempt.run is not None:
             await attempt.run.dispose(attempt.cancel_reason)
 
+    async def fail(self, attempt: Attempt, message: str) -> None:
+        """End the attempt as `error` with `message` (its watcher failed): its run is disposed."""
+        attempt.failure = message
+        await self.cancel(attempt, message, by_user=False)
+
     def cancel_soon(self, attempt: Attempt, reason: str | None, *, by_user: bool = False) -> None:
         """`cancel`, from where nothing can await it (a signal handler, a timer)."""
         self._in_background(self.cancel(attempt, reason, by_user=by_user))
@@ -113,12 +118,13 @@ class Driver:
         assert attempt.task is not None
         return await asyncio.shield(attempt.task)
 
-    async def close(self, attempt: Attempt) -> None:
-        """The attempt leaves the screen: stopped if live, its worktree removed unless kept."""
+    async def close(self, attempt: Attempt) -> str | None:
+        """The attempt leaves the screen: stopped if live, its worktree removed unless kept; what
+        could not be removed, in one line."""
         if attempt.live and attempt.task is not None:
             await self.cancel(attempt, "closed by the user")
             await self.wait(attempt)
-        await self.drop_worktree(attempt)
+        return await self.drop_worktree(attempt)
 
     async def drop_worktree(self, attempt: Attempt) -> str | None:
         """Remove the attempt's worktree (recorded first if it was not), unless kept; what could
@@ -181,6 +187,8 @@ class Driver:
             await self.record(attempt)
             if attempt.worktree is not None and attempt.worktree.change is not None:
                 attempt.events.push(ChangeRecorded(attempt.worktree.change))
+        if attempt.failure is not None:
+            result = dataclasses.replace(result, stop_reason=SubagentStopReason.ERROR, error=attempt.failure)
         attempt.result = result
         attempt.phase = "ended"
         attempt.asks_waiting = 0

@@ -90,7 +90,7 @@ class _Fanout:
         self._out_closed = False
         self._records: list[dict[str, Any]] = []  # for the comparison, in job order
 
-    async def run(self, isolation: IsolationPlan | None) -> int:
+    async def run(self, isolation: IsolationPlan | None = None) -> int:
         loop = asyncio.get_running_loop()
         configs = {}
         session = Session()

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 Where: TypeAlias = Literal["prompt", "pane", "grid", "app"]
 SECTIONS: dict[Where, str] = {
     "prompt": "In the prompt",
-    "pane": "On the focused pane",
     "grid": "On the panes",
+    "pane": "On the focused pane",
     "app": "Anywhere",
 }
 
@@ -40,7 +40,8 @@ class Key:
 
 KEYS: tuple[Key, ...] = (
     # The prompt's own keys (the text box handles them).
-    Key("enter", "", "send the prompt to the checked agents: a new round, focus goes to its first pane", "prompt"),
+    Key("enter", "", "send the prompt to the checked agents: a new round, focus goes to its first pane",
+        "prompt"),
     Key("ctrl+j,shift+enter", "", "a new line in the prompt (a pasted text is kept whole)", "prompt",
         label="ctrl+j, shift+enter"),
     Key("up,down", "", "at the first / last line: the prompts sent before", "prompt", label="up / down"),
@@ -49,8 +50,8 @@ KEYS: tuple[Key, ...] = (
     Key("slash,i", "focus_prompt", "back to the prompt", "grid", label="/ or i", command="Prompt"),
     Key("tab,shift+tab", "", "next / previous pane, in reading order (also ctrl+right / ctrl+left)", "grid",
         label="tab / shift+tab"),
-    Key("tab,ctrl+right", "next_pane", "", "pane"),
-    Key("shift+tab,ctrl+left", "previous_pane", "", "pane"),
+    Key("tab,ctrl+right", "screen.next_pane", "", "pane"),
+    Key("shift+tab,ctrl+left", "screen.previous_pane", "", "pane"),
     Key("1", "", "the Nth pane of the newest round", "grid", label="1 … 9"),
     *(Key(str(n), f"focus_nth({n})", "", "grid") for n in range(1, 10)),
     Key("c", "cancel", "cancel the focused run", "pane", footer="Cancel"),
@@ -68,16 +69,21 @@ KEYS: tuple[Key, ...] = (
         "(a applies it)", "grid", command="Compare round"),
     Key("A", "apply_diff", "apply the run's diff to the main checkout (git apply --3way), after a confirm",
         "grid", command="Apply diff"),
-    Key("k", "keep_worktree", "keep the run's worktree after the pane closes and after quit (again: not kept)",
-        "pane"),
+    Key("k", "keep_worktree", "keep the run's worktree after the pane closes and after quit (again: not "
+        "kept)", "pane"),
     Key("up,down,pageup,pagedown,home,end", "", "scroll the answer; home to its start, end follows it again",
         "pane", label="up down pgup pgdn"),
+    # The answer scrolls from the pane's focus: the view itself takes none, so tab walks panes.
+    *(Key(key, f"scroll_answer('{where}')", "", "pane") for key, where in (
+        ("up", "up"), ("down", "down"), ("pageup", "page_up"), ("pagedown", "page_down"), ("home", "home"),
+        ("end", "end"),
+    )),
     # Anywhere.
     Key("a", "answer_permission", "answer the oldest permission request waiting for you (the ask policy)",
         "app", footer="Answer", command="Answer permission"),
     Key("b", "board", "the board: every run of the session, sortable, filterable; enter jumps to it", "grid",
         footer="Board", command="Board"),
-    Key("ctrl+k", "cancel_all", "cancel every live run", "grid", footer="Stop all", priority=True,
+    Key("ctrl+k", "cancel_all", "cancel every live run", "app", footer="Stop all", priority=True,
         command="Cancel all"),
     Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes",
         "app", priority=True, command="Agents"),
@@ -91,19 +97,21 @@ KEYS: tuple[Key, ...] = (
         "grid", command="Permissions of the session"),
     Key("ctrl+t", "toggle_tracing", "protocol traces on / off for the next runs", "app", priority=True,
         command="Tracing"),
-    Key("ctrl+s", "export", "export the session: Markdown and JSON lines, every attempt", "grid",
+    Key("ctrl+s", "export", "export the session: Markdown and JSON lines, every attempt", "app",
         priority=True, command="Export"),
-    Key("ctrl+p", "command_palette", "the command palette: every command of the app", "app"),
+    Key("ctrl+p", "", "the command palette: every command of the app", "app"),  # Textual's own
     Key("question_mark", "help", "this help", "app", label="?", footer="Help", command="Help"),
     Key("ctrl+c", "quit", "quit: every live run is disposed first", "app", footer="Quit", priority=True),
     Key("ctrl+q", "quit", "", "app", priority=True),
 )  # fmt: skip
 
 
-def bindings(where: Where) -> list[Binding]:
+def bindings(where: Where) -> list[BindingType]:
     """The bindings of the owner `where` (the prompt's keys are its text box's own)."""
     return [
-        Binding(key.keys, key.action, key.footer or key.help, show=key.footer is not None, priority=key.priority)
+        Binding(
+            key.keys, key.action, key.footer or key.help, show=key.footer is not None, priority=key.priority
+        )
         for key in KEYS
         if key.where == where and key.action
     ]

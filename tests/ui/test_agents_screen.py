@@ -18,8 +18,9 @@ from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.login_screen import LoginConfirmScreen
 from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
+from acp_tui.ui.summary import NEVER_ASKED
 from acp_tui.ui.widgets.prompt_bar import PromptBar
-from acp_tui.ui.widgets.run_pane import NEVER_ASKED, RunPane
+from acp_tui.ui.widgets.run_pane import RunPane
 from tests.helpers import SCRIPTED_AGENT
 from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
 
@@ -54,7 +55,7 @@ async def test_f2_offers_the_modes_of_the_last_session_and_the_next_run_uses_the
         await pilot.click("#apply")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
         assert app.option_choices == {"pong": {"mode": "read-only"}}
-        app.action_focus_prompt()
+        app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
         [second] = round_panes(app, 2)
@@ -111,7 +112,7 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
         )
         await pilot.press("escape")  # nothing applied
         assert app.policies == {"one": "mine"}
-        app.action_focus_prompt()
+        app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         [first] = round_panes(app, 1)
@@ -135,7 +136,7 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
         assert "1. edits: allow kind edit" in str(app.screen.query_one("#rules", Static).render())
         assert [row.name for row in app.screen.rows] == ["one", "two"]
         await pilot.press("escape")
-        app.action_focus_prompt()
+        app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(round_panes(app, 2)) == 2 and all_finished(app)())
         for pane in round_panes(app, 2):
@@ -259,7 +260,7 @@ async def test_shift_p_opens_the_permissions_panel() -> None:
         assert (row.agent, row.round, row.policy, row.record.rule) == ("agent", "1/1", "reject", "reject")
         assert row.waited_s is not None
         await pilot.press("escape")
-        app.action_focus_prompt()
+        app.main_screen.action_focus_prompt()
         await pilot.press("P")  # typed in the prompt, not a command
         await pilot.pause()
         assert not isinstance(app.screen, PermissionsPanelScreen)

@@ -166,7 +166,7 @@ async def test_only_the_selected_agents_receive_the_prompt() -> None:
     async with app.run_test(size=SIZE) as pilot:
         boxes = {box.name: box for box in app.query(Checkbox)}
         boxes["two"].value = False
-        app.action_focus_prompt()
+        app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         assert list(panes(app)) == ["one"]
@@ -178,7 +178,7 @@ async def test_rounds_accumulate_and_panes_rerun_and_close() -> None:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         app.query_one(PromptArea).text = "second"
-        app.action_focus_prompt()
+        app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.query("RunPane")) == 2 and all_finished(app)())
         first, second = list(app.query(RunPane))

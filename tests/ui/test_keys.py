@@ -9,10 +9,11 @@ from textual import events
 from textual.command import CommandPalette
 from textual.widgets import Button, Static
 
+from acp_tui.ui import keys as key_table
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
-from acp_tui.ui.screens.help_screen import KEYS, HelpScreen
+from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
@@ -265,7 +266,7 @@ async def test_question_mark_lists_every_key_and_the_palette_has_the_app_command
         await wait_until(pilot, all_finished(app))
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
-        keys = " ".join(f" {key} " for key, _ in KEYS)
+        keys = " ".join(f" {key} " for _, rows in key_table.help_sections() for key, _ in rows)
         for key in (
             "ctrl+k",
             "tab",

@@ -88,7 +88,7 @@ async def test_a_policy_picked_before_running_applies_to_the_next_run() -> None:
         await pilot.click("#apply")
         await wait_until(pilot, lambda: not isinstance(app.screen, PolicyScreen))
         assert app.policies == {"agent": "allow"}
-        app.action_focus_prompt()
+        app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["agent"]
@@ -136,7 +136,7 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
                 app.settings.preset(p.agent), p.result, prompt=p.prompt, policy=p.policy, cwd=p.attempt.cwd
             )
             | report.NOT_ISOLATED
-            | {"first_chunk_s": app.session.record(p.attempt)["first_chunk_s"], "round": 1, "attempt": 1}
+            | {"first_chunk_s": p.attempt.record()["first_chunk_s"], "round": 1, "attempt": 1}
             for p in panes(app).values()
             if p.result is not None
         ]

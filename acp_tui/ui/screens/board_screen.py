@@ -20,8 +20,8 @@ from textual.widgets import DataTable, Static
 
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.ui import text
+from acp_tui.ui.summary import format_seconds, usage_summary
 from acp_tui.ui.widgets.key_footer import KeyFooter
-from acp_tui.ui.widgets.run_pane import format_seconds, state_of, usage_summary
 from acp_tui.ui.widgets.status_badge import LIVE_STATES, STATE_COLOURS, colour_key, label
 
 # What answers "who is stuck?" first: state, agent, silence, the reason; then the rest.
@@ -30,7 +30,7 @@ WIDTHS = (11, 14, 5, 7, 28, 8, 11, 14, 40)
 
 
 def _row(attempt: Attempt, now: float) -> tuple[object, ...]:
-    state = state_of(attempt)
+    state = attempt.state
     result = attempt.result
     elapsed = result.duration_s if result else now - attempt.started_at
     silent = "" if result else format_seconds(now - (attempt.last_output_at or attempt.started_at), live=True)
@@ -52,7 +52,7 @@ def _row(attempt: Attempt, now: float) -> tuple[object, ...]:
 
 def _sort_key(attempt: Attempt, column: int, now: float) -> tuple[object, ...]:
     keys: list[Callable[[Attempt], object]] = [
-        lambda a: label(state_of(a)),
+        lambda a: label(a.state),
         lambda a: a.agent,
         lambda a: (a.round_no, a.attempt_no),
         lambda a: -(now - (a.last_output_at or a.started_at)) if a.result is None else 0,
@@ -119,7 +119,7 @@ class BoardScreen(Screen[Attempt | None]):
             return True
         if self.state_filter == "live":
             return attempt.state in LIVE_STATES
-        return state_of(attempt) == self.state_filter
+        return attempt.state == self.state_filter
 
     def fill(self) -> None:
         table = self.query_one(DataTable)
@@ -161,7 +161,7 @@ class BoardScreen(Screen[Attempt | None]):
         self.fill()
 
     def action_filter(self) -> None:
-        present = sorted({state_of(a) for a in self.session.attempts} - set(LIVE_STATES))
+        present = sorted({a.state for a in self.session.attempts} - set(LIVE_STATES))
         cycle: list[str | None] = [None, "live", *present]
         index = cycle.index(self.state_filter) if self.state_filter in cycle else 0
         self.state_filter = cycle[(index + 1) % len(cycle)]

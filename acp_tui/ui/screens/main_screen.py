@@ -1,0 +1,466 @@
+"""The main screen: the prompt bar, and the rounds as a grid of panes, one per attempt.
+
+A submitted prompt becomes a round of attempts (one pane each) that the app's driver runs; closing
+a pane takes it off the grid (its attempt stays in the session: the board and the export still have
+it). Keys never do what the person did not aim at: single-key commands belong to the panes, and the
+prompt takes keys only while it has the focus (which it gives up after Enter).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.widgets import Header, Static
+
+from acp_tui.session.attempts import Attempt
+from acp_tui.ui import keys, text
+from acp_tui.ui.widgets.key_footer import KeyFooter
+from acp_tui.ui.widgets.prompt_bar import PromptBar
+
+if TYPE_CHECKING:
+    from acp_tui.ui.app import SupervisorApp
+    from acp_tui.ui.widgets.run_pane import RunPane
+
+# What only the first round needs (panes, Markdown) is imported then, not before the first frame.
+
+MIN_PANE_WIDTH = 38
+MIN_PANE_HEIGHT = 10
+STATE_ORDER = (
+    "live",
+    "needs-you",
+    "cancelling",
+    "completed",
+    "max-tokens",
+    "refusal",
+    "cancelled",
+    "aborted",
+    "error",
+)
+
+
+def grid_shape(count: int, width: int) -> int:
+    """Columns for `count` panes at `width` cells: up to three side by side, more in a square
+    (four are 2 x 2, nine 3 x 3), never more than fit at the minimum width; rows balanced."""
+    fit = max(1, width // MIN_PANE_WIDTH)
+    wanted = count if count <= 3 else math.ceil(math.sqrt(count))
+    columns = max(1, min(fit, wanted))
+    rows = math.ceil(count / columns)
+    return math.ceil(count / rows)
+
+
+def display_command(argv: list[str]) -> str:
+    """The command as a person would type it: our own interpreter's long path reads `python`."""
+    return shlex.join(["python" if arg == sys.executable else arg for arg in argv])
+
+
+class MainScreen(Screen[object]):
+    BINDINGS = keys.bindings("grid")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_pane: RunPane | None = None
+
+    @property
+    def supervisor(self) -> SupervisorApp:
+        return cast("SupervisorApp", self.app)
+
+    def contents(self) -> ComposeResult:
+        """The screen's widgets (the app composes them: see `SupervisorApp.compose`)."""
+        app = self.supervisor
+        yield Header()
+        yield PromptBar(app.policies, app.settings.prompt)
+        with VerticalScroll(id="runs", can_focus=False):
+            yield Static(self.welcome(), id="welcome")
+        yield KeyFooter()
+
+    def welcome(self) -> Content:
+        """What a newcomer sees first: who will answer, how, and the keys that matter."""
+        settings = self.supervisor.settings
+        presets = settings.presets
+        names = [text.line(p.name, 24).plain for p in presets]
+        policies = [text.line(p.policy, 16).plain for p in presets]
+        name_width = max(map(len, names), default=0)
+        policy_width = max(map(len, policies), default=0)
+        rows = [
+            Content.assemble(
+                "  ",
+                (name.ljust(name_width), "bold"),
+                "  ",
+                (policy.ljust(policy_width), "dim"),
+                "  ",
+                text.line(display_command(preset.argv)).plain,
+            )
+            for name, policy, preset in zip(names, policies, presets, strict=True)
+        ]
+        source = f" from {settings.source}" if settings.source else ""
+        return Content("\n").join(
+            [
+                Content.from_markup("[b]acp-tui[/] runs ACP agents side by side: each one's final answer."),
+                text.markup("[dim]Agents$source (name, policy, command):[/]", source=source),
+                *rows,
+                Content(""),
+                Content.from_markup(
+                    "[b]Enter[/] sends the prompt to the checked agents, focus goes to their panes.\n"
+                    "[b]c[/] cancels the focused run, [b]ctrl+k[/] all; [b]/[/] back to the prompt.\n"
+                    "[b]b[/] the board of runs, [b]?[/] every key, [b]ctrl+c[/] quits (agents stop)."
+                ),
+            ]
+        )
+
+    # Rounds and panes ------------------------------------------------------------------------
+
+    @on(PromptBar.Submitted)
+    async def fan_out(self, event: PromptBar.Submitted) -> None:
+        app = self.supervisor
+        gone = [agent for agent in event.agents if agent not in app.settings.names]
+        if gone:  # removed from the config file by a reload
+            self.notify(f"No longer in the config: {text.safe_notice(', '.join(gone))}", markup=False)
+            event.agents = [agent for agent in event.agents if agent not in gone]
+            if not event.agents:
+                return
+        busy = [agent for agent in event.agents if app.session.live_for(agent)]
+        if busy:
+            from acp_tui.ui.screens.confirm_screen import ConfirmScreen
+
+            question = text.markup(
+                "$agents still answering an earlier round. Send them this prompt as well "
+                "(another agent process each)?",
+                agents=", ".join(busy) + (" is" if len(busy) == 1 else " are"),
+            )
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.run_worker(
+                        self.send_round(event.prompt, event.agents, event.worktree, event.sandbox)
+                    )
+
+            self.app.push_screen(ConfirmScreen(question, "Send anyway (y)", "Not now (n)"), answered)
+            return
+        await self.send_round(event.prompt, event.agents, event.worktree, event.sandbox)
+
+    async def send_round(
+        self, prompt: str, agents: list[str], worktree: bool = False, sandbox: bool = False
+    ) -> None:
+        app = self.supervisor
+        presets = [app.next_preset(agent) for agent in agents]
+        if sandbox:  # the prompt bar's box confines every agent of the round
+            presets = [replace(preset, sandbox="workspace") for preset in presets]
+        attempts = app.session.new_round(prompt, presets, app.policies, worktree=worktree)
+        panes = await self._show(attempts)
+        runs = self.query_one("#runs", VerticalScroll)
+        panes[0].focus(scroll_visible=False)
+        self.call_after_refresh(runs.scroll_to_widget, panes[0], animate=False, top=True)
+
+    async def _show(self, attempts: list[Attempt], *, after: RunPane | None = None) -> list[RunPane]:
+        """Panes for `attempts` on the grid, their runs started (unless already ended)."""
+        from acp_tui.ui.widgets.run_pane import RunPane
+
+        driver = self.supervisor.driver
+        for attempt in attempts:
+            if attempt.task is None and attempt.live:
+                driver.start(attempt)
+        runs = self.query_one("#runs", VerticalScroll)
+        await runs.query("#welcome").remove()
+        panes = [RunPane(attempt, driver) for attempt in attempts]
+        if after is not None:
+            await runs.mount_all(panes, after=after)
+        else:
+            await runs.mount_all(panes)
+        self.relayout()
+        self.update_subtitle()
+        return panes
+
+    async def rerun(self, old: RunPane) -> None:
+        """A new attempt beside the old one: same prompt, the agent's policy and options of now."""
+        app = self.supervisor
+        known = old.agent in app.settings.names  # else removed by a reload: as it was
+        preset = app.next_preset(old.agent) if known else old.attempt.preset
+        if old.attempt.preset.sandbox == "workspace":  # the same again: never unconfined by a re-run
+            preset = replace(preset, sandbox="workspace")
+        attempt = app.session.retry(old.attempt, app.policies.get(old.agent, old.policy), preset)
+        [pane] = await self._show([attempt], after=old)
+        pane.focus()
+
+    async def on_run_pane_rerun_requested(self, event: RunPane.RerunRequested) -> None:
+        await self.rerun(event.pane)
+
+    def on_run_pane_state_changed(self, event: RunPane.StateChanged) -> None:
+        self.update_subtitle()
+
+    async def on_run_pane_closed(self, event: RunPane.Closed) -> None:
+        """The pane leaves the grid (its attempt stays in the session); the welcome returns when
+        none is left, and the focus goes to a neighbour. The run is stopped and its worktree goes
+        (recorded first), unless kept."""
+        panes = self.panes()
+        index = panes.index(event.pane) if event.pane in panes else 0
+        await event.pane.remove()
+        panes = self.panes()
+        self.relayout()
+        self.update_subtitle()
+        if panes:
+            panes[min(index, len(panes) - 1)].focus()
+        else:
+            await self.query_one("#runs", VerticalScroll).mount(Static(self.welcome(), id="welcome"))
+            self.action_focus_prompt()
+        left = await self.supervisor.driver.close(event.pane.attempt)
+        if left:
+            self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
+
+    def panes(self) -> list[RunPane]:
+        # Only the grid's own children: a query of the whole DOM walks every answer's blocks.
+        runs = self.query("#runs")
+        if not runs:
+            return []
+        return cast("list[RunPane]", list(runs.first().query_children(".run-pane")))
+
+    def pane_for(self, attempt: Attempt) -> RunPane | None:
+        return next((pane for pane in self.panes() if pane.attempt is attempt), None)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.relayout(event.size)
+
+    def relayout(self, size: Size | None = None) -> None:
+        """Columns from the screen's width of now; rows fill the height, else scroll."""
+        runs = self.query_one("#runs", VerticalScroll)
+        count = len(self.panes())
+        if not count:
+            runs.styles.grid_size_columns = 1
+            return
+        size = size or self.app.size
+        width = size.width - 2  # the grid's padding
+        height = max(MIN_PANE_HEIGHT, size.height - 7)  # header, prompt bar, footer
+        columns = grid_shape(count, width)
+        rows = math.ceil(count / columns)
+        runs.styles.grid_size_columns = columns
+        runs.styles.grid_rows = str(max(MIN_PANE_HEIGHT, height // rows))
+
+    def update_subtitle(self) -> None:
+        from acp_tui.ui.widgets.status_badge import colour_key
+
+        counts: dict[str, int] = {}
+        for attempt in self.supervisor.session.attempts:
+            key = colour_key(attempt.state)
+            counts[key] = counts.get(key, 0) + 1
+        parts = [
+            f"{counts[key]} {key.replace('-', ' ')}" + (" (a)" if key == "needs-you" else "")
+            for key in STATE_ORDER
+            if counts.get(key)
+        ]
+        self.app.sub_title = " · ".join(parts) if parts else "no run yet"
+
+    # Focus -------------------------------------------------------------------------------------
+
+    def on_descendant_focus(self, event: object) -> None:
+        from acp_tui.ui.widgets.run_pane import RunPane
+
+        if isinstance(self.focused, RunPane):
+            self._last_pane = self.focused
+
+    def action_focus_prompt(self) -> None:
+        self.query_one(PromptBar).focus_prompt()
+
+    def action_focus_panes(self) -> None:
+        """From the prompt to the pane last focused, else the first of the newest round."""
+        panes = self.panes()
+        if not panes:
+            return
+        if self._last_pane in panes:
+            self._last_pane.focus()
+        else:
+            newest = max(p.round_no for p in panes)
+            next(p for p in panes if p.round_no == newest).focus()
+
+    def _step_pane(self, step: int) -> None:
+        panes = self.panes()
+        if not panes:
+            return
+        focused = self.focused
+        index = panes.index(focused) if focused in panes else (-1 if step > 0 else 0)
+        panes[(index + step) % len(panes)].focus()
+
+    def action_next_pane(self) -> None:
+        self._step_pane(+1)
+
+    def action_previous_pane(self) -> None:
+        self._step_pane(-1)
+
+    def action_focus_nth(self, n: int) -> None:
+        panes = self.panes()
+        if not panes:
+            return
+        newest = max(p.round_no for p in panes)
+        round_panes = [p for p in panes if p.round_no == newest]
+        if n <= len(round_panes):
+            round_panes[n - 1].focus()
+
+    def action_zoom(self) -> None:
+        from acp_tui.ui.widgets.run_pane import RunPane
+
+        if self.maximized is not None:
+            zoomed = self.maximized
+            self.minimize()
+            if isinstance(zoomed, RunPane):
+                zoomed.zoomed(False)
+            return
+        focused = self.focused
+        if isinstance(focused, RunPane):
+            self.maximize(focused, container=False)
+            focused.zoomed(True)
+
+    # The round's commands -----------------------------------------------------------------------
+
+    def _round_pane(self) -> RunPane | None:
+        """The pane `v` and `A` act on: the focused one, else the one last focused."""
+        from acp_tui.ui.widgets.run_pane import RunPane
+
+        if isinstance(self.focused, RunPane):
+            return self.focused
+        return self._last_pane if self._last_pane in self.panes() else None
+
+    def action_toggle_sandbox(self) -> None:
+        on = self.query_one(PromptBar).toggle_sandbox()
+        self.notify(
+            "Next rounds: every agent confined to its directory or worktree by bubblewrap."
+            if on
+            else "Next rounds: each agent as its preset (or F2) says: sandbox or not."
+        )
+
+    def action_toggle_worktree(self) -> None:
+        on = self.query_one(PromptBar).toggle_worktree()
+        self.notify(
+            "Next rounds: each run in its own git worktree of HEAD (uncommitted changes are not carried)."
+            if on
+            else "Next rounds: runs work in their own directory (no worktree)."
+        )
+
+    def action_compare(self) -> None:
+        """The round's compare view: its table, answers side by side, the chosen row's diff; `a` applies."""
+        from acp_tui.ui.screens.compare_screen import CompareScreen
+
+        pane = self._round_pane()
+        if pane is None:
+            self.notify("No round to compare yet.", severity="warning")
+            return
+        round_attempts = [a for a in self.supervisor.session.attempts if a.round_no == pane.round_no]
+        attempts = [a for a in round_attempts if a.finished]
+        if not attempts:
+            self.notify("No run of this round has finished yet.", severity="warning")
+            return
+        live = len(round_attempts) - len(attempts)
+        title = f"Round {pane.round_no}: {pane.attempt.first_line}" + (
+            f" ({live} still running, not shown)" if live else ""
+        )
+        focused = attempts.index(pane.attempt) if pane.attempt in attempts else 0
+
+        def chosen(index: int | None) -> None:
+            if index is not None:
+                self._confirm_apply(attempts[index])
+
+        records = [attempt.record() for attempt in attempts]
+        self.app.push_screen(CompareScreen(records, focused=focused, title=title), chosen)
+
+    def action_apply_diff(self) -> None:
+        pane = self._round_pane()
+        if pane is None:
+            self.notify("No run to apply.", severity="warning")
+            return
+        self._confirm_apply(pane.attempt)
+
+    def _confirm_apply(self, attempt: Attempt) -> None:
+        """Asks first, with the focus on Cancel: applying writes to the user's own checkout."""
+        from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen
+
+        worktree = attempt.worktree
+        change = worktree.change if worktree is not None else None
+        if worktree is None or change is None or not change.diff or change.stat is None:
+            self.notify("This run has no recorded change to apply.", severity="warning")
+            return
+        if change.truncated:
+            self.notify("This run's diff was cut at the size limit: it cannot be applied.", severity="error")
+            return
+        question = text.markup(
+            "Apply the change of [b]$agent[/] ($label: $stat) to the checkout $target (git apply --3way)?",
+            agent=attempt.agent,
+            label=attempt.label,
+            stat=str(change.stat),
+            target=str(worktree.origin.toplevel),
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._apply(attempt), group="apply")
+
+        self.app.push_screen(ApplyConfirmScreen(question, "Apply (y)", "Cancel (n)"), answered)
+
+    async def _apply(self, attempt: Attempt) -> None:
+        from acp_tui.workspace.apply import ApplyRefused, apply_diff
+        from acp_tui.workspace.git import IsolationError
+
+        worktree = attempt.worktree
+        assert worktree is not None and worktree.change is not None and worktree.change.diff
+        target = worktree.origin.toplevel
+        try:
+            paths = await apply_diff(worktree.change.diff, target, base=worktree.base)
+        except (ApplyRefused, IsolationError) as exc:  # a refusal's message lists the conflicts
+            self.notify(
+                f"Not applied: {text.safe_notice(str(exc))}", severity="error", markup=False, timeout=20
+            )
+            return
+        self.notify(
+            text.safe_notice(
+                f"Applied {attempt.agent} ({attempt.label}) to {target}: {len(paths)} "
+                f"file{'' if len(paths) == 1 else 's'} ({', '.join(paths)})"
+            ),
+            markup=False,
+            timeout=10,
+        )
+
+    def action_board(self) -> None:
+        from acp_tui.ui.screens.board_screen import BoardScreen
+
+        self.app.push_screen(BoardScreen(self.supervisor.session), self._jump_to)
+
+    def _jump_to(self, attempt: Attempt | None) -> None:
+        if attempt is None:
+            return
+        pane = self.pane_for(attempt)
+        if pane is None:
+            self.run_worker(self._reopen(attempt))
+        else:
+            pane.focus()
+
+    async def _reopen(self, attempt: Attempt) -> None:
+        """A closed pane comes back, showing its attempt as it ended (or as it goes on)."""
+        attempt.open = True
+        [pane] = await self._show([attempt])
+        pane.focus()
+
+    def action_permissions_panel(self) -> None:
+        """Every permission request of the session, and what another policy would decide."""
+        from acp_tui.ui.screens.permissions_panel_screen import PanelRow, PermissionsPanelScreen
+
+        app = self.supervisor
+        rows = [
+            PanelRow(a.agent, f"{a.round_no}/{a.attempt_no}", a.policy, record, a.cwd, record.waited_s)
+            for a in app.session.attempts
+            for record in a.permissions
+        ]
+        from acp_tui.policy.names import BUILTIN_POLICIES
+
+        settings = app.settings
+        policies = {
+            name: BUILTIN_POLICIES[name] if name in BUILTIN_POLICIES else settings.policies[name]
+            for name in settings.policy_names
+            if name in BUILTIN_POLICIES or name in settings.policies
+        }
+        self.app.push_screen(PermissionsPanelScreen(rows, policies))

@@ -1,0 +1,105 @@
+"""What the pane, the board and the header say about an attempt, in words.
+
+Presentation only (no widget here): the numbers and names come from the attempt, the wording from
+us. Untrusted parts are made literal by whoever shows them (`acp_tui.ui.text`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from acp_tui.acp.auth import LoginRefused, terminal_login
+from acp_tui.core.model import ConfigOptionInfo, PermissionRecord, SubagentResult, SubagentStopReason, Usage
+from acp_tui.core.text import one_line
+from acp_tui.session.attempts import Attempt
+
+HIDDEN_LABELS = {
+    "agent_thought_chunk": "thoughts",
+    "tool_call": "tool calls",
+    "tool_call_update": "tool updates",
+    "plan": "plans",
+}
+SILENT_AFTER = 10.0  # seconds without output before a live run says it is silent
+# Tool calls a policy exists to decide on: made without a single request, the policy had no say.
+DECIDABLE_KINDS = ("edit", "execute", "delete")
+NEVER_ASKED = "this agent never asked: its policy had nothing to decide"
+# The options a pane's header names, by category (or by id where the agent gives none).
+HEADER_OPTIONS = ("mode", "model")
+STOP_STEPS = {"cancel-sent": "cancelling", "sigterm": "sent SIGTERM", "sigkill": "killed (ignored cancel)"}
+
+
+def format_seconds(seconds: float, *, live: bool = False) -> str:
+    """`12.3 s` at the end; while the run is live, whole seconds, so the clock repaints once a second."""
+    if seconds >= 60:
+        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+    return f"{int(seconds)} s" if live else f"{seconds:.1f} s"
+
+
+def hidden_label(kind: str) -> str:
+    if kind.startswith("agent_message_chunk:"):
+        return f"{kind.partition(':')[2]} chunks"  # non-text answer content, counted not shown
+    return HIDDEN_LABELS.get(kind, kind.replace("_", " "))
+
+
+def hidden_summary(hidden: Counter[str] | dict[str, int]) -> str:
+    if not hidden:
+        return "nothing hidden"
+    return "hidden: " + " · ".join(f"{hidden_label(k)} {n}" for k, n in sorted(hidden.items()))
+
+
+def permissions_summary(records: list[PermissionRecord]) -> str:
+    """What matters first, so a cut line keeps it: the last decision and its rule, then the counts."""
+    if not records:
+        return ""
+    allowed = sum(r.decision.startswith("allow") for r in records)
+    last = records[-1]
+    return (
+        f"{last.decision} by {last.rule}: {one_line(last.title)}"
+        f" · permissions {len(records)} asked, {allowed} allowed"
+    )
+
+
+def usage_summary(usage: Usage | None) -> str:
+    if usage is None:
+        return ""
+    used = f"{usage.used / 1000:.1f}k" if usage.used >= 1000 else str(usage.used)
+    size = f"/{usage.size // 1000}k" if usage.size >= 1000 else (f"/{usage.size}" if usage.size else "")
+    cost = f" {usage.cost.amount:.2f} {one_line(usage.cost.currency, 5)}" if usage.cost else ""
+    return f"{used}{size} tok{cost}"
+
+
+def never_asked_note(result: SubagentResult | None) -> str:
+    """Said when a run made edit/execute/delete tool calls without one permission request."""
+    if result is None or result.permissions:
+        return ""
+    made = [f"{kind} {result.tool_kinds[kind]}" for kind in DECIDABLE_KINDS if result.tool_kinds.get(kind)]
+    return f"{NEVER_ASKED} ({', '.join(made)})" if made else ""
+
+
+def options_summary(options: dict[str, str], offered: tuple[ConfigOptionInfo, ...] = ()) -> str:
+    """`mode ask · model demo-fast`: the session's mode and model (by category, else by id); before
+    the session, `offered` is unknown and every option chosen for the run is named."""
+    if not offered:
+        return " · ".join(f"{key} {value}" for key, value in options.items())
+    named = {info.id: info.category or info.id for info in offered}
+    return " · ".join(
+        f"{named[key]} {value}" for key, value in options.items() if named.get(key) in HEADER_OPTIONS
+    )
+
+
+def login_offer(attempt: Attempt) -> tuple[list[str] | None, str | None]:
+    """The terminal login an authentication failure offers (`L`), if the agent advertised one it
+    may run; else why the one it named is refused (one line), if it named one."""
+    result = attempt.result
+    if result is None or result.stop_reason is not SubagentStopReason.ERROR:
+        return None, None
+    preset, refused = attempt.preset, None
+    for method in result.auth_methods:
+        try:
+            argv = terminal_login(method, preset.command, preset.args)
+        except LoginRefused as exc:
+            refused = refused or str(exc)
+            continue
+        if argv:
+            return argv, None
+    return None, refused
