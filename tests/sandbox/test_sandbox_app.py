@@ -11,8 +11,8 @@ import pytest
 from textual.widgets import Checkbox
 
 from acp_tui.settings.schema import AgentPreset
+from acp_tui.ui import keys
 from acp_tui.ui.app import SupervisorApp
-from acp_tui.ui.screens.help_screen import KEYS
 from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 from tests.helpers import git
@@ -36,7 +36,8 @@ async def test_ctrl_b_confines_every_agent_of_the_next_round_and_the_pane_and_re
     tmp_path: Path,
 ) -> None:
     app = SupervisorApp(settings(agent("one", tmp_path), agent("two", tmp_path), prompt=tries(["procs"])))
-    assert ("ctrl+b", "sandbox on / off: every agent of the next rounds confined by bubblewrap") in KEYS
+    rows = [row for _, section in keys.help_sections() for row in section]
+    assert ("ctrl+b", "sandbox on / off: every agent of the next rounds confined by bubblewrap") in rows
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.press("ctrl+b")
         assert app.query_one("#sandbox", Checkbox).value
