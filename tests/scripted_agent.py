@@ -10,6 +10,8 @@ test can make the agent leak its own credentials without putting them on its com
   hidden=1            interleave thoughts, a plan, tool calls and an image chunk with the answer
   tools=K,L           before the answer, announce one completed tool call of each kind K, L (e.g.
                       edit,execute) and ask no permission for any: an agent in a mode that never asks
+  failed_tool=TITLE   before the answer, an `edit` tool call of that title on out.txt that ends
+                      `failed`, with an error message as its content (Gemini's failed write)
   early=1             stream the answer before answering session/new (then answer prompt at once)
   foreign=1           also send chunks for another session id (must be ignored)
   permission=SET      ask permission before answering: normal | allow_always_first | no_allow | none
@@ -23,6 +25,7 @@ test can make the agent leak its own credentials without putting them on its com
   forever=1           after the answer, keep streaming until cancelled
   on_cancel=MODE      honour (default: end the turn `cancelled`) | end_turn | ignore
   ignore_term=1       ignore SIGTERM
+  linger=1            stay up when stdin closes (until signalled), as Codex and Vibe do after a turn
   hang=STEP           never answer `initialize` or `session/new`
   exit=CODE           exit with CODE (after `exit_at`: start | initialize | prompt, mid-stream)
   exit_at=STEP        where to exit (default prompt, after the first chunk)
@@ -384,6 +387,12 @@ def answer_prompt(rid: Any, prompt_text: str) -> None:
     for n, kind in enumerate(filter(None, opt("tools", "").split(","))):
         call = {"toolCallId": f"t{n}", "title": f"{kind} tool call", "kind": kind, "status": "completed"}
         notify({"sessionUpdate": "tool_call", **call})
+    if opt("failed_tool"):
+        call = {"toolCallId": "f1", "title": opt("failed_tool"), "kind": "edit", "status": "in_progress"}
+        notify({"sessionUpdate": "tool_call", **call, "locations": [{"path": "out.txt"}]})
+        error = {"type": "content", "content": {"type": "text", "text": "EACCES: permission denied, out.txt"}}
+        failed = {"toolCallId": "f1", "status": "failed", "content": [error]}
+        notify({"sessionUpdate": "tool_call_update", **failed})
     if opt("lone_surrogate"):
         notify_chunk("x\ud800y")  # json.dumps writes the escape `\ud800`
     elif opt("echo_env"):
@@ -516,8 +525,8 @@ def serve() -> None:
             threading.Thread(target=answer_prompt, args=(rid, text), daemon=True).start()
         elif rid is not None:
             send({"id": rid, "error": {"code": -32601, "message": "Method not found"}})
-    # stdin closed: a well-behaved agent exits; a stubborn one (ignore_term) does not.
-    if not (opt("close_stdin") or opt("ignore_term")):
+    # stdin closed: a well-behaved agent exits; a stubborn one (ignore_term, linger) does not.
+    if not (opt("close_stdin") or opt("ignore_term") or opt("linger")):
         sys.exit(0)
     time.sleep(3600)
 

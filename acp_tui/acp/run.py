@@ -370,13 +370,16 @@ class AcpSubagentRun:
                 # The agent may exit by itself on stdin's end, unless it was cancelled and did not
                 # end its turn within the grace: then it is signalled at once.
                 graceful = (self._turn_ended or not self._cancel_requested) and not self._child_gone
+                # After a turn the agent ended, a SIGTERM to a process that stays up on stdin's end
+                # is housekeeping, not a stop: no `Stopping` step (the result still says `ended_by`).
+                done = self._turn_ended and not self._cancel_requested
                 self._ended_by = cast(
                     "EndedBy",
                     await terminate_group(
                         child,
                         term_grace=self.config.term_grace,
                         exit_grace=self.config.term_grace if graceful else 0.0,
-                        on_step=self._stop_step,
+                        on_step=(lambda step: None) if done else self._stop_step,
                     ),
                 )
                 waiting = [*self._pipes]

@@ -884,7 +884,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 async def serve(agent: DemoAgent) -> None:
     """Speak ACP on stdio until the client closes stdin."""
-    await run_agent(agent)
+    await run_agent(agent, use_unstable_protocol=True)  # session/close is "unstable" in this SDK
     if agent.persona == "stubborn":
         # Outlive the end of stdin too, so only SIGKILL can end the process.
         log.info("stdin closed; stubborn agent stays alive")

@@ -32,6 +32,7 @@ class PermissionAsk:
     raw_input: Any = None  # the tool call's raw input, as the agent sent it (JSON-shaped)
     locations: tuple[str, ...] = ()  # the paths of the tool call's `locations` and `diff` content
     cwd: str | None = None  # the run's working directory: relative path globs are taken from it
+    rule: str | None = None  # the `ask` rule that handed it to a person (None: the `ask` policy did)
 
 
 @dataclass(frozen=True)

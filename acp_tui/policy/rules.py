@@ -4,6 +4,7 @@ lab's ordered rules, and `ask` (a person decides).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
@@ -151,7 +152,9 @@ class RulePolicy:
             if rule.action != "ask":
                 return PermissionChoice(choose(ask.options, rule.action), rule=rule.name)
             if self.ask_handler is not None:
-                return PermissionChoice(await self.ask_handler(ask), rule=f"{rule.name} (asked)")
+                # The person sees which rule asked them.
+                asked = await self.ask_handler(dataclasses.replace(ask, rule=rule.name))
+                return PermissionChoice(asked, rule=f"{rule.name} (asked)")
             return PermissionChoice(
                 choose(ask.options, self.default), rule=f"{rule.name} (ask: {self.default})", ask=True
             )

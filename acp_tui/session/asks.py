@@ -47,6 +47,11 @@ class PendingAsk:
     def agent(self) -> str:
         return self.attempt.agent if self.attempt is not None else "?"
 
+    @property
+    def rule(self) -> str | None:
+        """The `ask` rule that sent the request to a person (None: the `ask` policy sends them all)."""
+        return self.ask.rule
+
 
 Listener = Callable[[PendingAsk], None]
 

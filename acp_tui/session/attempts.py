@@ -29,6 +29,7 @@ from acp_tui.core.model import (
     SubagentResult,
     SubagentRun,
     SubagentStopReason,
+    ToolCallInfo,
     Usage,
 )
 from acp_tui.settings.schema import AgentPreset
@@ -84,6 +85,7 @@ class Attempt:
     asks_waiting: int = 0  # permission requests of this attempt waiting for a person
     # What the run said so far (the result has the final word once it ended).
     live_permissions: list[PermissionRecord] = field(default_factory=list)
+    live_tool_calls: dict[str, ToolCallInfo] = field(default_factory=dict)  # by id, as they stand
     hidden: Counter[str] = field(default_factory=Counter)
     usage: Usage | None = None
     agent_info: AgentInfo | None = None
@@ -129,6 +131,11 @@ class Attempt:
     def permissions(self) -> list[PermissionRecord]:
         """Every permission request of the run and how it was answered."""
         return self.result.permissions if self.result is not None else self.live_permissions
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallInfo, ...]:
+        """Every tool call of the run, in the order announced, as it stands (or stood at the end)."""
+        return self.result.tool_calls if self.result is not None else tuple(self.live_tool_calls.values())
 
     @property
     def state(self) -> str:

@@ -34,6 +34,7 @@ from acp_tui.core.model import (
     SubagentRequest,
     SubagentResult,
     SubagentStopReason,
+    ToolCallChanged,
     UsageReported,
 )
 from acp_tui.core.registry import Subagents
@@ -308,6 +309,8 @@ class Driver:
             attempt.live_permissions.append(event.record)
         elif isinstance(event, UsageReported):
             attempt.usage = event.usage
+        elif isinstance(event, ToolCallChanged):
+            attempt.live_tool_calls[event.call.id] = event.call
         elif isinstance(event, SessionStarted):
             attempt.agent_info = event.agent
             attempt.options = dict(event.options)
