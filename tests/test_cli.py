@@ -80,8 +80,8 @@ ASK_CONFIG = '[[agent]]\nname = "asker"\ncommand = "true"\npolicy = "ask"\n'
         (["--config", "{bad}"], '{bad}: agent "gemini": "args" must be a list of strings'),
         (
             ["--agent", "nobody"],
-            '--agent "nobody": unknown agent (known: scribe, pong, tortoise, marker;'
-            " to add one: NAME=COMMAND ARGS)",
+            '--agent "nobody": unknown agent (known: scribe, pong, tortoise, marker; no config file was'
+            " found, give one with --config FILE; to add one: NAME=COMMAND ARGS)",
         ),
         (
             ["--policy", "ask"],

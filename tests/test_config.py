@@ -364,7 +364,8 @@ def test_agent_specs_add_presets_and_select_existing_ones() -> None:
     [
         (
             ["nobody"],
-            '--agent "nobody": unknown agent (known: scribe, pong, tortoise; to add one: NAME=COMMAND ARGS)',
+            '--agent "nobody": unknown agent (known: scribe, pong, tortoise; no config file was found, give '
+            "one with --config FILE; to add one: NAME=COMMAND ARGS)",
         ),
         (["pong=cmd"], '--agent "pong=cmd": an agent named "pong" already exists'),
         (["pong", "pong"], '--agent "pong": given twice'),

@@ -335,10 +335,11 @@ def check(
 
 
 def text_table(rows: Sequence[Row], *, was_label: str = "was", now_label: str = "now") -> str:
-    """The rows for people: untrusted text on one line each, changed rows marked with `*`."""
+    """The rows for people: untrusted text on one line each, changed rows marked with `*`. Rule names
+    are whole (what decided is the point of the table); long titles are cut."""
 
     def shown(decision: Decision) -> str:
-        return f"{decision.decision} ({one_line(decision.rule, 40)})" if decision.rule else decision.decision
+        return f"{decision.decision} ({one_line(decision.rule)})" if decision.rule else decision.decision
 
     table = [["agent", "kind", "title", was_label, now_label, "changed"]]
     for row in rows:

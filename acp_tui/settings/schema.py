@@ -234,7 +234,8 @@ class SettingsFile:
     agent: tuple[dict[str, Any], ...] = _says("must be an array of tables ([[agent]])", default=())
     policy: dict[str, Any] = _says("must be a table of named policies ([policy.NAME])", default_factory=dict)
     bell: Switch = _says("must be true or false", default=True)  # ring when a run needs someone
-    toasts: Switch = _says("must be true or false", default=True)  # pop a note when a run ends
+    toasts: Switch = _says("must be true or false", default=True)  # pop a note when a run errors or needs you
+    export_dir: NonBlank | None = _says("must be a non-empty path", default=None)  # the app's ctrl+s
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,7 @@ class Settings:
     selected: tuple[str, ...] = ()  # the presets `--agent` named, in order; empty: all of them
     bell: bool = True
     toasts: bool = True
+    export_dir: Path | None = None  # where the app's exports go; None: the state folder's `exports`
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -446,6 +448,7 @@ def parse_settings(data: Mapping[str, Any], *, label: str, source: Path | None =
         source=source,
         bell=top.bell,
         toasts=top.toasts,
+        export_dir=_resolve(top.export_dir, base_dir) if top.export_dir is not None else None,
     )
 
 
@@ -735,6 +738,8 @@ def with_agent_specs(settings: Settings, specs: Sequence[str]) -> Settings:
         if isinstance(item, str):
             if not any(p.name == item for p in presets):
                 known = ", ".join(p.name for p in presets)
+                if settings.source is None:  # a preset of a file that was not read
+                    known += "; no config file was found, give one with --config FILE"
                 raise ConfigError(
                     f'--agent "{item}": unknown agent (known: {known}; to add one: NAME=COMMAND ARGS)'
                 )
