@@ -27,7 +27,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Input, Static, TextArea
 
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
@@ -52,6 +52,7 @@ TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the p
 # tests put a headless runner in its place (`SupervisorApp.login_runner`).
 LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
 
+TYPING_ACTIONS = keys.typing_actions()
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 
@@ -73,7 +74,8 @@ class SupervisorApp(App[None]):
         self.sandboxes: dict[str, SandboxMode] = {}
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
-        self.export_dir = Path.cwd()
+        # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
+        self.export_dir = settings.export_dir or exports_directory()
         # A bell and a toast when a run errors or needs the user (`bell` / `toasts` in the config).
         self.bell_on = settings.bell
         self.toasts_on = settings.toasts
@@ -183,6 +185,8 @@ class SupervisorApp(App[None]):
             pane.show_state()
         self.main_screen.update_subtitle()
         result = attempt.result
+        if result is not None:
+            self.run_worker(self.main_screen.follow_compare(attempt), group="compare")
         if result is not None and result.stop_reason == "error":
             reason = f": {result.error}" if result.error else ""
             self._alert(text.safe_notice(f"{attempt.agent} failed{reason}"), "error")
@@ -215,7 +219,15 @@ class SupervisorApp(App[None]):
             self.notify("No permission request is waiting.")
             return
         pending = self.asks[0]
-        screen = PermissionScreen(pending.agent, pending.ask, position=1, waiting=len(self.asks))
+        attempt = pending.attempt
+        screen = PermissionScreen(
+            pending.agent,
+            pending.ask,
+            position=1,
+            waiting=len(self.asks),
+            label=attempt.label if attempt is not None else "",
+            policy=attempt.policy if attempt is not None else "ask",
+        )
         screen.pending = pending
 
         def answered(option_id: str | None) -> None:
@@ -231,6 +243,8 @@ class SupervisorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_permission":
             return bool(self.asks)
+        if action in TYPING_ACTIONS:  # in a text box, its own key (ctrl+k: delete to the line's end)
+            return not isinstance(self.focused, TextArea | Input)
         return True
 
     # Logging in ----------------------------------------------------------------------------------
@@ -360,12 +374,15 @@ class SupervisorApp(App[None]):
         # Agents given on the command line (`--agent NAME=COMMAND`) are not in the file: they stay.
         given = tuple(p for p in old.presets if p.name in old.selected and p.name not in new.names)
         new = replace(new, presets=(*new.presets, *given), selected=old.selected)
-        # A policy picked in F2 stays; one the file gave follows the file.
-        policies = {}
+        # A policy picked in F2 stays, unless the file changed that agent's policy: the newer word wins.
+        policies, overruled = {}, []
         for preset in new.presets:
             before = self.policies.get(preset.name)
-            was_file = preset.name not in old.names or before == old.preset(preset.name).policy
-            keep = before is not None and not was_file and before in new.policy_names
+            filed = old.preset(preset.name).policy if preset.name in old.names else None
+            picked = before is not None and before != filed
+            if picked and preset.policy != filed:
+                overruled.append(f"{preset.name} {preset.policy} (not {before})")
+            keep = picked and preset.policy == filed and before in new.policy_names
             policies[preset.name] = before if keep and before else preset.policy
         self.settings = new
         self.policies.clear()
@@ -379,9 +396,10 @@ class SupervisorApp(App[None]):
             if k in new.names and new.preset(k).argv == old.preset(k).argv
         }
         self.bell_on, self.toasts_on = new.bell, new.toasts
-        self.run_worker(self._settings_reloaded(old))
+        self.export_dir = new.export_dir or exports_directory()
+        self.run_worker(self._settings_reloaded(old, overruled))
 
-    async def _settings_reloaded(self, old: Settings) -> None:
+    async def _settings_reloaded(self, old: Settings, overruled: list[str]) -> None:
         if self.settings.names != old.names:
             await self._rebuild_prompt_bar()
         else:
@@ -395,11 +413,14 @@ class SupervisorApp(App[None]):
         if isinstance(self.screen, AgentsScreen):  # reloaded from F2: show the new file there
             self.screen.dismiss(None)
             self.action_agents()
+        wins = f"; the file's policy wins over F2's: {', '.join(overruled)}" if overruled else ""
         self.notify(
-            f"Config reloaded from {text.safe_notice(str(self.settings.source))}: "
-            f"{len(self.settings.presets)} agents, {len(self.settings.policies)} named policies "
-            "(for the next runs)",
+            text.safe_notice(
+                f"Config reloaded from {self.settings.source}: {len(self.settings.presets)} agents, "
+                f"{len(self.settings.policies)} named policies (for the next runs){wins}"
+            ),
             markup=False,
+            timeout=10 if overruled else 5,
         )
 
     async def _rebuild_prompt_bar(self) -> None:
@@ -407,7 +428,9 @@ class SupervisorApp(App[None]):
         bar = self.main_screen.query_one(PromptBar)
         typed = bar.value
         focused = bar.area.has_focus
-        new = PromptBar(self.policies, self.settings.prompt)
+        # The checks stay as they were; an agent the file added comes checked.
+        checked = {*bar.selected(), *(name for name in self.settings.names if name not in bar.policies)}
+        new = PromptBar(self.policies, self.settings.prompt, checked)
         await self.main_screen.mount(new, after=bar)
         if bar.sandbox:  # never unconfined by a reload
             new.toggle_sandbox()
@@ -430,7 +453,7 @@ class SupervisorApp(App[None]):
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
         JSON lines for programs. Any string is written, a lone surrogate included."""
-        from acp_tui.core.files import create_unique
+        from acp_tui.core.files import create_unique, private_dir
         from acp_tui.reports.markdown import markdown
         from acp_tui.reports.records import json_line
 
@@ -447,6 +470,10 @@ class SupervisorApp(App[None]):
             }
             # Three new files under one free name (`-2`, `-3`, ... when taken): never an existing
             # file, never through a link planted at the name of this second.
+            if self.export_dir == exports_directory():
+                private_dir(self.export_dir)  # ours: a real folder, never a link planted there
+            else:
+                self.export_dir.mkdir(parents=True, exist_ok=True)  # the one the config names
             stem, files = create_unique(self.export_dir, time.strftime(EXPORT_NAME), reports)
             with contextlib.ExitStack() as closing:
                 for file in files.values():
@@ -511,6 +538,12 @@ def trace_directory() -> Path:
     import platformdirs
 
     return platformdirs.user_state_path("acp-tui", appauthor=False) / "traces"
+
+
+def exports_directory() -> Path:
+    import platformdirs
+
+    return platformdirs.user_state_path("acp-tui", appauthor=False) / "exports"
 
 
 def _exit_now() -> None:

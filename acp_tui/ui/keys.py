@@ -2,7 +2,10 @@
 made from it, so that none can say what another does not.
 
 `where` says who owns a key: `app` (anywhere), `grid` (the main screen: rounds and panes), `pane`
-(the focused pane), `prompt` (the text box, which handles them itself: listed for the help only).
+(the focused pane), `boxes` (the prompt bar's `send to:` boxes), `prompt` (the text box, which
+handles them itself: listed for the help only). A key that is not `priority` acts only where the
+focused widget does not take it: in the prompt, letters type and the text box's editing keys
+(ctrl+k among them) are its own.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from typing import Literal, TypeAlias
 
 from textual.binding import Binding, BindingType
 
-Where: TypeAlias = Literal["prompt", "pane", "grid", "app"]
+Where: TypeAlias = Literal["prompt", "boxes", "pane", "grid", "app"]
 SECTIONS: dict[Where, str] = {
     "prompt": "In the prompt",
+    "boxes": "On the send-to boxes",
     "grid": "On the panes",
     "pane": "On the focused pane",
     "app": "Anywhere",
@@ -31,21 +35,39 @@ class Key:
     label: str = ""  # how the help screen writes the key, when not as `keys`
     footer: str | None = None  # its name in the footer; None: not shown there
     priority: bool = False  # it acts whatever has the focus (the text box included)
+    # A priority key that is a text box's own editing key: there (the prompt, the palette's search) the
+    # box has it, everywhere else (panes, boards, dialogs) it is ours.
+    typing: bool = False
     command: str | None = None  # its name in the command palette; None: not a palette command
+    intro: str = ""  # what the first screen says of it (only keys that act from the prompt)
 
     @property
     def shown(self) -> str:
         return self.label or self.keys.replace(",", " / ")
 
+    @property
+    def acts_in_prompt(self) -> bool:
+        """It does what it says while the focus is in the prompt (the focus of the first screen)."""
+        return self.where == "prompt" or (self.priority and not self.typing)
+
 
 KEYS: tuple[Key, ...] = (
     # The prompt's own keys (the text box handles them).
     Key("enter", "", "send the prompt to the checked agents: a new round, focus goes to its first pane",
-        "prompt"),
+        "prompt", intro="sends to the checked agents (the focus goes to their panes)"),
     Key("ctrl+j,shift+enter", "", "a new line in the prompt (a pasted text is kept whole)", "prompt",
-        label="ctrl+j, shift+enter"),
+        label="ctrl+j, shift+enter", intro="a new line"),
     Key("up,down", "", "at the first / last line: the prompts sent before", "prompt", label="up / down"),
+    Key("ctrl+a,ctrl+e,ctrl+k,ctrl+u,ctrl+w,home,end", "", "the text box's editing keys: ctrl+a or home to "
+        "the line start, ctrl+e or end to its end, ctrl+k deletes to the end, ctrl+u to the start, ctrl+w "
+        "the word before", "prompt", label="ctrl+a/e/k/u/w"),
+    Key("tab", "", "to the send-to boxes (then to the panes); shift+tab back", "prompt",
+        intro="the send-to boxes (space checks one, * all)"),
     Key("escape", "focus_panes", "leave the prompt for the panes", "grid", footer=None),
+    # The send-to boxes (space checks or unchecks the focused one: the box's own key).
+    Key("space", "", "check or uncheck the focused agent", "boxes"),
+    Key("asterisk", "check_all", "check every agent, or uncheck them all when all are checked", "boxes",
+        label="*", footer="All / none"),
     # The panes.
     Key("slash,i", "focus_prompt", "back to the prompt", "grid", label="/ or i", command="Prompt"),
     Key("tab,shift+tab", "", "next / previous pane, in reading order (also ctrl+right / ctrl+left)", "grid",
@@ -60,6 +82,10 @@ KEYS: tuple[Key, ...] = (
     Key("L", "login", "after an authentication failure: run the agent's terminal login, then run again",
         "pane", footer="Log in"),
     Key("x", "close", "close the pane (the run stays in the board and the export)", "pane"),
+    Key("X", "close_finished", "close every finished pane (their runs stay in the board and the export)",
+        "grid", command="Close finished panes"),
+    Key("o", "activity", "the run's activity: every tool call (kind, title, status, paths, time), "
+        "thoughts and plans counted", "pane", footer="Activity"),
     Key("z", "zoom", "zoom the focused pane to the whole screen, and back", "grid", command="Zoom"),
     Key("y", "copy", "copy the focused answer to the clipboard", "pane"),
     Key("e", "toggle_stderr", "show or hide the run's stderr", "pane"),
@@ -83,10 +109,11 @@ KEYS: tuple[Key, ...] = (
         "app", footer="Answer", command="Answer permission"),
     Key("b", "board", "the board: every run of the session, sortable, filterable; enter jumps to it", "grid",
         footer="Board", command="Board"),
-    Key("ctrl+k", "cancel_all", "cancel every live run", "app", footer="Stop all", priority=True,
-        command="Cancel all"),
+    # In the prompt, ctrl+k is the text box's (delete to the end of the line).
+    Key("ctrl+k", "cancel_all", "cancel every live run (in the prompt: the text box's own ctrl+k)", "app",
+        footer="Stop all", priority=True, typing=True, command="Cancel all"),
     Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes",
-        "app", priority=True, command="Agents"),
+        "app", priority=True, command="Agents", intro="the agents (policy, sandbox, mode, model)"),
     Key("ctrl+g", "toggle_worktree", "worktree on / off: each run of the next rounds in its own git "
         "worktree of HEAD", "grid", priority=True, command="Worktrees"),
     Key("ctrl+b", "toggle_sandbox", "sandbox on / off: every agent of the next rounds confined by "
@@ -100,8 +127,11 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+s", "export", "export the session: Markdown and JSON lines, every attempt", "app",
         priority=True, command="Export"),
     Key("ctrl+p", "", "the command palette: every command of the app", "app"),  # Textual's own
-    Key("question_mark", "help", "this help", "app", label="?", footer="Help", command="Help"),
-    Key("ctrl+c", "quit", "quit: every live run is disposed first", "app", footer="Quit", priority=True),
+    Key("f1", "help", "this help, from anywhere", "app", footer="Help", priority=True, command="Help",
+        intro="every key"),
+    Key("question_mark", "help", "this help too, where the focus is not in the prompt", "app", label="?"),
+    Key("ctrl+c", "quit", "quit: every live run is disposed first", "app", footer="Quit", priority=True,
+        intro="quits (every agent stopped first)"),
     Key("ctrl+q", "quit", "", "app", priority=True),
 )  # fmt: skip
 
@@ -123,6 +153,16 @@ def help_sections() -> Iterator[tuple[str, list[tuple[str, str]]]]:
         yield title, [(key.shown, key.help) for key in KEYS if key.where == where and key.help]
 
 
+def typing_actions() -> set[str]:
+    """The actions whose keys are a text box's own while one has the focus."""
+    return {key.action for key in KEYS if key.typing}
+
+
 def commands() -> list[Key]:
     """The palette's commands: the keys that name one."""
     return [key for key in KEYS if key.command is not None]
+
+
+def intro() -> list[tuple[str, str]]:
+    """(key, what it does) for the first screen, whose focus is in the prompt."""
+    return [(key.keys.split(",")[0], key.intro) for key in KEYS if key.intro and key.acts_in_prompt]

@@ -6,10 +6,18 @@ us. Untrusted parts are made literal by whoever shows them (`acp_tui.ui.text`).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 from acp_tui.acp.auth import LoginRefused, terminal_login
-from acp_tui.core.model import ConfigOptionInfo, PermissionRecord, SubagentResult, SubagentStopReason, Usage
+from acp_tui.core.model import (
+    ConfigOptionInfo,
+    PermissionRecord,
+    SubagentResult,
+    SubagentStopReason,
+    ToolCallInfo,
+    Usage,
+)
 from acp_tui.core.text import one_line
 from acp_tui.session.attempts import Attempt
 
@@ -47,16 +55,46 @@ def hidden_summary(hidden: Counter[str] | dict[str, int]) -> str:
     return "hidden: " + " · ".join(f"{hidden_label(k)} {n}" for k, n in sorted(hidden.items()))
 
 
+def stopped_first(record: PermissionRecord) -> bool:
+    """The run ended (a cancel, an error) before anything answered the request (the core's rule
+    `cancelled`)."""
+    return record.rule == "cancelled" and record.option_id is None
+
+
+def decided_by(record: PermissionRecord) -> str:
+    """What decided a request: the rule (or policy) that answered, or the run's end."""
+    return "nothing: the run stopped first" if stopped_first(record) else record.rule
+
+
+def offered_summary(record: PermissionRecord) -> str:
+    return ", ".join(f"{o.name} ({o.kind})" for o in record.options) or "none"
+
+
 def permissions_summary(records: list[PermissionRecord]) -> str:
     """What matters first, so a cut line keeps it: the last decision and its rule, then the counts."""
     if not records:
         return ""
     allowed = sum(r.decision.startswith("allow") for r in records)
     last = records[-1]
-    return (
-        f"{last.decision} by {last.rule}: {one_line(last.title)}"
-        f" · permissions {len(records)} asked, {allowed} allowed"
-    )
+    decided = "cancelled, the run stopped first" if stopped_first(last) else f"{last.decision} by {last.rule}"
+    return f"{decided}: {one_line(last.title)} · permissions {len(records)} asked, {allowed} allowed"
+
+
+def failed_calls_summary(calls: tuple[ToolCallInfo, ...]) -> str:
+    """`1 tool call failed: Write out.txt` (the titles, as many as a line holds), or nothing."""
+    failed = [call for call in calls if call.failed]
+    if not failed:
+        return ""
+    count = f"{len(failed)} tool call{'' if len(failed) == 1 else 's'} failed"
+    return f"{count}: {', '.join(one_line(call.label) for call in failed)} (o: the activity)"
+
+
+def format_amount(amount: float) -> str:
+    """A cost with its significant digits: `1.25`, `0.04`, `0.0004` (never `0.00` for a cost)."""
+    if amount == 0 or abs(amount) >= 0.01:
+        return f"{amount:.2f}"
+    digits = 1 - math.floor(math.log10(abs(amount)))  # two significant digits
+    return f"{amount:.{digits}f}".rstrip("0")
 
 
 def usage_summary(usage: Usage | None) -> str:
@@ -64,8 +102,27 @@ def usage_summary(usage: Usage | None) -> str:
         return ""
     used = f"{usage.used / 1000:.1f}k" if usage.used >= 1000 else str(usage.used)
     size = f"/{usage.size // 1000}k" if usage.size >= 1000 else (f"/{usage.size}" if usage.size else "")
-    cost = f" {usage.cost.amount:.2f} {one_line(usage.cost.currency, 5)}" if usage.cost else ""
-    return f"{used}{size} tok{cost}"
+    tokens = f"{used}{size} tok"
+    if usage.cost is None:
+        return tokens
+    return f"{format_amount(usage.cost.amount)} {one_line(usage.cost.currency, 5)} · {tokens}"  # cost first
+
+
+# Turns the agent ended itself: its process being ended afterwards is housekeeping, not news.
+TURN_ENDED = (SubagentStopReason.COMPLETED, SubagentStopReason.MAX_TOKENS, SubagentStopReason.REFUSAL)
+
+
+def ending_note(result: SubagentResult, stop_step: str = "") -> str:
+    """How the agent's processes ended, when it is news: we had to signal a run that did not end by
+    itself (a cancel it did not honour, a hang, an error). An agent that does not exit when its
+    stdin closes after a finished turn is ended by SIGTERM, and that is not worth a word; one that
+    ignored even SIGTERM is."""
+    killed = stop_step == "sigkill" or result.ended_by == "sigkill"
+    if result.stop_reason in TURN_ENDED:
+        return "killed after its turn (it ignored SIGTERM)" if killed else ""
+    if killed:
+        return "killed (ignored cancel)" if result.stop_reason is SubagentStopReason.ABORTED else "killed"
+    return "ended by SIGTERM" if result.ended_by == "sigterm" else ""
 
 
 def never_asked_note(result: SubagentResult | None) -> str:

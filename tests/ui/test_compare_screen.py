@@ -10,6 +10,7 @@ from textual.app import App
 from textual.widgets import DataTable, Static
 
 from acp_tui.ui.screens.compare_screen import CompareScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
 
 SIZE = (160, 50)
 
@@ -64,7 +65,7 @@ async def test_the_table_answers_and_the_focused_rows_diff() -> None:
         first = [str(cell) for cell in table.get_row_at(0)]
         assert first[0] == "1. first [b]bold[/b]"  # the name stays text, never markup
         assert first[-1] == "1 (+1 -0)" and first[-2] == "1/1/0"
-        answers = [str(static.content) for static in screen.query(".answer-text")]
+        answers = [view.text for view in screen.query(AnswerView)]  # drawn as Markdown, escapes visible
         assert answers == ["# Answer one\n\\x1b[31mred", "Answer two", "Answer three"]
         diff = shown_diff(app)
         assert isinstance(diff, Syntax) and "+one" in diff.code

@@ -59,20 +59,20 @@ async def test_the_panel_lists_every_request_literally() -> None:
         table = app.screen.query_one(DataTable)
         assert table.row_count == 3
         first = [str(cell) for cell in table.get_row_at(0)]
-        assert first == [
+        assert first == [  # what decided first: never cut
             "claude",
             "1/1",
+            "allow_once",
+            "allow",
+            "0.02 s",
             "allow",
             "execute",
             "`git push`",
             "Allow (allow_once), Reject (reject_once)",
-            "allow_once",
-            "allow",
-            "0.02 s",
         ]
         evil = [str(cell) for cell in table.get_row_at(2)]
-        assert evil[4] == "[b]bold[/b]\\x1b[31m"  # no markup, the escape made visible
-        assert [str(cell) for cell in table.get_row_at(1)][8] == "-"
+        assert evil[7] == "[b]bold[/b]\\x1b[31m"  # no markup, the escape made visible
+        assert [str(cell) for cell in table.get_row_at(1)][4] == "-"
 
 
 async def test_what_would_another_policy_decide_on_the_highlighted_row() -> None:

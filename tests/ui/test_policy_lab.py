@@ -72,9 +72,9 @@ async def test_the_permission_log_shows_what_was_asked_and_decided() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionLogScreen))
         table = app.screen.query_one("DataTable")
         row = [str(cell) for cell in table.get_row_at(0)]  # type: ignore[attr-defined]
-        assert row[:2] == ["reject_once (r1)", "reject"]  # decision and rule first
-        assert row[2] == "Write proof.txt" and row[4] == "edit"
-        assert "Always allow (allow_always)" in row[5]
+        assert row[:2] == ["reject_once (r1)", "reject"]  # decision and rule first, then the wait
+        assert row[2].endswith(" s") and row[5] == "Write proof.txt" and row[4] == "edit"
+        assert "Always allow (allow_always)" in row[6]
         await pilot.press("escape")
         assert not isinstance(app.screen, PermissionLogScreen)
 

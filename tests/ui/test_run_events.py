@@ -67,7 +67,7 @@ async def test_stop_steps_usage_and_agent_info_show_on_the_pane() -> None:
         feed(OutputDelta("partial"))
         await wait_until(pilot, lambda: badge.status == "prompting" and "Fed Agent" in str(pane.border_title))
         pane._tick()
-        assert str(pane.query_one("#usage", Static).render()).strip() == "1.2k/200k tok 0.03 USD"
+        assert str(pane.query_one("#usage", Static).render()).strip() == "0.03 USD · 1.2k/200k tok"
         assert "Fed Agent 1.2.3" in str(pane.border_title)
 
         pane.attempt.last_output_at = time.monotonic() - SILENT_AFTER - 30

@@ -1,13 +1,16 @@
 """A round's comparison: the report's table, the answers side by side, the focused run's diff.
 
-It takes the runs' JSON records (as `acp_tui.reports.compare` does), so it knows nothing of panes or ACP.
-Every cell and answer is untrusted text: shown as `Text` (never markup), control characters made
-visible. `a` dismisses with the focused run's index when it has a diff to apply; the app applies it
+It takes the runs' JSON records (as `acp_tui.reports.compare` does), so it knows nothing of panes or
+ACP; the main screen gives it the round's records again as more runs end (`follow`). Every cell is
+untrusted text: shown as `Text` (never markup), control characters made visible; answers are drawn
+as Markdown by the panes' own view (literal text: no markup, no control sequence). `a` dismisses
+with the focused run's index when it has a diff to apply; the app applies it
 (`isolation.apply_diff`) and says what happened. Escape closes with None.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +26,7 @@ from textual.widgets import DataTable, Label, Static
 from acp_tui.core.text import one_line, visible
 from acp_tui.reports.compare import COLUMNS, heading, row
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
 
 # A diff is drawn whole by Rich's Syntax; past this it is cut for the screen (the record keeps it).
 SHOWN_DIFF_CHARS = 200_000
@@ -52,47 +56,75 @@ class CompareScreen(ModalScreen[int | None]):
     BINDINGS = [
         Binding("escape,q,v", "close", "Close"),
         Binding("a", "apply", "Apply this run's diff"),
+        Binding("pageup", "scroll_answer('page_up')", "Scroll the answer", show=False),
+        Binding("pagedown", "scroll_answer('page_down')", "Scroll the answer", show=False),
     ]
 
     def __init__(
-        self, records: Sequence[Mapping[str, Any]], *, focused: int = 0, title: str = "Compare"
+        self,
+        records: Sequence[Mapping[str, Any]],
+        *,
+        focused: int = 0,
+        title: str = "Compare",
+        round_no: int | None = None,
     ) -> None:
         super().__init__()
+        self.round_no = round_no  # the round it compares, for whoever follows it
+        self._filling = asyncio.Lock()
         self.records = list(records)
         self.chosen = min(max(focused, 0), max(len(self.records) - 1, 0))
         self.title_text = title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(Text(one_line(self.title_text, 120), style="bold"), id="title")
+            yield Label("", id="title")
             yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
-            with Horizontal(id="answers"):
-                for number, record in enumerate(self.records, 1):
-                    with VerticalScroll(classes="answer"):
-                        yield Label(
-                            Text(f"{number}. {one_line(str(record.get('name', '')), 60)}", style="bold")
-                        )
-                        output = str(record.get("output") or "")
-                        yield Static(
-                            Text(visible(output)) if output else Text("(no answer)", style="dim"),
-                            classes="answer-text",
-                        )
+            yield Horizontal(id="answers")
             with VerticalScroll(id="diff"):
                 yield Static(id="diff-view")
             yield Label(
-                "up/down: choose a run · a: apply its diff to the checkout · escape: close", classes="hint"
+                "up/down: choose a run · pgup/pgdn: its answer · a: apply its diff to the checkout · "
+                "escape: close",
+                classes="hint",
             )
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         table = self.query_one("#runs", DataTable)
         table.add_columns(*COLUMNS)
+        await self._fill()
+        table.focus()
+
+    async def follow(self, records: Sequence[Mapping[str, Any]], title: str, *, chosen: int = 0) -> None:
+        """The round again, more of its runs ended; `chosen`: the run chosen, in `records`."""
+        self.records = list(records)
+        self.title_text = title
+        self.chosen = chosen
+        await self._fill()
+
+    async def _fill(self) -> None:
+        async with self._filling:  # one at a time: a run may end while the view is being made
+            await self._fill_now()
+
+    async def _fill_now(self) -> None:
+        self.query_one("#title", Label).update(Text(one_line(self.title_text, 120), style="bold"))
+        table = self.query_one("#runs", DataTable)
+        table.clear()
         for number, record in enumerate(self.records, 1):
             cells = row(record)
             table.add_row(Text(f"{number}. {cells[0]}"), *(Text(cell) for cell in cells[1:]))
+        answers = self.query_one("#answers", Horizontal)
+        await answers.remove_children()
+        boxes = []
+        for number, record in enumerate(self.records, 1):
+            title = Label(Text(f"{number}. {one_line(str(record.get('name', '')), 60)}", style="bold"))
+            output = str(record.get("output") or "")
+            body = FinishedAnswer(output) if output else Static(Text("(no answer)", style="dim"))
+            boxes.append(Vertical(title, body, classes="answer"))
+        await answers.mount_all(boxes)
         if self.records:
+            self.chosen = min(self.chosen, len(self.records) - 1)
             table.move_cursor(row=self.chosen)
         self._show(self.chosen)
-        table.focus()
 
     @on(DataTable.RowHighlighted, "#runs")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -117,6 +149,24 @@ class CompareScreen(ModalScreen[int | None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_scroll_answer(self, where: str) -> None:
+        views = self.query(".answer").results(Vertical)
+        view = next((v for i, v in enumerate(views) if i == self.chosen), None)
+        if view is not None and view.query(AnswerView):
+            getattr(view.query_one(AnswerView), f"scroll_{where}")(animate=False)
+
+
+class FinishedAnswer(AnswerView):
+    """A whole answer, drawn as the panes draw theirs (Markdown, literal text)."""
+
+    def __init__(self, output: str) -> None:
+        super().__init__()
+        self.output = output
+
+    def on_mount(self) -> None:
+        self.append(self.output)
+        self.finish()
 
 
 class ApplyConfirmScreen(ConfirmScreen):

@@ -8,7 +8,6 @@ prompt takes keys only while it has the focus (which it gives up after Enter).
 
 from __future__ import annotations
 
-import math
 import shlex
 import sys
 from dataclasses import replace
@@ -26,6 +25,7 @@ from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.prompt_bar import PromptBar
+from acp_tui.ui.widgets.round_box import MIN_PANE_HEIGHT, RoundBox
 
 if TYPE_CHECKING:
     from acp_tui.ui.app import SupervisorApp
@@ -33,8 +33,7 @@ if TYPE_CHECKING:
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
 
-MIN_PANE_WIDTH = 38
-MIN_PANE_HEIGHT = 10
+INTRO_WIDTH = 74  # the first screen's lines of keys fit 80 columns
 STATE_ORDER = (
     "live",
     "needs-you",
@@ -48,19 +47,26 @@ STATE_ORDER = (
 )
 
 
-def grid_shape(count: int, width: int) -> int:
-    """Columns for `count` panes at `width` cells: up to three side by side, more in a square
-    (four are 2 x 2, nine 3 x 3), never more than fit at the minimum width; rows balanced."""
-    fit = max(1, width // MIN_PANE_WIDTH)
-    wanted = count if count <= 3 else math.ceil(math.sqrt(count))
-    columns = max(1, min(fit, wanted))
-    rows = math.ceil(count / columns)
-    return math.ceil(count / rows)
-
-
 def display_command(argv: list[str]) -> str:
     """The command as a person would type it: our own interpreter's long path reads `python`."""
     return shlex.join(["python" if arg == sys.executable else arg for arg in argv])
+
+
+def intro_lines(width: int = INTRO_WIDTH) -> list[Content]:
+    """The keys that act from the prompt (the first screen's focus), as few lines as fit `width`."""
+    lines: list[list[tuple[str, str]]] = [[]]
+    used = 0
+    for key, what in keys.intro():
+        size = len(key) + 1 + len(what) + (3 if lines[-1] else 0)
+        if lines[-1] and used + size > width:
+            lines.append([])
+            size, used = size - 3, 0
+        lines[-1].append((key, what))
+        used += size
+    return [
+        Content(" · ").join(Content.assemble((key, "bold"), " ", what) for key, what in line)
+        for line in lines
+    ]
 
 
 class MainScreen(Screen[object]):
@@ -69,6 +75,7 @@ class MainScreen(Screen[object]):
     def __init__(self) -> None:
         super().__init__()
         self._last_pane: RunPane | None = None
+        self._comparing: list[Attempt] = []  # the runs of the compare view open, in its order
 
     @property
     def supervisor(self) -> SupervisorApp:
@@ -78,7 +85,8 @@ class MainScreen(Screen[object]):
         """The screen's widgets (the app composes them: see `SupervisorApp.compose`)."""
         app = self.supervisor
         yield Header()
-        yield PromptBar(app.policies, app.settings.prompt)
+        # `--agent NAME` checks exactly the presets it named; no `--agent`, every one.
+        yield PromptBar(app.policies, app.settings.prompt, app.settings.selected or None)
         with VerticalScroll(id="runs", can_focus=False):
             yield Static(self.welcome(), id="welcome")
         yield KeyFooter()
@@ -109,11 +117,7 @@ class MainScreen(Screen[object]):
                 text.markup("[dim]Agents$source (name, policy, command):[/]", source=source),
                 *rows,
                 Content(""),
-                Content.from_markup(
-                    "[b]Enter[/] sends the prompt to the checked agents, focus goes to their panes.\n"
-                    "[b]c[/] cancels the focused run, [b]ctrl+k[/] all; [b]/[/] back to the prompt.\n"
-                    "[b]b[/] the board of runs, [b]?[/] every key, [b]ctrl+c[/] quits (agents stop)."
-                ),
+                *intro_lines(),
             ]
         )
 
@@ -157,9 +161,10 @@ class MainScreen(Screen[object]):
             presets = [replace(preset, sandbox="workspace") for preset in presets]
         attempts = app.session.new_round(prompt, presets, app.policies, worktree=worktree)
         panes = await self._show(attempts)
-        runs = self.query_one("#runs", VerticalScroll)
         panes[0].focus(scroll_visible=False)
-        self.call_after_refresh(runs.scroll_to_widget, panes[0], animate=False, top=True)
+        box = self._box(attempts[0].round_no)
+        if box is not None:  # the new round from its header down
+            self.call_after_refresh(self.runs.scroll_to_widget, box, animate=False, top=True)
 
     async def _show(self, attempts: list[Attempt], *, after: RunPane | None = None) -> list[RunPane]:
         """Panes for `attempts` on the grid, their runs started (unless already ended)."""
@@ -169,16 +174,40 @@ class MainScreen(Screen[object]):
         for attempt in attempts:
             if attempt.task is None and attempt.live:
                 driver.start(attempt)
-        runs = self.query_one("#runs", VerticalScroll)
-        await runs.query("#welcome").remove()
+        await self.runs.query("#welcome").remove()
         panes = [RunPane(attempt, driver) for attempt in attempts]
-        if after is not None:
-            await runs.mount_all(panes, after=after)
-        else:
-            await runs.mount_all(panes)
+        for round_no in dict.fromkeys(attempt.round_no for attempt in attempts):
+            box = await self._round_box(round_no)
+            these = [pane for pane in panes if pane.round_no == round_no]
+            if after is not None and after.parent is box.grid:
+                await box.grid.mount_all(these, after=after)
+            else:
+                await box.grid.mount_all(these)
         self.relayout()
         self.update_subtitle()
         return panes
+
+    @property
+    def runs(self) -> VerticalScroll:
+        return self.query_one("#runs", VerticalScroll)
+
+    def boxes(self) -> list[RoundBox]:
+        runs = self.query("#runs")
+        return list(runs.first().query_children(RoundBox)) if runs else []
+
+    def _box(self, round_no: int) -> RoundBox | None:
+        return next((box for box in self.boxes() if box.round_no == round_no), None)
+
+    async def _round_box(self, round_no: int) -> RoundBox:
+        """The round's box on the grid, made (in round order) if it is not there."""
+        box = self._box(round_no)
+        if box is not None:
+            return box
+        first_line = next(a.first_line for a in self.supervisor.session.attempts if a.round_no == round_no)
+        box = RoundBox(round_no, first_line)
+        later = next((other for other in self.boxes() if other.round_no > round_no), None)
+        await self.runs.mount(box, before=later)
+        return box
 
     async def rerun(self, old: RunPane) -> None:
         """A new attempt beside the old one: same prompt, the agent's policy and options of now."""
@@ -201,27 +230,43 @@ class MainScreen(Screen[object]):
         """The pane leaves the grid (its attempt stays in the session); the welcome returns when
         none is left, and the focus goes to a neighbour. The run is stopped and its worktree goes
         (recorded first), unless kept."""
+        await self._close([event.pane])
+
+    async def _close(self, closing: list[RunPane]) -> None:
         panes = self.panes()
-        index = panes.index(event.pane) if event.pane in panes else 0
-        await event.pane.remove()
+        index = min((panes.index(pane) for pane in closing if pane in panes), default=0)
+        for pane in closing:
+            pane.attempt.open = False
+            await pane.remove()
+        for box in self.boxes():
+            if not box.panes():  # a round with no pane left goes, header and all
+                await box.remove()
         panes = self.panes()
         self.relayout()
         self.update_subtitle()
         if panes:
             panes[min(index, len(panes) - 1)].focus()
         else:
-            await self.query_one("#runs", VerticalScroll).mount(Static(self.welcome(), id="welcome"))
+            await self.runs.mount(Static(self.welcome(), id="welcome"))
             self.action_focus_prompt()
-        left = await self.supervisor.driver.close(event.pane.attempt)
-        if left:
-            self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
+        for pane in closing:
+            left = await self.supervisor.driver.close(pane.attempt)
+            if left:
+                self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
+
+    async def action_close_finished(self) -> None:
+        """`X`: every finished pane leaves the grid (their runs stay in the board and the export)."""
+        finished = [pane for pane in self.panes() if pane.attempt.finished]
+        if not finished:
+            self.notify("No finished pane to close.")
+            return
+        await self._close(finished)
+        plural = "" if len(finished) == 1 else "s"
+        self.notify(f"Closed {len(finished)} finished pane{plural} (b: the board has them).")
 
     def panes(self) -> list[RunPane]:
-        # Only the grid's own children: a query of the whole DOM walks every answer's blocks.
-        runs = self.query("#runs")
-        if not runs:
-            return []
-        return cast("list[RunPane]", list(runs.first().query_children(".run-pane")))
+        """Every pane on the grid, in reading order: round by round."""
+        return [pane for box in self.boxes() for pane in box.panes()]
 
     def pane_for(self, attempt: Attempt) -> RunPane | None:
         return next((pane for pane in self.panes() if pane.attempt is attempt), None)
@@ -230,19 +275,14 @@ class MainScreen(Screen[object]):
         self.relayout(event.size)
 
     def relayout(self, size: Size | None = None) -> None:
-        """Columns from the screen's width of now; rows fill the height, else scroll."""
-        runs = self.query_one("#runs", VerticalScroll)
-        count = len(self.panes())
-        if not count:
-            runs.styles.grid_size_columns = 1
-            return
+        """Each round's columns from the screen's width of now; its rows fill the height below the
+        prompt bar, else the grid scrolls."""
         size = size or self.app.size
+        bar = self.query_one(PromptBar).outer_size.height or 5
         width = size.width - 2  # the grid's padding
-        height = max(MIN_PANE_HEIGHT, size.height - 7)  # header, prompt bar, footer
-        columns = grid_shape(count, width)
-        rows = math.ceil(count / columns)
-        runs.styles.grid_size_columns = columns
-        runs.styles.grid_rows = str(max(MIN_PANE_HEIGHT, height // rows))
+        height = max(MIN_PANE_HEIGHT, size.height - 2 - bar)  # header, prompt bar, footer
+        for box in self.boxes():
+            box.fit(width, height)
 
     def update_subtitle(self) -> None:
         from acp_tui.ui.widgets.status_badge import colour_key
@@ -265,6 +305,12 @@ class MainScreen(Screen[object]):
 
         if isinstance(self.focused, RunPane):
             self._last_pane = self.focused
+            # In sight once laid out, however it got the focus (a new round, tab, a digit, the board).
+            self.call_after_refresh(self._into_view, self.focused)
+
+    def _into_view(self, pane: RunPane) -> None:
+        if pane.is_attached and pane.has_focus and self.maximized is None:
+            self.runs.scroll_to_widget(pane, animate=False)
 
     def action_focus_prompt(self) -> None:
         self.query_one(PromptBar).focus_prompt()
@@ -344,30 +390,54 @@ class MainScreen(Screen[object]):
         )
 
     def action_compare(self) -> None:
-        """The round's compare view: its table, answers side by side, the chosen row's diff; `a` applies."""
+        """The round's compare view: its table, answers side by side, the chosen row's diff; `a`
+        applies. It follows the round: a run that ends joins it."""
         from acp_tui.ui.screens.compare_screen import CompareScreen
 
         pane = self._round_pane()
         if pane is None:
             self.notify("No round to compare yet.", severity="warning")
             return
-        round_attempts = [a for a in self.supervisor.session.attempts if a.round_no == pane.round_no]
-        attempts = [a for a in round_attempts if a.finished]
+        attempts, title = self._compared(pane.round_no)
         if not attempts:
             self.notify("No run of this round has finished yet.", severity="warning")
             return
-        live = len(round_attempts) - len(attempts)
-        title = f"Round {pane.round_no}: {pane.attempt.first_line}" + (
-            f" ({live} still running, not shown)" if live else ""
-        )
+        self._comparing = attempts
         focused = attempts.index(pane.attempt) if pane.attempt in attempts else 0
 
         def chosen(index: int | None) -> None:
             if index is not None:
-                self._confirm_apply(attempts[index])
+                self._confirm_apply(self._comparing[index])
 
         records = [attempt.record() for attempt in attempts]
-        self.app.push_screen(CompareScreen(records, focused=focused, title=title), chosen)
+        screen = CompareScreen(records, focused=focused, title=title, round_no=pane.round_no)
+        self.app.push_screen(screen, chosen)
+
+    def _compared(self, round_no: int) -> tuple[list[Attempt], str]:
+        """The round's finished attempts, and the compare view's title for them."""
+        round_attempts = [a for a in self.supervisor.session.attempts if a.round_no == round_no]
+        attempts = [a for a in round_attempts if a.finished]
+        live = len(round_attempts) - len(attempts)
+        first_line = round_attempts[0].first_line if round_attempts else ""
+        title = f"Round {round_no}: {first_line}" + (
+            f" ({live} still running: each joins as it ends)" if live else ""
+        )
+        return attempts, title
+
+    async def follow_compare(self, attempt: Attempt) -> None:
+        """The compare view of the attempt's round, if it is open, takes the attempt in (it ended)."""
+        from acp_tui.ui.screens.compare_screen import CompareScreen
+
+        screen = self.app.screen
+        if not isinstance(screen, CompareScreen) or screen.round_no != attempt.round_no:
+            return
+        attempts, title = self._compared(attempt.round_no)
+        if attempts == self._comparing:
+            return
+        chosen = self._comparing[screen.chosen] if screen.chosen < len(self._comparing) else None
+        self._comparing = attempts
+        index = attempts.index(chosen) if chosen in attempts else 0
+        await screen.follow([a.record() for a in attempts], title, chosen=index)
 
     def action_apply_diff(self) -> None:
         pane = self._round_pane()
@@ -440,7 +510,7 @@ class MainScreen(Screen[object]):
             pane.focus()
 
     async def _reopen(self, attempt: Attempt) -> None:
-        """A closed pane comes back, showing its attempt as it ended (or as it goes on)."""
+        """A closed pane comes back in its round, showing its attempt as it ended (or as it goes on)."""
         attempt.open = True
         [pane] = await self._show([attempt])
         pane.focus()

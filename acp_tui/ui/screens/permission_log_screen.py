@@ -1,14 +1,19 @@
-"""A run's permission log: what was decided and by which rule first, then what was asked and offered."""
+"""A run's permission log: what was decided, by which rule and after how long first (never cut), then
+what was asked and offered (cut to the width left)."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from acp_tui.core.model import PermissionRecord
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
+from acp_tui.ui.summary import decided_by, offered_summary
+from acp_tui.ui.widgets.fitted_table import FittedTable
+
+COLUMNS = ("decision", "rule", "waited", "at", "kind", "request", "options offered")
 
 
 def at_text(seconds: float) -> str:
@@ -35,17 +40,21 @@ class PermissionLogScreen(DialogScreen[None]):
         if not self.records:
             yield Static("No permission request yet: this agent has asked for nothing.", classes="hint")
             return
-        table: DataTable[object] = DataTable(zebra_stripes=True, cursor_type="row")
-        table.add_columns("decision", "rule", "request", "at", "kind", "options offered")
-        for record in self.records:
-            offered = ", ".join(f"{o.name} ({o.kind})" for o in record.options) or "none"
-            decision = record.decision + (f" ({record.option_id})" if record.option_id else "")
-            table.add_row(
-                text.rich_text(decision, "bold"),
-                text.rich_text(record.rule),
-                text.rich_text(record.title),
-                at_text(record.at),
-                text.rich_text(record.kind or "-"),
-                text.rich_text(offered),
-            )
+        table = FittedTable(COLUMNS, flexible=("request", "options offered"))
+        table.show(
+            [
+                (
+                    text.rich_text(
+                        record.decision + (f" ({record.option_id})" if record.option_id else ""), "bold"
+                    ),
+                    text.rich_text(decided_by(record)),
+                    text.rich_text(at_text(record.waited_s)),
+                    text.rich_text(at_text(record.at)),
+                    text.rich_text(record.kind or "-"),
+                    text.rich_text(record.title),
+                    text.rich_text(offered_summary(record)),
+                )
+                for record in self.records
+            ]
+        )
         yield table

@@ -4,6 +4,10 @@ for the next runs, and the rules of the policy picked: the policy lab's switchbo
 The values of an agent's options come from its last session in the app or from a probe (`p`, or
 the row's Probe button: `acp-tui probe` in a worker). Everything shown that came from an agent or
 the config file is literal text on one line.
+
+By keyboard: tab walks the choices (the focused one and its agent's row are highlighted), space or
+up/down opens a choice, Enter applies them all (on a button, it presses that button), escape leaves
+without applying.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Select, Static
+from textual.widgets import Button, Select, Static
 
 from acp_tui.acp.config import SandboxMode
 from acp_tui.core.model import ConfigOptionInfo
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
+from acp_tui.ui.widgets.toggle import Toggle
 
 BUILTIN_RULES = {
     "reject": ["never approves: the first reject option, else cancelled"],
@@ -74,7 +79,12 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
     DEFAULT_CSS = """
     PolicyScreen {
         & > #dialog { width: 96%; max-width: 140; }
-        & .agent { height: auto; margin-top: 1; }
+        & .agent { height: auto; margin-top: 1; border-left: blank; }
+        /* Where the keys are: the row's edge, and the choice itself in the cursor's colours. */
+        & .agent:focus-within { border-left: thick $accent; background: $boost; }
+        & Select:focus > SelectCurrent, & Toggle:focus > .toggle--label {
+            background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold;
+        }
         & .agent-line { height: 1; }
         & .agent-name { width: 18; text-style: bold; }
         & .policy { width: 24; }
@@ -93,7 +103,11 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         & #buttons Button { margin-right: 2; }
     }
     """
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("p", "probe", "Probe agent")]
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("enter", "apply", "Apply", priority=True),  # unless a menu is open, or on a button
+        Binding("p", "probe", "Probe agent"),
+    ]
 
     def __init__(
         self,
@@ -126,7 +140,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
                         classes="policy",
                         compact=True,
                     )
-                    yield Checkbox(
+                    yield Toggle(
                         "sandbox",
                         value=row.sandbox == "workspace",
                         id=f"sandbox-{i}",
@@ -251,15 +265,20 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
                 chosen[option.id] = select.value
         return chosen
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "apply":  # Enter picks in an open menu, and presses a focused button
+            return not isinstance(self.focused, Button) and not any(s.expanded for s in self.query(Select))
+        return True
+
     @on(Button.Pressed, "#apply")
-    def apply(self) -> None:
+    def action_apply(self) -> None:
         policies = {}
         for i, row in enumerate(self.rows):
             value = self.query_one(f"#agent-{i} .policy", Select).value
             policies[row.name] = value if isinstance(value, str) else row.policy
         options = {row.name: self._chosen_options(i) for i, row in enumerate(self.rows)}
         sandboxes: dict[str, SandboxMode] = {
-            row.name: "workspace" if self.query_one(f"#sandbox-{i}", Checkbox).value else "none"
+            row.name: "workspace" if self.query_one(f"#sandbox-{i}", Toggle).value else "none"
             for i, row in enumerate(self.rows)
         }
         self.dismiss(AgentsChoice(policies, options, sandboxes))

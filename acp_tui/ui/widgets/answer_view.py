@@ -166,8 +166,8 @@ class AnswerView(ScrollView, can_focus=False):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
         self.text = ""  # the answer as shown: its tail, about DISPLAY_CAP characters at most
         self.omitted = 0  # characters of the answer before `text`
         self._pending: list[str] = []  # appended, not yet in `text`

@@ -5,29 +5,39 @@ paste is kept whole, however many lines it has. Up at the first line and down at
 prompts sent in this session. `escape` leaves the prompt for the panes (the app's binding). The
 `worktree` box (the app's `ctrl+g`) runs the next rounds each in its own git worktree; the
 `sandbox` box (`ctrl+b`) confines every agent of the next rounds with bubblewrap.
+
+Tab goes from the prompt to the boxes: the `send to:` boxes wrap onto as many lines as they need,
+so that no agent a round goes to is out of sight; space checks one, `*` all (or none).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from textual import events, on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, HorizontalScroll, Vertical
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Button, Checkbox, Label, TextArea
+from textual.widgets import Button, Label, TextArea
 
-from acp_tui.ui import text
+from acp_tui.ui import keys, text
+from acp_tui.ui.widgets.flow import Flow
+from acp_tui.ui.widgets.toggle import Toggle
 
 
 class PromptArea(TextArea):
-    """A TextArea where Enter sends and history lives at the edges."""
+    """A TextArea where Enter sends and history lives at the edges.
+
+    Every key is handled here, in the order typed, the text box's own bindings (home, delete,
+    ctrl+k, ...) included: left to bubble up to the app as bindings, they ran after an Enter typed
+    behind them had already sent the text (`Home Delete Delete Enter` sent it unedited).
+    """
 
     @dataclass
     class Send(Message):
-        pass
+        text: str  # the prompt as it was when Enter was typed
 
     def __init__(self, value: str, *, id: str | None = None) -> None:
         super().__init__(
@@ -42,7 +52,7 @@ class PromptArea(TextArea):
         if key == "enter":
             event.stop()
             event.prevent_default()
-            self.post_message(self.Send())
+            self.post_message(self.Send(self.text))
             return
         if key in ("ctrl+j", "shift+enter", "newline"):
             event.stop()
@@ -61,6 +71,11 @@ class PromptArea(TextArea):
             event.prevent_default()
             self._step_history(+1)
             return
+        for binding in self._bindings.key_to_bindings.get(key, ()):
+            if await self.app.run_action(binding.action, self):
+                event.stop()
+                event.prevent_default()
+                return
         await super()._on_key(event)
 
     def _step_history(self, step: int) -> None:
@@ -81,6 +96,21 @@ class PromptArea(TextArea):
         self._walk = None
 
 
+class SendTo(Flow):
+    """The boxes: worktree, sandbox, then one per agent; `*` checks every agent, or none."""
+
+    BINDINGS = keys.bindings("boxes")
+
+    def agents(self) -> list[Toggle]:
+        return [box for box in self.query(Toggle) if box.name]
+
+    def action_check_all(self) -> None:
+        boxes = self.agents()
+        check = not all(box.value for box in boxes)
+        for box in boxes:
+            box.value = check
+
+
 class PromptBar(Vertical):
     DEFAULT_CSS = """
     PromptBar {
@@ -93,8 +123,7 @@ class PromptBar(Vertical):
         #prompt-row { height: auto; }
         #prompt { width: 1fr; height: auto; max-height: 6; min-height: 1; }
         #run { margin-left: 1; }
-        #targets { height: auto; scrollbar-size-horizontal: 0; }
-        #targets Checkbox { width: auto; border: none; padding: 0 1 0 0; background: transparent; }
+        #targets Toggle { width: auto; border: none; padding: 0 1 0 0; background: transparent; }
         #targets Label { padding: 0 1 0 0; color: $text-muted; }
     }
     """
@@ -106,14 +135,18 @@ class PromptBar(Vertical):
         worktree: bool = False  # each run in its own git worktree
         sandbox: bool = False  # every agent confined (sandbox = "workspace")
 
-    def __init__(self, policies: Mapping[str, str], prompt: str = "") -> None:
+    def __init__(
+        self, policies: Mapping[str, str], prompt: str = "", checked: Collection[str] | None = None
+    ) -> None:
+        """`checked`: the agents checked at first (None: every one)."""
         super().__init__()
         self.policies = dict(policies)  # agent -> policy, in display order
         self.suggested = prompt
+        self.checked = set(self.policies if checked is None else checked)
 
     def on_mount(self) -> None:
         self.border_title = "prompt"
-        self.border_subtitle = "enter: send · ctrl+j: new line · escape: to the panes"
+        self.border_subtitle = "enter: send · ctrl+j: new line · tab: the agents · f1: every key"
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="prompt-row"):
@@ -121,19 +154,14 @@ class PromptBar(Vertical):
             run = Button("Run", id="run", variant="primary", compact=True)
             run.can_focus = False  # by mouse: tab walks the panes only
             yield run
-        with HorizontalScroll(id="targets", can_focus=False):
-            # First: seen whatever the number of agents after it.
-            isolate = Checkbox("worktree (ctrl+g)", value=False, id="worktree", compact=True)
-            isolate.can_focus = False
-            yield isolate
-            confine = Checkbox("sandbox (ctrl+b)", value=False, id="sandbox", compact=True)
-            confine.can_focus = False
-            yield confine
+        with SendTo(id="targets"):
+            yield Toggle("worktree (ctrl+g)", value=False, id="worktree", compact=True)
+            yield Toggle("sandbox (ctrl+b)", value=False, id="sandbox", compact=True)
             yield Label("· send to:")
             for agent, policy in self.policies.items():
-                box = Checkbox(self._label(agent, policy), value=True, name=agent, compact=True)
-                box.can_focus = False
-                yield box
+                yield Toggle(
+                    self._label(agent, policy), value=agent in self.checked, name=agent, compact=True
+                )
 
     @staticmethod
     def _label(agent: str, policy: str) -> Content:
@@ -148,33 +176,33 @@ class PromptBar(Vertical):
         return self.area.text
 
     def selected(self) -> list[str]:
-        return [box.name for box in self.query(Checkbox) if box.value and box.name]
+        return [box.name for box in self.query_one(SendTo).agents() if box.value and box.name]
 
     @property
     def worktree(self) -> bool:
         """The next rounds run each in its own git worktree."""
-        return self.query_one("#worktree", Checkbox).value
+        return self.query_one("#worktree", Toggle).value
 
     def toggle_worktree(self) -> bool:
-        box = self.query_one("#worktree", Checkbox)
+        box = self.query_one("#worktree", Toggle)
         box.value = not box.value
         return box.value
 
     @property
     def sandbox(self) -> bool:
         """Every agent of the next rounds confined by bubblewrap, whatever its preset says."""
-        return self.query_one("#sandbox", Checkbox).value
+        return self.query_one("#sandbox", Toggle).value
 
     def toggle_sandbox(self) -> bool:
-        box = self.query_one("#sandbox", Checkbox)
+        box = self.query_one("#sandbox", Toggle)
         box.value = not box.value
         return box.value
 
     @on(PromptArea.Send)
     @on(Button.Pressed, "#run")
-    def submit(self, event: Message) -> None:
+    def submit(self, event: PromptArea.Send | Button.Pressed) -> None:
         event.stop()
-        prompt = self.value.strip()
+        prompt = (event.text if isinstance(event, PromptArea.Send) else self.value).strip()
         if not prompt:
             self.notify("Type a prompt first.", severity="warning")
             return
@@ -186,7 +214,7 @@ class PromptBar(Vertical):
         self.post_message(self.Submitted(prompt, agents, self.worktree, self.sandbox))
 
     def show_policies(self, policies: Mapping[str, str]) -> None:
-        for box in self.query(Checkbox):
+        for box in self.query_one(SendTo).agents():
             if box.name is not None and box.name in policies:
                 box.label = self._label(box.name, policies[box.name])
 

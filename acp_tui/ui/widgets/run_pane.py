@@ -9,6 +9,7 @@ arrive faster than they can be rendered. A pane made for an attempt that has alr
 
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from collections import deque
@@ -44,6 +45,8 @@ from acp_tui.ui.screens.trace_screen import TraceScreen
 from acp_tui.ui.summary import (
     SILENT_AFTER,
     STOP_STEPS,
+    ending_note,
+    failed_calls_summary,
     format_seconds,
     hidden_summary,
     login_offer,
@@ -59,6 +62,17 @@ if TYPE_CHECKING:
     from acp_tui.session.driver import Driver
 
 STDERR_LINES = 500
+
+
+def copied_words(characters: int) -> str:
+    """Where `y` sent the answer: to the terminal, which may or may not pass it on."""
+    words = (
+        f"Sent {characters:,} characters of the answer to the terminal's clipboard (OSC 52): "
+        "it lands there if the terminal allows it"
+    )
+    if os.environ.get("TMUX"):
+        words += "; in tmux, only with `set -g set-clipboard on`"
+    return words + ". The mouse selects text too."
 
 
 def _pane_css() -> str:
@@ -89,11 +103,12 @@ class RunPane(Vertical, can_focus=True):
 
         .pane-header {{
             height: 1;
-            #where {{ width: auto; color: $text-muted; padding: 0 0 0 1; }}
-            #elapsed {{
-                width: 1fr; min-width: 5; content-align: right middle; color: $text-muted; padding: 0 1;
+            /* The usage gives way (cut, its cost first) before the clock does. */
+            #usage {{
+                width: 1fr; padding: 0 0 0 1; color: $text-muted; text-align: right;
+                text-wrap: nowrap; text-overflow: ellipsis;
             }}
-            #usage {{ width: auto; max-width: 24; color: $text-muted; }}
+            #elapsed {{ width: 8; content-align: right middle; color: $text-muted; padding: 0 1 0 0; }}
             #cancel {{ min-width: 8; }}
         }}
         #asked {{
@@ -111,6 +126,7 @@ class RunPane(Vertical, can_focus=True):
             color: $text-muted;
         }}
         #error.-failed {{ color: {STATE_COLOURS["error"]}; text-style: bold; }}
+        #failed-calls {{ height: auto; max-height: 2; display: none; color: {STATE_COLOURS["error"]}; }}
         #stats {{
             height: auto;
             color: $text-muted;
@@ -218,15 +234,15 @@ class RunPane(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="pane-header"):
             yield StatusBadge(self.state, id="badge")
-            yield Static(self.attempt.label, id="where", markup=False)
-            yield Static("", id="elapsed", markup=False)
             yield Static("", id="usage", markup=False)
+            yield Static("", id="elapsed", markup=False)
             cancel = Button("Cancel", id="cancel", variant="error", compact=True)
             cancel.can_focus = False  # by mouse only: Enter on a focused button cancelled a wrong run
             yield cancel
         yield Static(text.line(self.attempt.first_line), id="asked")
         yield AnswerView(id="answer")
         yield Static("", id="error")
+        yield Static("", id="failed-calls")
         yield Static("nothing hidden", id="stats")
         yield Static("", id="worktree")
         stderr = Log(id="stderr", max_lines=STDERR_LINES, auto_scroll=True)
@@ -246,7 +262,8 @@ class RunPane(Vertical, can_focus=True):
             self.follow()
 
     def _show_title(self) -> None:
-        info = self.attempt.agent_info
+        result = self.attempt.result
+        info = self.attempt.agent_info or (result.agent if result is not None else None)
         if info is not None and info.version:
             self.border_title = text.line(f"{self.agent} · {info.title or info.name} {info.version}", 60)
         else:
@@ -274,7 +291,10 @@ class RunPane(Vertical, can_focus=True):
                 answer.append(event.text)
             elif isinstance(event, Stopping):
                 self._show_error(STOP_STEPS.get(event.step, event.step))
-            elif isinstance(event, PermissionDecided | UsageReported | ToolCallChanged):
+            elif isinstance(event, ToolCallChanged):
+                self._stats_dirty = True
+                self._activity_changed()
+            elif isinstance(event, PermissionDecided | UsageReported):
                 self._stats_dirty = True
             elif isinstance(event, StderrLine):
                 self._stderr_unshown.append(event.text)
@@ -286,6 +306,7 @@ class RunPane(Vertical, can_focus=True):
                 self._show_worktree()
             elif isinstance(event, Finished):
                 self._show_result(event.result)
+                self._activity_changed()
             else:
                 self._stats_dirty = True  # a hidden update: counted
             self.show_state()
@@ -322,11 +343,8 @@ class RunPane(Vertical, can_focus=True):
         self.query_one(AnswerView).finish()
         self._show_cancel(False)
         self.query_one("#elapsed", Static).update(format_seconds(result.duration_s), layout=False)
-        message = result.error
-        if self.attempt.stop_step == "sigkill" or result.ended_by == "sigkill":
-            message = f"{message} · killed (ignored cancel)" if message else "killed (ignored cancel)"
-        elif result.ended_by == "sigterm":
-            message = f"{message} · ended by SIGTERM" if message else "ended by SIGTERM"
+        note = ending_note(result, self.attempt.stop_step)
+        message = " · ".join(part for part in (result.error, note) if part)
         login, refused = login_offer(self.attempt)
         # The command comes from the agent: named before the key runs it (whole in the confirm).
         hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else refused or ""
@@ -444,7 +462,7 @@ class RunPane(Vertical, can_focus=True):
         if self._stats_dirty:
             self._stats_dirty = False
             usage = usage_summary(self.attempt.usage)
-            self.query_one("#usage", Static).update(f"{usage} " if usage else "")
+            self.query_one("#usage", Static).update(usage)
             lines = [
                 line
                 for line in (
@@ -459,6 +477,11 @@ class RunPane(Vertical, can_focus=True):
             shown = Content("\n".join(one_line(line) for line in lines))
             stats.update(shown, layout=len(lines) != self._stats_lines)
             self._stats_lines = len(lines)
+            failed = failed_calls_summary(self.attempt.tool_calls)
+            failed_line = self.query_one("#failed-calls", Static)
+            if failed or failed_line.display:
+                failed_line.update(text.line(failed))
+                failed_line.display = bool(failed)
 
     # Focus shows the whole prompt --------------------------------------------------------------
 
@@ -520,7 +543,20 @@ class RunPane(Vertical, can_focus=True):
         else:
             self.app.push_screen(TraceScreen(self.agent, path))
 
+    def action_activity(self) -> None:
+        from acp_tui.ui.screens.activity_screen import ActivityScreen
+
+        self.app.push_screen(ActivityScreen(self.attempt))
+
+    def _activity_changed(self) -> None:
+        """An open activity screen of this run follows it."""
+        from acp_tui.ui.screens.activity_screen import ActivityScreen
+
+        screen = self.app.screen
+        if isinstance(screen, ActivityScreen) and screen.attempt is self.attempt:
+            screen.follow()
+
     def action_copy(self) -> None:
         answer = self.attempt.result.output if self.attempt.result else self.query_one(AnswerView).text
         self.app.copy_to_clipboard(answer)
-        self.notify(f"Copied {len(answer):,} characters of the answer.")
+        self.notify(copied_words(len(answer)), timeout=8)
