@@ -312,7 +312,10 @@ class SupervisorApp(App[None]):
     def action_help(self) -> None:
         from acp_tui.ui.screens.help_screen import HelpScreen
 
-        self.push_screen(HelpScreen())
+        if isinstance(self.screen, HelpScreen):  # f1 again: closed, not a second one
+            self.screen.dismiss(None)
+        else:
+            self.push_screen(HelpScreen())
 
     def action_agents(self) -> None:
         """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""

@@ -11,7 +11,8 @@ from textual.widgets import Static
 
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
-from acp_tui.ui.screens import board_screen, permission_log_screen
+from acp_tui.ui.screens import activity_screen, board_screen, permission_log_screen
+from acp_tui.ui.screens.activity_screen import ActivityScreen
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
@@ -29,6 +30,7 @@ SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
 def fixed_board_times(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(board_screen, "format_seconds", lambda seconds, live=False: "1.0 s")
     monkeypatch.setattr(permission_log_screen, "at_text", lambda seconds: "0.50 s")
+    monkeypatch.setattr(activity_screen, "format_seconds", lambda seconds, live=False: "0.1 s")
 
 
 def freeze_clocks(app: SupervisorApp) -> None:
@@ -162,6 +164,63 @@ def test_the_permission_log_after_the_ask_dialog(snap_compare: Any, size: str) -
         await pilot.press("escape")
         await pilot.press("l")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionLogScreen))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_seven_agents_in_sight_before_the_first_round(snap_compare: Any, size: str) -> None:
+    """Every send-to box on screen, checked (`X`) or not (blank); the intro's keys act in the prompt."""
+    names = ("claude", "codex", "gemini", "vibe", "opencode", "kimi", "ts")
+    app = SupervisorApp(settings(*(AgentPreset(name, f"{name}-acp", policy="ask") for name in names)))
+
+    async def settle(pilot: Pilot[None]) -> None:
+        await pilot.press("tab", "tab", "tab", "tab", "space")  # claude unchecked, its box focused
+        freeze_clocks(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_ask_dialog_opens_at_its_top(snap_compare: Any, size: str) -> None:
+    raw = '{"file_path": "proof.txt", "content": "' + "a line of the new file\\n" * 40 + '"}'
+    app = SupervisorApp(
+        settings(
+            scripted_preset("claude", policy="ask", permission="allow_always_first", permission_raw=raw),
+            prompt="Write proof.txt",
+        )
+    )
+
+    async def play(pilot: Pilot[None]) -> None:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.asks))
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        app.clear_notifications()
+        freeze_clocks(app)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_failed_tool_call_and_the_runs_activity(snap_compare: Any, size: str) -> None:
+    app = SupervisorApp(
+        settings(
+            scripted_preset("gemini", failed_tool="Write out.txt", hidden=1, text="I wrote the file."),
+            scripted_preset("other", text="fine"),
+            prompt="Write out.txt",
+        )
+    )
+
+    async def play(pilot: Pilot[None]) -> None:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: all(p.result is not None for p in panes(app).values()))
+        freeze_clocks(app)
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ActivityScreen))
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=play)

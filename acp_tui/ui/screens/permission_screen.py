@@ -73,11 +73,14 @@ class PermissionScreen(DialogScreen[str | None]):
     def compose_dialog(self) -> ComposeResult:
         where = f" · {self.label}" if self.label else ""
         yield Static(text.markup("$agent$where asks permission", agent=self.agent, where=where), id="who")
+        count = len(self.ask.options)
+        picks = f"{count} options below: 1-{count} picks one" if count > 1 else "its answer below"
         yield Static(
             text.markup(
-                "request $n of $total waiting (oldest first) · a number picks that option · escape: later",
+                "request $n of $total waiting · $picks · escape: later",
                 n=str(self.position),
                 total=str(self.waiting),
+                picks=picks,
             ),
             id="queue",
         )
