@@ -23,7 +23,16 @@ class AcpSubagentProvider:
         self._live: set[AcpSubagentRun] = set()
 
     async def start(self, request: SubagentRequest, *, abort: Any = None) -> AcpSubagentRun:
-        run = AcpSubagentRun(self.config, request, self._policy, abort=abort)
+        return await self._started(AcpSubagentRun(self.config, request, self._policy, abort=abort))
+
+    async def prepare(self, *, cwd: str, presession: bool = False) -> AcpSubagentRun:
+        """A spare: a child started in `cwd` and taken through `initialize` (and, with
+        `presession`, `session/new` and the options), waiting for a run to `take` it."""
+        return await self._started(
+            AcpSubagentRun(self.config, None, self._policy, cwd=cwd, presession=presession)
+        )
+
+    async def _started(self, run: AcpSubagentRun) -> AcpSubagentRun:
         self._live.add(run)
         await run.start()
         if run.done():

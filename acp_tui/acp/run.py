@@ -81,14 +81,24 @@ class AcpSubagentRun:
     def __init__(
         self,
         config: AcpProviderConfig,
-        request: SubagentRequest,
+        request: SubagentRequest | None,
         policy: PermissionPolicy,
         *,
         abort: Any = None,
+        cwd: str | None = None,
+        presession: bool = False,
     ) -> None:
+        """`request` None makes a spare: started and initialized in `cwd`, it waits for a run to
+        `take` it (a warm start); with `presession` it opens its session and sets its options
+        before it waits."""
         self.config = config
-        self.request = request
-        self.cwd = request.cwd or config.cwd or os.getcwd()
+        self._spare = request is None
+        self._presession = presession and request is None
+        self._taken = asyncio.Event()
+        self.ready = asyncio.Event()  # a spare: initialized (and its session open), waiting to be taken
+        self.request = request or SubagentRequest(prompt="", cwd=cwd)
+        self.cwd = self.request.cwd or config.cwd or os.getcwd()
+        self.warm = False  # a spare that a run took
         self.status: RunStatus = "spawning"
         self._policy = policy
         self._abort = abort
@@ -126,6 +136,7 @@ class AcpSubagentRun:
         self._child_gone = False
         self._turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
         self._interrupt = asyncio.Event()
+        self._replaying = False  # `session/load` is replaying the session's history
         self._deciding = 0  # permission requests being decided (a person may be answering)
         self._clock_changed = asyncio.Event()  # a decision started or ended: the idle clock moves
         self._spawned = asyncio.Event()
@@ -166,6 +177,27 @@ class AcpSubagentRun:
             self._finish((SubagentStopReason.ABORTED, reason))
         else:
             await asyncio.shield(self._main)
+
+    def take(self, request: SubagentRequest) -> None:
+        """A run takes this spare: its prompt (and, unless the spare opened its session already,
+        the session it continues) are `request`'s; its clocks start now. ValueError if the spare
+        cannot serve it (another cwd, taken, or its session is not the one asked for)."""
+        cwd = request.cwd or self.config.cwd or os.getcwd()
+        if not self._spare or self._taken.is_set() or self.done():
+            raise ValueError("not a spare that can be taken")
+        if os.path.realpath(cwd) != os.path.realpath(self.cwd):
+            raise ValueError(f"a spare working in {self.cwd} cannot run in {cwd}")
+        if self._presession and request.session_id is not None:
+            raise ValueError("a spare with a session of its own cannot continue another")
+        self.request = dataclasses.replace(request, cwd=self.cwd)
+        self.warm = True
+        self._started = self._last_frame = time.monotonic()
+        self._watch_clocks()
+        self._taken.set()
+
+    def _watch_clocks(self) -> None:
+        if self.config.run_timeout is not None or self.config.idle_timeout is not None:
+            self._helper(self._watch_time())
 
     async def start(self) -> None:
         """Spawn the child; return once it runs or has failed to start."""
@@ -219,8 +251,8 @@ class AcpSubagentRun:
             self._spawned.set()
         if self._abort is not None:
             self._helper(self._watch_abort())
-        if self.config.run_timeout is not None or self.config.idle_timeout is not None:
-            self._helper(self._watch_time())
+        if not self._spare:
+            self._watch_clocks()
         await asyncio.sleep(0)  # let runs started alongside spawn too, before the SDK import below
         return await self._converse(self._child)
 
@@ -267,8 +299,7 @@ class AcpSubagentRun:
         try:
             self._set_status("initializing")
             try:
-                async with asyncio.timeout(self.config.handshake_timeout):
-                    session_id = await self._unless_interrupted(setup.start(self._session_opened))
+                session_id = await self._handshake(setup)
             except TimeoutError:
                 timeout = self.config.handshake_timeout
                 return self._failed(f"handshake timed out after {timeout:g} s (no answer to {setup.step})")
@@ -303,6 +334,27 @@ class AcpSubagentRun:
             return mapped, f"agent stopped with {stop_reason!r}"
         return mapped, None
 
+    async def _handshake(self, setup: SessionSetup) -> str:
+        """initialize, then the session: each step within the handshake timeout. A spare waits in
+        between (not counted) until a run takes it; one made with `presession` opens its session
+        before it waits."""
+        timeout = self.config.handshake_timeout
+        async with asyncio.timeout(timeout):
+            await self._unless_interrupted(setup.initialize())
+            if self._spare and self._presession:
+                session_id: str = await self._unless_interrupted(setup.open_session(self._session_opened))
+        if self._spare:
+            self.ready.set()
+            await self._unless_interrupted(self._taken.wait())
+            if self._presession:
+                return session_id
+        self._replaying = self.request.session_id is not None  # load replays the history first
+        async with asyncio.timeout(timeout):
+            opened: str = await self._unless_interrupted(
+                setup.open_session(self._session_opened, continuing=self.request.session_id)
+            )
+        return opened
+
     def _session_opened(self, session_id: str) -> None:
         """`session/new` answered: the updates that came before it are this session's now."""
         self._session_id = session_id
@@ -313,6 +365,7 @@ class AcpSubagentRun:
 
         if self._interrupt.is_set():  # the pre-session race: never send a prompt once told to stop
             raise _Interrupted
+        self._replaying = False  # what comes from now on answers this prompt
         prompt = asyncio.create_task(
             conn.prompt(session_id=session_id, prompt=[acp.text_block(self.request.prompt)])
         )
@@ -419,6 +472,8 @@ class AcpSubagentRun:
             auth_methods=self._clean_json(self._setup.auth_methods) if self._setup else (),
             tool_kinds=dict(self._tool_kinds),
             tool_calls=tuple(self._clean_json(call) for call in self._tool_calls.all()),
+            session_id=self._session_id,
+            continuation=self._setup.continuation if self._setup else None,
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -514,6 +569,9 @@ class AcpSubagentRun:
             self._keep_early(session_id, kind, text, update)
             return
         if session_id != self._session_id:
+            return
+        if self._replaying:  # the history `session/load` replays: consumed, never the answer
+            self._count_hidden("history")
             return
         if text is not None:
             self._append_output(text)
