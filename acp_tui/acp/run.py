@@ -48,7 +48,7 @@ from acp_tui.core.model import (
     UsageReported,
 )
 from acp_tui.core.text import without_surrogates
-from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
+from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from acp_tui.process.sandbox import SandboxError, confine, failure_message
@@ -690,7 +690,11 @@ class AcpSubagentRun:
 
     async def _decide(self, ask: PermissionAsk) -> tuple[str | None, str]:
         """The policy's choice, unless the run stops first (then the question is cancelled)."""
-        decision = asyncio.create_task(self._policy.decide(ask))
+        token = asking_run.set(self)
+        try:
+            decision = asyncio.create_task(self._policy.decide(ask))  # it sees whose request it is
+        finally:
+            asking_run.reset(token)
         interrupt = asyncio.create_task(self._interrupt.wait())
         try:
             await asyncio.wait({decision, interrupt}, return_when=asyncio.FIRST_COMPLETED)

@@ -41,7 +41,7 @@ from acp.schema import (
 )
 
 from acp_tui.acp.auth import auth_message
-from acp_tui.core.model import AgentInfo, Continuation, AuthMethodInfo, ConfigOptionInfo, Cost, Usage
+from acp_tui.core.model import AgentInfo, AuthMethodInfo, ConfigOptionInfo, Continuation, Cost, Usage
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -134,7 +134,9 @@ class SessionSetup:
             response = await self.conn.load_session(session_id=session_id, cwd=self.cwd, mcp_servers=servers)
         else:
             agent = self.name or (self.agent.name if self.agent else "the agent")
-            raise SessionSetupError(f"cannot continue: {agent} offers neither session/resume nor session/load")
+            raise SessionSetupError(
+                f"cannot continue: {agent} offers neither session/resume nor session/load"
+            )
         self.session_id = session_id
         self._take_session_state(response)
 

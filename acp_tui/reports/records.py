@@ -14,8 +14,10 @@ agent's working directory: path rules of `acp-tui policy check` are taken from i
 (`workspace` when bubblewrap confined the agent, else `none`), `worktree`,
 `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), `skipped` (the
 files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's secrets were
-masked in `diff`, which then no longer applies as it is), and `first_chunk_s` (seconds from the spawn
-to the first answer chunk, or null).
+masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from the spawn
+to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up continues;
+null when none was opened), `turn` (1 for a first prompt, 2 for its follow-up, ...) and `warm` (true
+when the run took a spare, a child started ahead of it).
 
 The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
 `attempt` (numbers from 1; `r` adds an attempt to the same round)."""
@@ -60,6 +62,9 @@ RECORD_KEYS = (
     "skipped",
     "diff_masked",
     "first_chunk_s",
+    "session_id",
+    "turn",
+    "warm",
 )
 
 
@@ -85,6 +90,8 @@ def run_record(
     cwd: str | None = None,
     isolation: Mapping[str, Any] | None = None,
     first_chunk_s: float | None = None,
+    turn: int = 1,
+    warm: bool = False,
 ) -> dict[str, Any]:
     """The record of one run. `policy` is the one in force when it differs from the preset's;
     `isolation`, its worktree's keys (`Worktree.fields()`) when it had one."""
@@ -111,6 +118,9 @@ def run_record(
         "sandbox": preset.sandbox,
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
+        "session_id": result.session_id,
+        "turn": turn,
+        "warm": warm,
     }
 
 

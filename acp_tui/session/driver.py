@@ -37,7 +37,7 @@ from acp_tui.core.model import (
     UsageReported,
 )
 from acp_tui.core.registry import Subagents
-from acp_tui.session.asks import AskQueue, PendingAsk, asking_for
+from acp_tui.session.asks import AskQueue, PendingAsk
 from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class Driver:
         self.timeout = timeout  # `acp-tui run --timeout`: every run is disposed after it
         self.keep_worktrees = keep_worktrees
         self.subagents = Subagents()
-        self.asks = AskQueue()
+        self.asks = AskQueue(self._attempt_of)
         self.asks.listen(self._ask_changed)
         self.isolation: Isolation | None = None  # made at the first isolated attempt
         self.origins: dict[str, Origin] = {}  # checkouts found, by the cwd they hold (never failures)
@@ -217,8 +217,7 @@ class Driver:
             attempt.config = config
             await self.subagents.register(name, AcpSubagentProvider(config))
             attempt.spawned_at = time.monotonic()
-            with asking_for(attempt):
-                run = await self.subagents.start(name, SubagentRequest(prompt=attempt.prompt, cwd=cwd))
+            run = await self.subagents.start(name, SubagentRequest(prompt=attempt.prompt, cwd=cwd))
         except _Cancelled:
             return SubagentResult(SubagentStopReason.ABORTED, "", error=attempt.cancel_reason)
         except Exception as exc:  # no worktree, a capability refused, a policy the core lacks
@@ -317,6 +316,9 @@ class Driver:
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    def _attempt_of(self, run: object) -> Attempt | None:
+        return next((attempt for attempt in self.attempts if attempt.run is run), None)
 
     # Watchers ------------------------------------------------------------------------------------
 
