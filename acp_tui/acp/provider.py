@@ -41,6 +41,11 @@ class AcpSubagentProvider:
             asyncio.ensure_future(run.result()).add_done_callback(lambda _: self._live.discard(run))
         return run
 
+    @property
+    def live(self) -> bool:
+        """Whether a run of this provider has yet to end."""
+        return bool(self._live)
+
     async def aclose(self) -> None:
         """Dispose every live run (they end `aborted`)."""
         runs, self._live = list(self._live), set()

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from acp_tui.policy.ask import PermissionAsk
     from acp_tui.session.attempts import Attempt
 
+
 @dataclass(eq=False)
 class PendingAsk:
     """A permission request waiting for a person; the run awaits `answer`."""

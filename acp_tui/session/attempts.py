@@ -74,6 +74,11 @@ class Attempt:
     attempt_no: int
     policy: str
     isolated: bool = False  # runs in its own git worktree (the prompt bar's box, or the preset's)
+    # A follow-up continues the session of the turn before it (`previous`), in that turn's cwd (its
+    # worktree, if it had one); `turn` counts from 1.
+    turn: int = 1
+    previous: Attempt | None = field(default=None, repr=False)
+    warm: bool = False  # its run took a spare
     started_at: float = field(default_factory=time.monotonic)
     phase: Phase = "waiting"
     stop_step: str = ""  # the last step of a cancel: `cancel-sent`, `sigterm`, `sigkill`
@@ -96,7 +101,8 @@ class Attempt:
     workdir: str | None = None  # where to work instead of the preset's cwd (`acp-tui run --cwd`)
     cwd: str | None = None  # the run's working directory (path rules of `policy check` use it)
     open: bool = True  # shown in the grid
-    worktree: Worktree | None = None  # once made; its `change` once the run ended
+    worktree: Worktree | None = None  # once made (a follow-up shares its conversation's)
+    change: Change | None = None  # what its worktree held when this turn ended (the whole change)
     config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
@@ -111,7 +117,28 @@ class Attempt:
 
     @property
     def label(self) -> str:
-        return f"r{self.round_no}·a{self.attempt_no}"
+        turn = f"·t{self.turn}" if self.turn > 1 else ""
+        return f"r{self.round_no}·a{self.attempt_no}{turn}"
+
+    @property
+    def session_id(self) -> str | None:
+        """The agent's session this attempt opened or continued, once known."""
+        if self.result is not None and self.result.session_id:
+            return self.result.session_id
+        return self.previous.session_id if self.previous is not None else None
+
+    def cannot_follow_up(self) -> str | None:
+        """Why no follow-up can continue this attempt's session (None: one can)."""
+        result = self.result
+        if result is None:
+            return "the run has not ended yet"
+        if not result.session_id:
+            return "the run opened no session to continue"
+        if result.continuation is None:
+            return f"{self.agent} offers neither session/resume nor session/load"
+        if self.worktree is not None and self.worktree.removed:
+            return f"its worktree is gone: {self.worktree.path}"
+        return None
 
     @property
     def first_line(self) -> str:
@@ -157,8 +184,10 @@ class Attempt:
             policy=self.policy,
             trace=self.trace,
             cwd=self.cwd,
-            isolation=self.worktree.fields() if self.worktree is not None else None,
+            isolation=self.worktree.fields(self.change) if self.worktree is not None else None,
             first_chunk_s=first - since if first is not None else None,
+            turn=self.turn,
+            warm=self.warm,
         )
         return record
 
@@ -205,6 +234,27 @@ class Session:
             number,
             policy,
             isolated=old.isolated,
+        )
+        self.attempts.append(attempt)
+        return attempt
+
+    def follow_up(
+        self, previous: Attempt, prompt: str, policy: str, preset: AgentPreset | None = None
+    ) -> Attempt:
+        """The next turn of `previous`'s conversation: a fresh child continues its session, in its
+        cwd (its worktree too), with the policy (and the preset's options) of now."""
+        attempt = Attempt(
+            next(self._ids),
+            preset or previous.preset,
+            prompt,
+            previous.round_no,
+            previous.attempt_no,
+            policy,
+            isolated=previous.isolated,
+            turn=previous.turn + 1,
+            previous=previous,
+            worktree=previous.worktree,
+            workdir=previous.cwd or previous.workdir,
         )
         self.attempts.append(attempt)
         return attempt

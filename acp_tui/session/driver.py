@@ -33,17 +33,20 @@ from acp_tui.core.model import (
     Stopping,
     SubagentRequest,
     SubagentResult,
+    SubagentRun,
     SubagentStopReason,
     UsageReported,
 )
 from acp_tui.core.registry import Subagents
 from acp_tui.session.asks import AskQueue, PendingAsk
 from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
+from acp_tui.session.warm import Spares
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from acp_tui.acp.config import AcpProviderConfig
+    from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.session.attempts import Attempt
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
 
@@ -77,6 +80,7 @@ class Driver:
         self.isolation: Isolation | None = None  # made at the first isolated attempt
         self.origins: dict[str, Origin] = {}  # checkouts found, by the cwd they hold (never failures)
         self.attempts: list[Attempt] = []
+        self.spares: Spares | None = None  # warm starts, when the owner wants them
         self.on_change: Callable[[Attempt], None] = lambda attempt: None  # a state to show again
         self._isolation_root = isolation_root
         self._looking: dict[str, asyncio.Future[Origin]] = {}
@@ -141,11 +145,11 @@ class Driver:
         if worktree is None:
             return
         async with attempt.record_lock:
-            if worktree.change is None and not worktree.removed:
+            if attempt.change is None and not worktree.removed:
                 from acp_tui.workspace.worktrees import time_left
 
                 run_timeout = attempt.config.run_timeout if attempt.config is not None else None
-                await worktree.record(
+                attempt.change = await worktree.record(
                     timeout=time_left(attempt.spawned_at or attempt.started_at, self.timeout, run_timeout),
                     max_file_bytes=attempt.preset.max_file_bytes,
                 )
@@ -159,7 +163,9 @@ class Driver:
                 attempt.cancel_reason = "the app quit"
                 attempt.phase = "cancelling"
                 attempt.cancelled.set()
-        await self.subagents.aclose()  # disposes every run at once
+        await asyncio.gather(  # every run at once, spares and runs taken from them too
+            self.subagents.aclose(), self.spares.aclose() if self.spares else asyncio.sleep(0)
+        )
         await asyncio.gather(*(self.wait(attempt) for attempt in live if attempt.task is not None))
         if self.isolation is None:
             return []
@@ -183,10 +189,10 @@ class Driver:
         if failure is not None and attempt.run is not None:  # its partial answer is kept
             kept = await attempt.run.result()
             result = dataclasses.replace(kept, stop_reason=SubagentStopReason.ERROR, error=failure)
-        if attempt.isolated:
+        if attempt.worktree is not None:
             await self.record(attempt)
-            if attempt.worktree is not None and attempt.worktree.change is not None:
-                attempt.events.push(ChangeRecorded(attempt.worktree.change))
+            if attempt.change is not None:
+                attempt.events.push(ChangeRecorded(attempt.change))
         if attempt.failure is not None:
             result = dataclasses.replace(result, stop_reason=SubagentStopReason.ERROR, error=attempt.failure)
         attempt.result = result
@@ -201,8 +207,16 @@ class Driver:
         self._changed(attempt)
         name = f"attempt {attempt.id}"
         try:
-            cwd = attempt.workdir
-            if attempt.isolated:
+            cwd, continuing = attempt.workdir, None
+            if attempt.previous is not None:  # a follow-up: in its conversation's cwd and worktree
+                cannot = attempt.previous.cannot_follow_up()
+                if cannot is not None:
+                    return SubagentResult(SubagentStopReason.ERROR, "", error=f"cannot continue: {cannot}")
+                continuing = attempt.previous.session_id
+                if attempt.worktree is not None:
+                    attempt.worktree.change = None  # recorded again when this turn ends
+                    attempt.events.push(WorktreeReady(attempt.worktree))
+            elif attempt.isolated:
                 worktree = await self._unless_cancelled(attempt, self._worktree_for(attempt))
                 attempt.worktree = worktree
                 attempt.events.push(WorktreeReady(worktree))
@@ -216,8 +230,11 @@ class Driver:
                 config = confined_to(attempt.worktree, config)
             attempt.config = config
             await self.subagents.register(name, AcpSubagentProvider(config))
+            request = SubagentRequest(prompt=attempt.prompt, cwd=cwd, session_id=continuing)
             attempt.spawned_at = time.monotonic()
-            run = await self.subagents.start(name, SubagentRequest(prompt=attempt.prompt, cwd=cwd))
+            run: SubagentRun | None = self._warm_run(attempt, name, request)
+            if run is None:
+                run = await self.subagents.start(name, request)
         except _Cancelled:
             return SubagentResult(SubagentStopReason.ABORTED, "", error=attempt.cancel_reason)
         except Exception as exc:  # no worktree, a capability refused, a policy the core lacks
@@ -252,6 +269,19 @@ class Driver:
             with contextlib.suppress(KeyError):
                 await self.subagents.unregister(name)  # the run is over: its provider goes too
         return await run.result()
+
+    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> AcpSubagentRun | None:
+        """The spare made for exactly this run, taken (after the seam's capability check), if any."""
+        if self.spares is None or attempt.config is None or not attempt.preset.warm:
+            return None
+        cwd = os.path.abspath(request.cwd or attempt.config.cwd or os.getcwd())
+        run = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
+        if run is None:
+            return None
+        self.subagents.check(name, request)
+        run.take(request)
+        attempt.warm = True
+        return run
 
     async def _unless_cancelled(self, attempt: Attempt, work: Awaitable[T]) -> T:
         """`work`, unless the attempt is cancelled first (then it is stopped, and _Cancelled)."""

@@ -69,6 +69,7 @@ class _Constraint:
 NonBlank = Annotated[str, _Constraint(strict=True, pattern=r"^\s*\S")]
 Seconds = Annotated[float, _Constraint(strict=True, gt=0, allow_inf_nan=False)]
 Switch = Annotated[bool, _Constraint(strict=True)]
+Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Annotated[int, _Constraint(strict=True, gt=0)]
 SECONDS = "must be a positive number of seconds"
 # An isolated run's files larger than this are not recorded (as `workspace.worktrees.MAX_FILE_BYTES`).
@@ -136,6 +137,8 @@ class AgentPreset:
     sandbox_writable: tuple[str, ...] = _says("must be a list of paths", default=())
     sandbox_hidden: tuple[str, ...] = _says("must be a list of paths", default=())
     sandbox_network: Switch = _says("must be true or false", default=_CORE.sandbox_network)
+    # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
+    warm: Switch = _says("must be true or false", default=True)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
     replay: NonBlank | None = _says("must be a non-empty path", default=None)
     # The demo's scratch dir is made when a run is configured, never merely by loading settings.
@@ -235,6 +238,9 @@ class SettingsFile:
     policy: dict[str, Any] = _says("must be a table of named policies ([policy.NAME])", default_factory=dict)
     bell: Switch = _says("must be true or false", default=True)  # ring when a run needs someone
     toasts: Switch = _says("must be true or false", default=True)  # pop a note when a run ends
+    warm: Switch = _says("must be true or false", default=True)  # spares for the next runs (the app)
+    warm_idle: Seconds = _says(SECONDS, default=600.0)  # a spare not taken for this long is disposed
+    keep_sessions: Count = _says("must be a positive whole number", default=50)  # the app's saved sessions
 
 
 @dataclass(frozen=True)
@@ -248,6 +254,9 @@ class Settings:
     selected: tuple[str, ...] = ()  # the presets `--agent` named, in order; empty: all of them
     bell: bool = True
     toasts: bool = True
+    warm: bool = True
+    warm_idle: float = 600.0
+    keep_sessions: int = 50
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -446,6 +455,9 @@ def parse_settings(data: Mapping[str, Any], *, label: str, source: Path | None =
         source=source,
         bell=top.bell,
         toasts=top.toasts,
+        warm=top.warm,
+        warm_idle=top.warm_idle,
+        keep_sessions=top.keep_sessions,
     )
 
 

@@ -347,10 +347,11 @@ class Worktree:
             self._ours.close()
             self._ours = None
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self, change: Change | None = None) -> dict[str, Any]:
         """The keys a run's JSON record gains: `worktree`, `base`, `diff_stat`, `diff`,
-        `diff_truncated`, `skipped` (see `acp_tui.reports.records`, which masks the diff)."""
-        change = self.change
+        `diff_truncated`, `skipped` (see `acp_tui.reports.records`, which masks the diff). `change`:
+        the one recorded at the end of a given turn (default: the latest)."""
+        change = change or self.change
         return {
             "worktree": str(self.path),
             "base": self.base,
