@@ -8,6 +8,7 @@ Options:
   offers=HOW         resume | load | both | none: how a session can be reached again (default both)
   start_delay=S      seconds before it answers `initialize` (a slow agent: warm starts)
   mark=PATH          append a line to PATH at start (`started <pid>`): how many processes ran
+  write=NAME         each prompt is also appended as a line to NAME in its cwd (a change to record)
 
 Each prompt's answer is `turn N: PROMPT` and, from the second turn on, ` (after: P1 | P2 ...)`: a
 follow-up shows it reached the session it continues. `session/load` replays the history (a
@@ -86,6 +87,9 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         if turns:
             text += " (after: " + " | ".join(turn["prompt"] for turn in turns) + ")"
         update(session_id, "agent_message_chunk", text)
+        if "write" in OPTIONS:
+            with open(OPTIONS["write"], "a") as f:
+                f.write(prompt + "\n")
         turns.append({"prompt": prompt, "answer": text})
         (STORE / f"{session_id}.json").write_text(json.dumps(turns))
         return {"result": {"stopReason": "end_turn"}}

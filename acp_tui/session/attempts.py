@@ -17,6 +17,7 @@ import asyncio
 import itertools
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -110,6 +111,34 @@ class Attempt:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     record_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     task: asyncio.Task[SubagentResult] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], preset: AgentPreset, id: int) -> Attempt:
+        """A finished attempt as a record tells it (a saved session, `acp-tui run --continue`):
+        what a follow-up needs and a pane shows. ValueError for a record that is not one."""
+        from acp_tui.reports.records import result_from
+
+        def number(key: str) -> int:
+            value = record.get(key, 1)
+            return value if type(value) is int and value >= 1 else 1
+
+        cwd, trace = record.get("cwd"), record.get("trace")
+        return cls(
+            id,
+            preset,
+            str(record.get("prompt", "")),
+            number("round"),
+            number("attempt"),
+            str(record.get("policy") or preset.policy),
+            isolated=isinstance(record.get("worktree"), str),
+            turn=number("turn"),
+            warm=record.get("warm") is True,
+            phase="ended",
+            result=result_from(record),
+            cwd=cwd if isinstance(cwd, str) else None,
+            trace=trace if isinstance(trace, str) else None,
+            open=False,
+        )
 
     @property
     def agent(self) -> str:

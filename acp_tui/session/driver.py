@@ -93,6 +93,14 @@ class Driver:
         self.attempts.append(attempt)
         attempt.task = asyncio.ensure_future(self._drive(attempt))
 
+    def refuse(self, attempt: Attempt, message: str) -> None:
+        """End the attempt `error` without running anything (what it needs cannot be had)."""
+        self.attempts.append(attempt)
+        result = SubagentResult(SubagentStopReason.ERROR, "", error=message)
+        attempt.result, attempt.phase = result, "ended"
+        attempt.events.push(Finished(result))
+        self._changed(attempt)
+
     async def cancel(
         self, attempt: Attempt, reason: str | None = "cancelled by the user", *, by_user: bool = True
     ) -> None:

@@ -49,6 +49,7 @@ from acp_tui.core.files import private_dir, replace_file
 from acp_tui.workspace.cleanup import (
     KEPT_SUFFIX,
     RECORD_SUFFIX,
+    WORKTREE_NAME,
     gitdir_named,
     leftovers,
     names_back,
@@ -532,6 +533,38 @@ class Isolation:
             if isinstance(exc, OSError):
                 raise IsolationError(f"{worktree.cwd}: {exc.strerror or exc}") from None
             raise
+        self.worktrees.append(worktree)
+        return worktree
+
+    def reopen(self, path: str | Path, base: str, cwd: str | None = None) -> Worktree:
+        """A worktree a record names, to continue its conversation: ours and still there, else
+        an IsolationError naming it. It is kept as it was (kept or not) until `remove`."""
+        path = Path(path)
+        record = read_small(path.with_name(path.name + RECORD_SUFFIX), limit=4096)
+        if record is None or not os.path.lexists(path):
+            raise IsolationError(f"its worktree is gone: {path}")
+        admin = Path(record.strip())
+        info = os.lstat(path)
+        if (
+            not stat.S_ISDIR(info.st_mode)
+            or info.st_uid != os.geteuid()
+            or not WORKTREE_NAME.fullmatch(path.name)
+        ):
+            raise IsolationError(f"{path} is not a worktree of ours")
+        if gitdir_named(path / ".git") != admin.resolve() or not names_back(admin, path):
+            raise IsolationError(f"{path} no longer names its repository: its agent replaced its .git")
+        common = admin.parent.parent
+        prefix = os.path.relpath(cwd, path) if cwd else ""
+        origin = Origin(
+            toplevel=common.parent,
+            common_dir=common,
+            prefix="" if prefix == "." else prefix,
+            base=base,
+            dirty=False,
+            git_dir=common,
+        )
+        worktree = Worktree(origin, path, self._turn(common))
+        worktree.kept = path.with_name(path.name + KEPT_SUFFIX).exists()
         self.worktrees.append(worktree)
         return worktree
 
