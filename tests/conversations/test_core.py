@@ -76,7 +76,7 @@ async def test_a_spare_serves_one_run_in_its_own_cwd_only(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match="cannot run in"):
         spare.take(SubagentRequest(prompt="x", cwd="/"))
     spare.take(SubagentRequest(prompt="x", cwd=str(tmp_path)))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a spare"):
         spare.take(SubagentRequest(prompt="y", cwd=str(tmp_path)))
     await asyncio.wait_for(spare.result(), 20)
 
