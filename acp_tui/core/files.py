@@ -88,6 +88,7 @@ def json_depth(value: Any) -> int:
 
 # Writing ---------------------------------------------------------------------------------------
 
+_APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -102,6 +103,18 @@ def write_new(path: str | Path, text: str, *, mode: int = 0o600) -> None:
     """Write `text` to a new file at `path` (see `open_new`)."""
     with open_new(path, mode=mode) as file:
         file.write(text)
+
+
+def append_line(path: str | Path, line: str, *, mode: int = 0o600) -> None:
+    """Append `line` (and a newline) to `path`, made if missing; a link there is never followed."""
+    flags = (
+        os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    fd = os.open(path, flags, mode)
+    try:
+        os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
+    finally:
+        os.close(fd)
 
 
 def replace_file(path: str | Path, text: str, *, mode: int = 0o600) -> None:

@@ -17,7 +17,7 @@ import asyncio
 import itertools
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -104,6 +104,8 @@ class Attempt:
     open: bool = True  # shown in the grid
     worktree: Worktree | None = None  # once made (a follow-up shares its conversation's)
     change: Change | None = None  # what its worktree held when this turn ended (the whole change)
+    # Read back from a record: where its worktree was (path, base, cwd), to reopen for a follow-up.
+    recorded_worktree: tuple[str, str, str | None] | None = None
     config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
@@ -122,7 +124,8 @@ class Attempt:
             value = record.get(key, 1)
             return value if type(value) is int and value >= 1 else 1
 
-        cwd, trace = record.get("cwd"), record.get("trace")
+        cwd, trace, worktree = record.get("cwd"), record.get("trace"), record.get("worktree")
+        where = (str(worktree), str(record.get("base")), cwd if isinstance(cwd, str) else None)
         return cls(
             id,
             preset,
@@ -130,7 +133,8 @@ class Attempt:
             number("round"),
             number("attempt"),
             str(record.get("policy") or preset.policy),
-            isolated=isinstance(record.get("worktree"), str),
+            isolated=isinstance(worktree, str),
+            recorded_worktree=where if isinstance(worktree, str) else None,
             turn=number("turn"),
             warm=record.get("warm") is True,
             phase="ended",
@@ -156,14 +160,16 @@ class Attempt:
             return self.result.session_id
         return self.previous.session_id if self.previous is not None else None
 
-    def cannot_follow_up(self) -> str | None:
-        """Why no follow-up can continue this attempt's session (None: one can)."""
+    def cannot_follow_up(self, *, asking_the_agent: bool = False) -> str | None:
+        """Why no follow-up can continue this attempt's session (None: one can). `asking_the_agent`:
+        what its agent said it offers counts too (a record read back may not say; the fresh child
+        says so itself)."""
         result = self.result
         if result is None:
             return "the run has not ended yet"
         if not result.session_id:
             return "the run opened no session to continue"
-        if result.continuation is None:
+        if asking_the_agent and result.continuation is None:
             return f"{self.agent} offers neither session/resume nor session/load"
         if self.worktree is not None and self.worktree.removed:
             return f"its worktree is gone: {self.worktree.path}"
@@ -287,6 +293,28 @@ class Session:
         )
         self.attempts.append(attempt)
         return attempt
+
+    def restore(
+        self, records: list[dict[str, Any]], preset_for: Callable[[dict[str, Any]], AgentPreset]
+    ) -> list[Attempt]:
+        """A saved session's attempts as they ended (records that are not ours are left out),
+        each follow-up linked to the turn before it; the latest turn of each conversation."""
+        restored: list[Attempt] = []
+        for record in records:
+            try:
+                restored.append(Attempt.from_record(record, preset_for(record), next(self._ids)))
+            except (ValueError, KeyError, TypeError):
+                continue
+        restored.sort(key=lambda a: (a.round_no, a.attempt_no, a.turn))
+        latest: dict[tuple[int, int, str], Attempt] = {}
+        for attempt in restored:
+            key = (attempt.round_no, attempt.attempt_no, attempt.agent)
+            if attempt.turn > 1 and key in latest:
+                attempt.previous = latest[key]
+            latest[key] = attempt
+        self.attempts.extend(restored)
+        self.rounds = max([self.rounds, *(a.round_no for a in restored)])
+        return list(latest.values())
 
     def live_for(self, agent: str) -> list[Attempt]:
         return [a for a in self.attempts if a.agent == agent and a.live]

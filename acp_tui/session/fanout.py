@@ -172,13 +172,11 @@ class _Fanout:
                 attempts.append(attempt)
                 continue
             attempt = session.follow_up(previous, self.prompt, job.policy, job.preset)
-            if isinstance(record.get("worktree"), str):
+            if previous.recorded_worktree is not None:
                 if driver.isolation is None:
                     driver.isolation = Isolation()
                 try:
-                    worktree = driver.isolation.reopen(
-                        record["worktree"], str(record.get("base")), record.get("cwd")
-                    )
+                    worktree = driver.isolation.reopen(*previous.recorded_worktree)
                 except IsolationError as exc:
                     refused[attempt.id] = f"cannot continue: {exc}"
                 else:

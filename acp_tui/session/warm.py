@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 WARM_IDLE = 600.0  # seconds a spare waits before it is disposed (settings: `warm_idle`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=True)
 class Wanted:
     """A spare to keep ready: for runs of `config` in `cwd`; `follow_up` ones continue a session."""
 
@@ -59,8 +59,9 @@ class Spares:
         for spare in [s for s in self._spares if s.wanted not in wanted]:
             self._retire(spare)
         have = [spare.wanted for spare in self._spares]
-        for item in dict.fromkeys(wanted):
-            if item not in have:
+        for item in wanted:
+            if item not in have:  # configs hold dicts: compared, never hashed
+                have.append(item)
                 self._start(item)
 
     def take(self, config: AcpProviderConfig, cwd: str, *, follow_up: bool) -> AcpSubagentRun | None:

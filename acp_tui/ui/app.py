@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
@@ -31,7 +31,8 @@ from textual.widgets import Static
 
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
-from acp_tui.session.driver import Driver
+from acp_tui.session.driver import Driver, confined_to
+from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
 from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from acp_tui.core.model import ConfigOptionInfo
     from acp_tui.process.sandbox import SandboxMode
     from acp_tui.session.asks import PendingAsk
+    from acp_tui.session.saved import SavedSession, SessionStore
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.screens.policy_screen import AgentsScreen
     from acp_tui.ui.widgets.run_pane import RunPane
@@ -60,12 +62,27 @@ class SupervisorApp(App[None]):
     TITLE = "acp-tui"
     BINDINGS = keys.bindings("app")
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: SessionStore | None = None,
+        reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+    ) -> None:
         super().__init__()
         self.settings = settings
         self.session = Session()
         self.driver = Driver(self._configure)
+        if settings.warm:
+            from acp_tui.session.warm import Spares
+
+            self.driver.spares = Spares(idle=settings.warm_idle)
         self.driver.on_change = self._attempt_changed
+        # The session kept as it goes (`acp-tui --session ID` reopens it): made at its first end.
+        self.store = store
+        self.saved: SavedSession | None = reopened[0] if reopened else None
+        self._reopened = reopened[1] if reopened else []
+        self._kept: set[int] = set()  # attempts whose record the saved session has
         self.driver.asks.listen(self._ask_changed)
         # Choices for the next runs: F2's policy, options and sandbox per preset, tracing.
         self.policies = {preset.name: preset.policy for preset in settings.presets}
@@ -115,6 +132,9 @@ class SupervisorApp(App[None]):
         self.main_screen.query_one(PromptBar).focus_prompt()
         self.main_screen.update_subtitle()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        if self._reopened:
+            self.run_worker(self._reopen_session(), group="reopen")
+        self.call_after_refresh(self.want_spares)  # after the first frame, while the person reads
 
     def _on_terminate_signal(self, sig: signal.Signals) -> None:
         if sig == signal.SIGHUP:
@@ -162,18 +182,51 @@ class SupervisorApp(App[None]):
         return preset if sandbox == preset.sandbox else replace(preset, sandbox=sandbox)
 
     def _configure(self, attempt: Attempt) -> AcpProviderConfig:
-        """The core's config for an attempt: its preset and policy, `ask` answered by a person,
-        the tracing of now."""
+        return self.config_for(attempt.preset, attempt.policy)
+
+    def config_for(self, preset: AgentPreset, policy: str) -> AcpProviderConfig:
+        """The core's config for a run of `preset` with `policy`: `ask` answered by a person, the
+        tracing of now."""
         return self.settings.provider_config(
-            attempt.preset,
-            policy_override=attempt.policy,
-            ask_handler=self.driver.asks.ask,
-            trace_dir=self.trace_dir,
+            preset, policy_override=policy, ask_handler=self.driver.asks.ask, trace_dir=self.trace_dir
         )
+
+    def want_spares(self) -> None:
+        """Spares for what the next prompt will start: a child per agent of the next round that
+        works in its own directory (not a worktree: its cwd is not known yet), its session open;
+        and, in follow-up mode, one for that turn's agent, taken through `initialize` only."""
+        spares = self.driver.spares
+        if spares is None or not self.screen_stack:
+            return
+        if self.trace_dir:  # traced runs start cold: every trace is a run's, none a spare's
+            spares.want([])
+            return
+        from acp_tui.session.warm import Wanted
+
+        wanted = []
+        with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
+            for preset, isolated in self.main_screen.next_round():
+                if preset.warm and not isolated:
+                    config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
+                    wanted.append(Wanted(config, _cwd_of(config)))
+            previous = self.main_screen.query_one(PromptBar).follow_up
+            if previous is not None and previous.preset.warm and previous.cwd:
+                preset = (
+                    self.next_preset(previous.agent)
+                    if previous.agent in self.settings.names
+                    else previous.preset
+                )
+                config = self.config_for(preset, self.policies.get(previous.agent, previous.policy))
+                if previous.worktree is not None:
+                    config = confined_to(previous.worktree, config)
+                wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
+        spares.want(wanted)
 
     # Following the attempts -------------------------------------------------------------------
 
     def _attempt_changed(self, attempt: Attempt) -> None:
+        if attempt.result is not None and attempt.id not in self._kept:
+            self._keep(attempt)
         if not self.screen_stack:  # the app is shutting down
             return
         if attempt.offered:
@@ -186,6 +239,42 @@ class SupervisorApp(App[None]):
         if result is not None and result.stop_reason == "error":
             reason = f": {result.error}" if result.error else ""
             self._alert(text.safe_notice(f"{attempt.agent} failed{reason}"), "error")
+
+    async def _reopen_session(self) -> None:
+        """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
+        worktrees, where those were kept)."""
+        from acp_tui.workspace.git import IsolationError
+        from acp_tui.workspace.worktrees import Isolation
+
+        def preset_for(record: dict[str, Any]) -> AgentPreset:
+            if record.get("name") in self.settings.names:
+                return self.settings.preset(record["name"])
+            command = [str(part) for part in record["command"]]
+            return AgentPreset(str(record["name"]), command[0], tuple(command[1:]))
+
+        conversations = self.session.restore(self._reopened, preset_for)
+        self._kept.update(attempt.id for attempt in self.session.attempts)  # saved already
+        for attempt in conversations:
+            if attempt.recorded_worktree is None:
+                continue
+            if self.driver.isolation is None:
+                self.driver.isolation = Isolation()
+            with contextlib.suppress(IsolationError):  # gone: its follow-up says so
+                attempt.worktree = self.driver.isolation.reopen(*attempt.recorded_worktree)
+        if conversations:
+            await self.main_screen.show(conversations)
+
+    def _keep(self, attempt: Attempt) -> None:
+        """The attempt's record in the saved session (made at the first), as it ended."""
+        self._kept.add(attempt.id)
+        if self.store is None:
+            return
+        try:
+            if self.saved is None:
+                self.saved = self.store.new(os.getcwd())
+            self.saved.append({**attempt.record(), "round": attempt.round_no, "attempt": attempt.attempt_no})
+        except OSError as exc:  # the session goes on; it is just not kept
+            logging.getLogger(__name__).warning("could not keep the session: %s", exc)
 
     def _ask_changed(self, pending: PendingAsk) -> None:
         """A request joined the queue (say so) or left it (close its dialog if it is shown)."""
@@ -310,6 +399,7 @@ class SupervisorApp(App[None]):
                 self.option_choices.update(chosen.options)
                 self.sandboxes.update(chosen.sandboxes)
                 self.main_screen.query_one(PromptBar).show_policies(self.policies)
+                self.want_spares()  # spares of a changed preset are not its next run's
 
         self.push_screen(self._agents_screen(), apply)
 
@@ -379,6 +469,7 @@ class SupervisorApp(App[None]):
             if k in new.names and new.preset(k).argv == old.preset(k).argv
         }
         self.bell_on, self.toasts_on = new.bell, new.toasts
+        self.call_after_refresh(self.want_spares)  # the spares of the old file's presets go
         self.run_worker(self._settings_reloaded(old))
 
     async def _settings_reloaded(self, old: Settings) -> None:
@@ -426,6 +517,7 @@ class SupervisorApp(App[None]):
                 f"New runs write protocol traces to {text.safe_notice(self.trace_dir)} (t shows a pane's).",
                 markup=False,
             )
+        self.want_spares()  # traced or not, a spare is made for its exact config
 
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
@@ -469,6 +561,32 @@ class SupervisorApp(App[None]):
             action = getattr(target, f"action_{key.action}")
             yield SystemCommand(key.command or key.action, f"{key.help} ({key.shown})", action)
         yield from super().get_system_commands(screen)
+
+    def action_request_quit(self) -> None:
+        """ctrl+c: quit, after asking once when runs are live or a request waits for a person
+        (`y` quits, any other key stays); ctrl+c again while it asks quits at once."""
+        from acp_tui.ui.screens.confirm_screen import QuitScreen
+
+        live = sum(a.live for a in self.session.attempts)
+        if isinstance(self.screen, QuitScreen) or not (live or self.asks):
+            self.run_worker(self.action_quit(), group="quit")
+            return
+        waiting = (
+            f" and {len(self.asks)} permission request{'s' * (len(self.asks) != 1)} waiting"
+            if self.asks
+            else ""
+        )
+        question = text.markup(
+            "$live live$waiting: quit, and stop every agent?",
+            live=f"{live} run{'s' * (live != 1)}",
+            waiting=waiting,
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self.action_quit(), group="quit")
+
+        self.push_screen(QuitScreen(question, "Quit (y)", "Stay (any other key)"), answered)
 
     async def action_quit(self) -> None:
         """Every live run is disposed (its process group gone) before the app exits."""
@@ -534,5 +652,15 @@ def _preload_protocol_sdk() -> None:
     gc.freeze()
 
 
-def make_app(settings: Settings) -> SupervisorApp:
-    return SupervisorApp(settings)
+def make_app(
+    settings: Settings,
+    *,
+    store: SessionStore | None = None,
+    reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+) -> SupervisorApp:
+    return SupervisorApp(settings, store=store, reopened=reopened)
+
+
+def _cwd_of(config: AcpProviderConfig) -> str:
+    """Where a run of `config` works when nothing else says (a round's runs outside a worktree)."""
+    return os.path.abspath(config.cwd or os.getcwd())

@@ -59,6 +59,8 @@ KEYS: tuple[Key, ...] = (
         "pane", footer="Re-run"),
     Key("L", "login", "after an authentication failure: run the agent's terminal login, then run again",
         "pane", footer="Log in"),
+    Key("f", "follow_up", "follow up: the prompt goes to this agent alone, in the same session (a fresh "
+        "process continues it; escape in the prompt leaves follow-up mode)", "pane", footer="Follow up"),
     Key("x", "close", "close the pane (the run stays in the board and the export)", "pane"),
     Key("z", "zoom", "zoom the focused pane to the whole screen, and back", "grid", command="Zoom"),
     Key("y", "copy", "copy the focused answer to the clipboard", "pane"),
@@ -101,8 +103,10 @@ KEYS: tuple[Key, ...] = (
         priority=True, command="Export"),
     Key("ctrl+p", "", "the command palette: every command of the app", "app"),  # Textual's own
     Key("question_mark", "help", "this help", "app", label="?", footer="Help", command="Help"),
-    Key("ctrl+c", "quit", "quit: every live run is disposed first", "app", footer="Quit", priority=True),
-    Key("ctrl+q", "quit", "", "app", priority=True),
+    Key("ctrl+c", "request_quit", "quit: every live run is disposed first (with runs live or a request "
+        "waiting, it asks once: y quits; a second ctrl+c quits at once)", "app", footer="Quit",
+        priority=True),
+    Key("ctrl+q", "request_quit", "", "app", priority=True),
 )  # fmt: skip
 
 
