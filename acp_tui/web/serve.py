@@ -13,7 +13,8 @@ textual-serve runs one app process per websocket (one per tab) and checks nothin
 - A tab's app is `python -m acp_tui ...` started as an argv (no shell), in its own session, so a
   ctrl+c in our terminal reaches only us. Closing the tab, or stopping us (SIGINT, SIGTERM, SIGHUP),
   asks each app to quit (it disposes its runs); one still there after `TAB_QUIT_GRACE` is killed, and
-  its own watchdog ends its agents. If we die without cleaning up, our watchdog ends every tab's app.
+  its own watchdog ends its agents. If we die without cleaning up, our watchdog ends every tab's app
+  (and what descends from it).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class TabApp(AppService):
             env=env,
             start_new_session=True,
         )
+        watchdog.watch(process.pid)  # its group: the mark alone is unreadable once it hides its environment
         assert process.stdin is not None and process.stderr is not None
         self._stdin = process.stdin
         # textual-serve would copy its stderr to our terminal as it is: we show it as text, line by
@@ -100,6 +102,7 @@ class TabApp(AppService):
                     with contextlib.suppress(ProcessLookupError):
                         process.kill()
                 await process.wait()
+                watchdog.forget(process.pid)
 
 
 async def forward_lines(stream: asyncio.StreamReader, prefix: str) -> None:
