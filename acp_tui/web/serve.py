@@ -36,7 +36,7 @@ from textual_serve.server import Server, to_int
 from acp_tui.core.text import one_line
 from acp_tui.process.watchdog import SUPERVISOR_MARK, watchdog
 
-TAB_QUIT_GRACE = 5.0  # seconds a tab's app has to dispose its runs (1.5 s at most) and exit
+TAB_QUIT_GRACE = 10.0  # seconds a tab's app has to dispose its runs (1.5 s at most) and exit: 4 s loaded
 SIZE_DEFAULTS = (("width", 80), ("height", 24))  # the terminal's, until the page says
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # No request leaves our origin: textual-serve's page would fetch a font from Google otherwise.

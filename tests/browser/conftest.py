@@ -31,7 +31,7 @@ REQUIRED = os.environ.get("ACP_TUI_REQUIRE_BROWSER") == "1"
 PROMPT = "Hello from the browser"
 ANSWER = "Answered in the tab"
 READY = "no run yet"  # the header's subtitle, set at the end of the app's on_mount: keys reach the prompt
-STOP_WAIT = 20.0  # seconds for the server to end its tabs and itself (each tab has 5 s to quit)
+STOP_WAIT = 30.0  # seconds for the server to end its tabs and itself (each tab has 10 s to quit)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -110,7 +110,7 @@ async def test_a_tab_is_the_app_with_our_options_and_ends_with_its_websocket(
     served = serve_with(*options, "serve") if where == "before serve" else serve_with("serve", *options)
     url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}&width=100&height=30"
     async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
-        first = await ws.receive(timeout=30)
+        first = await ws.receive(timeout=60)
         assert first.type == aiohttp.WSMsgType.BINARY  # the app is drawing
         tabs = served.others()
         assert [cmd.split() for _, cmd in tabs] == [
@@ -179,7 +179,7 @@ async def test_if_the_server_is_killed_its_watchdog_ends_every_tab_and_agent(
     """SIGKILL leaves no cleanup to us: our watchdog ends the tabs' apps, theirs end the agents."""
     import aiohttp
 
-    config, _ = write_config(tmp_path, "forever=1", "delay=0.05")
+    config, _ = write_config(tmp_path, "forever=1", "delay=0.5")
     served = serve_with("serve", "--config", str(config))
     url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}&width=120&height=40"
     async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
@@ -190,7 +190,7 @@ async def test_if_the_server_is_killed_its_watchdog_ends_every_tab_and_agent(
         assert any("scripted_agent.py" in cmd for _, cmd in running)
         served.process.kill()
         served.process.wait()
-        assert wait_gone([pid for pid, _ in running], 5) == []
+        assert wait_gone([pid for pid, _ in running], 10) == []
 
 
 async def drawn(ws: Any, text: str) -> None:
@@ -199,7 +199,7 @@ async def drawn(ws: Any, text: str) -> None:
 
     seen = ""
     while text not in seen:
-        message = await ws.receive(timeout=30)
+        message = await ws.receive(timeout=60)
         assert message.type == aiohttp.WSMsgType.BINARY, message
         seen += message.data.decode("utf-8", "replace")
 
@@ -214,7 +214,7 @@ async def test_a_tab_whose_app_fails_ends_its_page_and_says_why_on_our_stderr(
     config.write_text("bad = 1\n" + config.read_text())  # the tabs opened from now on fail at start
     url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}"
     async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
-        message = await ws.receive(timeout=30)
+        message = await ws.receive(timeout=60)
         assert message.type == aiohttp.WSMsgType.CLOSE  # the page says "Session ended"
     assert served.stop() == 0
     _, err = served.process.communicate()
