@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 REQUIRED = os.environ.get("ACP_TUI_REQUIRE_BROWSER") == "1"
 PROMPT = "Hello from the browser"
-ANSWER = "Answered in the tab"
 READY = "no run yet"  # the header's subtitle, set at the end of the app's on_mount: keys reach the prompt
 STOP_WAIT = 30.0  # seconds for the server to end its tabs and itself (each tab has 10 s to quit)
 
@@ -125,7 +124,7 @@ def start_server(root: Path, *args: str, port: int | None = None) -> Served:
     process = subprocess.Popen(
         [sys.executable, "-m", "acp_tui", *args, "--port", str(port)],
         cwd=root,
-        env={**isolated_env(root), "ANSWER": ANSWER},
+        env=isolated_env(root),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -184,18 +183,35 @@ def wait_gone(pids: list[int], timeout: float) -> list[int]:
             os.close(fd)
 
 
-def write_config(root: Path, *agent_args: str, names: tuple[str, ...] = ("scribe",)) -> tuple[Path, Path]:
-    """A config of scripted (stdlib) agents working in `root/work`; returns (config, work).
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Until `condition()` holds, checked every 20 ms: for what no event tells, such as a file an agent
+    writes. (The app's drawing is no proof that an agent answered: the answer view may paint late.)"""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
 
-    Each answers `ANSWER` (`text=${ANSWER}`: the variable the server passes down), which nothing else
-    draws: the welcome screen shows the agents' command lines, and a preset's `env` values are masked.
+
+def prompts_received(work: Path) -> list[Any]:
+    """The prompts the agents working in `work` received (`record=received.jsonl`), in order."""
+    try:
+        lines = (work / "received.jsonl").read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    messages = [json.loads(line) for line in lines if line.endswith("}")]  # a line being written: next time
+    return [m["params"]["prompt"] for m in messages if m.get("method") == "session/prompt"]
+
+
+def write_config(root: Path, *agent_args: str, names: tuple[str, ...] = ("scribe",)) -> tuple[Path, Path]:
+    """A config of scripted (stdlib) agents working in `root/work` (each records what it receives
+    there: `prompts_received`); returns (config, work).
     """
     from tests.helpers import SCRIPTED_AGENT
 
     work = root / "work"
     work.mkdir(exist_ok=True)
     q = json.dumps  # a TOML basic string, for what we write here
-    args = ", ".join(q(a) for a in (SCRIPTED_AGENT, "text=${ANSWER}", *agent_args))
+    args = ", ".join(q(a) for a in (SCRIPTED_AGENT, "record=received.jsonl", *agent_args))
     agents = "".join(
         f"[[agent]]\nname = {q(name)}\ncommand = {q(sys.executable)}\nargs = [{args}]\ncwd = {q(str(work))}\n"
         for name in names

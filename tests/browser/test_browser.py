@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from collections.abc import Callable
@@ -11,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ANSWER, PROMPT, READY, Served, wait_gone, write_config
+from tests.browser.conftest import (
+    PROMPT,
+    READY,
+    Served,
+    prompts_received,
+    wait_gone,
+    wait_until,
+    write_config,
+)
 
 WAIT_MS = 60_000  # two tabs, two apps and a browser on two loaded cores: 25 s seen for one test
 pytestmark = pytest.mark.timeout(240)
@@ -23,9 +30,9 @@ class Tab:
     def __init__(self, browser: Any, url: str) -> None:
         self.page = browser.new_page(viewport={"width": 1200, "height": 700})
         self.drawn: list[str] = []
+        self.socket: Any = None  # the page's websocket, once it opened it
         self.page.on("websocket", self._watch)
         self.page.goto(url)
-        self.socket: Any = None
 
     def _watch(self, socket: Any) -> None:
         self.socket = socket
@@ -51,17 +58,14 @@ class Tab:
 def test_a_tab_runs_the_agents_and_closing_it_ends_them(
     browser: Any, tmp_path: Path, serve_with: Callable[..., Served]
 ) -> None:
-    config, work = write_config(tmp_path, "record=received.jsonl", "forever=1", "delay=0.5")
+    config, work = write_config(tmp_path, "forever=1", "delay=0.5")  # answers until cancelled
     served = serve_with("--config", str(config), "serve")
     tab = Tab(browser, served.url)
     assert tab.page.url == f"http://127.0.0.1:{served.port}/"  # the token left the address bar
     tab.wait_for(READY)
     tab.press("Enter")
-    tab.wait_for(ANSWER)
-
-    received = [json.loads(line) for line in (work / "received.jsonl").read_text().splitlines()]
-    prompts = [m["params"]["prompt"] for m in received if m.get("method") == "session/prompt"]
-    assert prompts == [[{"type": "text", "text": PROMPT}]]
+    wait_until(lambda: prompts_received(work), "the agent's file")
+    assert prompts_received(work) == [[{"type": "text", "text": PROMPT}]]
     running = served.others()
     assert any("-m acp_tui --config=" in cmd for _, cmd in running)  # the tab's app
     assert any("scripted_agent.py" in cmd for _, cmd in running)  # its agent, still answering
@@ -78,14 +82,13 @@ def test_a_tab_runs_the_agents_and_closing_it_ends_them(
 def test_stopping_the_server_ends_every_tab_and_agent(
     browser: Any, tmp_path: Path, serve_with: Callable[..., Served], sig: signal.Signals
 ) -> None:
-    config, _ = write_config(tmp_path, "forever=1", "delay=0.5")
+    config, work = write_config(tmp_path, "forever=1", "delay=0.5")
     served = serve_with("serve", "--config", str(config))
     tabs = [Tab(browser, served.url) for _ in range(2)]
     for tab in tabs:
         tab.wait_for(READY)
         tab.press("Enter")
-    for tab in tabs:
-        tab.wait_for(ANSWER)
+    wait_until(lambda: len(prompts_received(work)) == 2, "both agents' prompts")
     running = served.others()
     assert sum("scripted_agent.py" in cmd for _, cmd in running) == 2  # one live agent per tab
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ANSWER, READY, Served, free_port, wait_gone, write_config
+from tests.browser.conftest import READY, Served, free_port, prompts_received, wait_gone, write_config
+from tests.hostile.support import eventually
 
 pytestmark = pytest.mark.usefixtures("web_extra")
 
@@ -179,13 +180,13 @@ async def test_if_the_server_is_killed_its_watchdog_ends_every_tab_and_agent(
     """SIGKILL leaves no cleanup to us: our watchdog ends the tabs' apps, theirs end the agents."""
     import aiohttp
 
-    config, _ = write_config(tmp_path, "forever=1", "delay=0.5")
+    config, work = write_config(tmp_path, "forever=1", "delay=0.5")
     served = serve_with("serve", "--config", str(config))
     url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}&width=120&height=40"
     async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
         await drawn(ws, READY)
         await ws.send_json(["stdin", "\r"])  # Enter, as the page sends it
-        await drawn(ws, ANSWER)
+        await eventually(lambda: prompts_received(work), 60, "the agent's prompt")
         running = served.others()
         assert any("scripted_agent.py" in cmd for _, cmd in running)
         served.process.kill()
