@@ -20,6 +20,7 @@ from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, secret
 from acp_tui.cli.lab import policy, replay
 from acp_tui.cli.probe import probe_command
 from acp_tui.cli.run import run_command
+from acp_tui.cli.serve import serve_command
 from acp_tui.settings.logs import route_logging
 
 EXIT_INTERRUPTED = 130
@@ -87,5 +88,5 @@ def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> in
     return app.return_code or 0
 
 
-for command in (run_command, probe_command, apply_command, replay, policy):
+for command in (run_command, probe_command, apply_command, replay, policy, serve_command):
     main.add_command(command)
