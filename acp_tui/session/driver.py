@@ -43,8 +43,8 @@ from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_tui.acp.config import AcpProviderConfig
     from acp_tui.session.attempts import Attempt
+    from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,8 @@ import pytest
 from acp_tui.acp.trace import TraceWriter
 from acp_tui.lab.trace_file import agent_label, load_trace
 from acp_tui.settings import schema
+from acp_tui.settings.load import load_settings
 from acp_tui.settings.logs import route_logging
-from acp_tui.settings.schema import load_settings
 from acp_tui.ui.app import EXPORT_NAME, SupervisorApp
 from tests.ui.helpers import all_finished, scripted_preset, settings, wait_until
 
@@ -32,12 +32,6 @@ def victim(tmp_path: Path) -> Path:
     path.parent.mkdir()
     path.write_text(PRECIOUS)
     return path
-
-
-@pytest.fixture(autouse=True)
-def own_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state-home"))
 
 
 def next_names(pattern: str, seconds: int = 3) -> Iterator[str]:

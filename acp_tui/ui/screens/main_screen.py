@@ -455,12 +455,8 @@ class MainScreen(Screen[object]):
             for a in app.session.attempts
             for record in a.permissions
         ]
-        from acp_tui.policy.names import BUILTIN_POLICIES
+        from acp_tui.policy.names import ASK, resolve
 
-        settings = app.settings
-        policies = {
-            name: BUILTIN_POLICIES[name] if name in BUILTIN_POLICIES else settings.policies[name]
-            for name in settings.policy_names
-            if name in BUILTIN_POLICIES or name in settings.policies
-        }
+        named = app.settings.policies
+        policies = {name: resolve(name, named) for name in app.settings.policy_names if name != ASK}
         self.app.push_screen(PermissionsPanelScreen(rows, policies))
