@@ -22,7 +22,7 @@ from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.acp.trace import TraceWriter
 from acp_tui.acp.transport import MALFORMED, StdioTransport
-from acp_tui.core.events import EventStream
+from acp_tui.core.events import EventStream, Preempted, unless_set
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     EndedBy,
@@ -338,17 +338,10 @@ class AcpSubagentRun:
         return stop_reason
 
     async def _unless_interrupted(self, awaitable: Awaitable[Any]) -> Any:
-        work = asyncio.ensure_future(awaitable)
-        interrupt = asyncio.create_task(self._interrupt.wait())
         try:
-            await asyncio.wait({work, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            interrupt.cancel()
-            if not work.done():
-                work.cancel()
-        if not work.done() or work.cancelled():
-            raise _Interrupted
-        return work.result()
+            return await unless_set(self._interrupt, awaitable)
+        except Preempted:
+            raise _Interrupted from None
 
     async def _cleanup(self) -> None:
         """End every process of the run, let the pipes run dry, close them and the connection, stop
@@ -631,19 +624,12 @@ class AcpSubagentRun:
 
     async def _decide(self, ask: PermissionAsk) -> tuple[str | None, str]:
         """The policy's choice, unless the run stops first (then the question is cancelled)."""
-        decision = asyncio.create_task(self._policy.decide(ask))
-        interrupt = asyncio.create_task(self._interrupt.wait())
         try:
-            await asyncio.wait({decision, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            interrupt.cancel()
-            if not decision.done():
-                decision.cancel()
-        if not decision.done() or decision.cancelled():
+            choice = await unless_set(self._interrupt, self._policy.decide(ask))
+        except Preempted:
             return None, "cancelled"
-        if decision.exception() is not None:
+        except Exception:
             return None, f"{self._policy.name} failed"
-        choice = decision.result()
         return choice.option_id, choice.rule
 
     # Text that leaves the core: masked (before any cut) and encodable -------------------------

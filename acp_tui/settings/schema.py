@@ -53,9 +53,9 @@ class _OneOrMany:
     """A list, where one value stands for the list of it (`kind = "read"`)."""
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_before_validator_function(_listed, handler(source))
+        # pydantic-core's `no_info_before_validator_function`, as the dict it makes
+        listed = {"type": "no-info", "function": _listed}
+        return {"type": "function-before", "function": listed, "schema": handler(source)}
 
 
 def _listed(value: Any) -> Any:

@@ -139,7 +139,8 @@ async def test_it_writes_its_cwd_a_private_tmp_and_its_writable_paths_only(tmp_p
     in_tmp = Path(f"/tmp/acp-tui-sandbox-{uuid.uuid4().hex}")
     with outside_tmp("acp-tui-work-") as work:
         cwd, other, extra = (work / name for name in ("cwd", "other", "extra"))
-        with paths.rooted_at(work / "home"):  # acp-tui's own folders, outside /tmp
+        home = work / "home"  # acp-tui's own folders, outside /tmp
+        with paths.rooted_at(home):
             state = paths.state_dir()
         for folder in (cwd, other, extra, state):
             folder.mkdir(parents=True)
@@ -153,7 +154,8 @@ async def test_it_writes_its_cwd_a_private_tmp_and_its_writable_paths_only(tmp_p
             ("read", f"{state}/trace.jsonl"),
             ("write", "/etc/acp-tui-sandbox"),
         ]
-        inside = await answer(trying(sandbox_writable=[str(extra)]), steps, cwd)
+        with paths.rooted_at(home):
+            inside = await answer(trying(sandbox_writable=[str(extra)]), steps, cwd)
         assert inside == [
             "ok",
             "error:EROFS",
