@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Literal
 
 from acp_tui.settings import paths
+from acp_tui.settings.provider_config import SandboxMode
 
-SandboxMode = Literal["none", "workspace"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("none", "workspace")
 
 NOT_INSTALLED = (

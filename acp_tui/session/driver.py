@@ -342,3 +342,11 @@ def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderCon
         sandbox_writable=(*config.sandbox_writable, *writable),
         sandbox_readonly=(*config.sandbox_readonly, *readonly),
     )
+
+
+def preload_backend() -> None:
+    """Import what the first attempt needs (the SDK and our client of it), e.g. off a UI's thread."""
+    from acp_tui.acp.sdk import import_acp
+
+    import_acp()
+    import acp_tui.acp.client  # noqa: F401

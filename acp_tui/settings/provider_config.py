@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from acp_tui.policy.ask import PermissionPolicy
-from acp_tui.process.sandbox import SandboxMode
+
+# "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
+SandboxMode = Literal["none", "workspace"]
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from acp_tui.core.model import ConfigOptionInfo
-from acp_tui.process.sandbox import SandboxMode
 from acp_tui.settings.load import load_settings
+from acp_tui.settings.provider_config import SandboxMode
 from acp_tui.settings.schema import Settings
 
 

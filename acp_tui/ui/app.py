@@ -39,9 +39,8 @@ from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
     from acp_tui.core.model import ConfigOptionInfo
-    from acp_tui.process.sandbox import SandboxMode
     from acp_tui.session.asks import PendingAsk
-    from acp_tui.settings.provider_config import AcpProviderConfig
+    from acp_tui.settings.provider_config import AcpProviderConfig, SandboxMode
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.screens.policy_screen import AgentsScreen
     from acp_tui.ui.widgets.run_pane import RunPane
@@ -505,10 +504,9 @@ def _preload_protocol_sdk() -> None:
     frozen, they are skipped by the garbage collector's full passes, which otherwise stalled the
     screen for up to 0.2 s while 16 panes streamed (0.06 s frozen).
     """
-    from acp_tui.acp.sdk import import_acp
+    from acp_tui.session.driver import preload_backend
 
-    import_acp()
-    import acp_tui.acp.client
+    preload_backend()
     import acp_tui.ui.widgets.run_pane  # noqa: F401
 
     gc.freeze()

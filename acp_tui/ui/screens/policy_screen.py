@@ -22,7 +22,7 @@ from textual.widgets import Button, Checkbox, Select, Static
 
 from acp_tui.core.model import ConfigOptionInfo
 from acp_tui.policy.names import BUILTIN
-from acp_tui.process.sandbox import SandboxMode
+from acp_tui.settings.provider_config import SandboxMode
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 
