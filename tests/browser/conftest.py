@@ -75,6 +75,7 @@ def isolated_env(root: Path) -> dict[str, str]:
         name: root / name.lower()
         for name in ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
     }
+    dirs["ACP_TUI_HOME"] = root / "acp-tui"  # acp-tui's own folders (logs too) under the root as well
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
     return {**os.environ, **{name: str(path) for name, path in dirs.items()}}
