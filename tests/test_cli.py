@@ -18,12 +18,6 @@ from acp_tui.settings.schema import Settings
 from tests.helpers import SCRIPTED_AGENT
 
 
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
-
-
 def invoke(*args: str, stdin: str | None = None) -> Result:
     return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from acp_tui.acp.config import AcpProviderConfig
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.core.model import ProviderCapabilities, SubagentRequest
-from acp_tui.policy.names import resolve_policy
+from acp_tui.policy.names import resolve
+from acp_tui.settings.provider_config import AcpProviderConfig
 
 __all__ = ["AcpProviderConfig", "AcpSubagentProvider"]
 
@@ -19,7 +19,8 @@ class AcpSubagentProvider:
 
     def __init__(self, config: AcpProviderConfig) -> None:
         self.config = config
-        self._policy = resolve_policy(config.permission_policy)
+        chosen = config.permission_policy
+        self._policy = resolve(chosen) if isinstance(chosen, str) else chosen
         self._live: set[AcpSubagentRun] = set()
 
     async def start(self, request: SubagentRequest, *, abort: Any = None) -> AcpSubagentRun:

@@ -15,7 +15,6 @@ import os
 import signal
 import time
 from collections import Counter, deque
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from acp_tui.acp.sdk import import_acp
@@ -23,7 +22,7 @@ from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.acp.trace import TraceWriter
 from acp_tui.acp.transport import MALFORMED, StdioTransport
-from acp_tui.core.events import EventStream
+from acp_tui.core.events import EventStream, Preempted, unless_set
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     EndedBy,
@@ -47,7 +46,7 @@ from acp_tui.core.model import (
     Usage,
     UsageReported,
 )
-from acp_tui.core.text import without_surrogates
+from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
@@ -58,8 +57,8 @@ if TYPE_CHECKING:
 
     from acp.client.connection import ClientSideConnection
 
-    from acp_tui.acp.provider import AcpProviderConfig
     from acp_tui.acp.session_setup import SessionSetup
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 STDERR_TAIL_LINES = 200
 STDERR_LINE_CHARS = 2000  # a longer stderr line is cut (after masking) to this
@@ -102,7 +101,7 @@ class AcpSubagentRun:
         self.status: RunStatus = "spawning"
         self._policy = policy
         self._abort = abort
-        self._secrets = _secret_values(config)
+        self._secrets = config.secrets()
         self._mask = SecretMask(self._secrets)
         self._stream_mask = SecretMask(self._secrets)  # holds back a tail between chunks
         self._events: EventStream[RunEvent] = EventStream()
@@ -392,17 +391,10 @@ class AcpSubagentRun:
         return stop_reason
 
     async def _unless_interrupted(self, awaitable: Awaitable[Any]) -> Any:
-        work = asyncio.ensure_future(awaitable)
-        interrupt = asyncio.create_task(self._interrupt.wait())
         try:
-            await asyncio.wait({work, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            interrupt.cancel()
-            if not work.done():
-                work.cancel()
-        if not work.done() or work.cancelled():
-            raise _Interrupted
-        return work.result()
+            return await unless_set(self._interrupt, awaitable)
+        except Preempted:
+            raise _Interrupted from None
 
     async def _cleanup(self) -> None:
         """End every process of the run, let the pipes run dry, close them and the connection, stop
@@ -458,7 +450,7 @@ class AcpSubagentRun:
         result = SubagentResult(
             stop_reason=stop_reason,
             output="".join(self._output),
-            error=self._one_line(error) if error else error,
+            error=one_line(self._clean(error), ERROR_CHARS, shown=False) if error else error,
             exit_code=self._child.returncode if self._child else None,
             hidden=dict(self._hidden),
             permissions=list(self._permissions),
@@ -690,23 +682,15 @@ class AcpSubagentRun:
 
     async def _decide(self, ask: PermissionAsk) -> tuple[str | None, str]:
         """The policy's choice, unless the run stops first (then the question is cancelled)."""
-        token = asking_run.set(self)
+        token = asking_run.set(self)  # the policy's task is made in this context: it sees whose request
         try:
-            decision = asyncio.create_task(self._policy.decide(ask))  # it sees whose request it is
+            choice = await unless_set(self._interrupt, self._policy.decide(ask))
+        except Preempted:
+            return None, "cancelled"
+        except Exception:
+            return None, f"{self._policy.name} failed"
         finally:
             asking_run.reset(token)
-        interrupt = asyncio.create_task(self._interrupt.wait())
-        try:
-            await asyncio.wait({decision, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            interrupt.cancel()
-            if not decision.done():
-                decision.cancel()
-        if not decision.done() or decision.cancelled():
-            return None, "cancelled"
-        if decision.exception() is not None:
-            return None, f"{self._policy.name} failed"
-        choice = decision.result()
         return choice.option_id, choice.rule
 
     # Text that leaves the core: masked (before any cut) and encodable -------------------------
@@ -728,10 +712,6 @@ class AcpSubagentRun:
         if isinstance(value, list | tuple):
             return type(value)(self._clean_json(v) for v in value)
         return value
-
-    def _one_line(self, text: str, limit: int = ERROR_CHARS) -> str:
-        line = " ".join(self._clean(text).split())
-        return line if len(line) <= limit else line[: limit - 1] + "…"
 
     # State and events ------------------------------------------------------------------------------
 
@@ -782,18 +762,6 @@ class AcpSubagentRun:
     def _note(self, message: str) -> None:
         """Our own diagnostics about the child, shown with its stderr."""
         self._on_stderr_line(f"[acp-tui] {message}")
-
-
-def _secret_values(config: AcpProviderConfig) -> list[str]:
-    """What the run hands the agent that could be a credential: its env, and its MCP servers' env
-    and header values (as `session/new` carries them: lists of name/value)."""
-    values = list(config.env.values())
-    for server in config.mcp_servers:
-        for key in ("env", "headers"):
-            for item in server.get(key) or ():
-                if isinstance(item, Mapping) and isinstance(item.get("value"), str):
-                    values.append(item["value"])
-    return values
 
 
 def _rpc_error_text(step: str, exc: Any) -> str:

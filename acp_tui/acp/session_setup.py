@@ -42,6 +42,7 @@ from acp.schema import (
 
 from acp_tui.acp.auth import auth_message
 from acp_tui.core.model import AgentInfo, AuthMethodInfo, ConfigOptionInfo, Continuation, Cost, Usage
+from acp_tui.core.text import one_line
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -54,9 +55,6 @@ CLIENT_INFO = Implementation(name="acp-tui", version="0.1.0")
 
 
 ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean
-
-
-McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
 
 class SessionSetupError(Exception):
@@ -123,7 +121,7 @@ class SessionSetup:
     async def continue_session(self, session_id: str) -> None:
         """Reach the session again; SessionSetupError (nothing sent) when the agent offers no way."""
         how = self.continuation
-        servers = [mcp_server(server) for server in self.mcp_servers]
+        servers = self._servers()
         if how == "resume":
             self.step = "session/resume"
             response: Any = await self.conn.resume_session(
@@ -160,11 +158,14 @@ class SessionSetup:
 
     async def new_session(self) -> str:
         self.step = "session/new"
-        servers = [mcp_server(server) for server in self.mcp_servers]
-        response: NewSessionResponse = await self.conn.new_session(cwd=self.cwd, mcp_servers=servers)
+        response: NewSessionResponse = await self.conn.new_session(cwd=self.cwd, mcp_servers=self._servers())
         self.session_id = response.session_id
         self._take_session_state(response)
         return response.session_id
+
+    def _servers(self) -> list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio]:
+        """The MCP servers as configured, as `session/new`, `resume` and `load` carry them."""
+        return [mcp_server(server) for server in self.mcp_servers]
 
     def _take_session_state(self, response: Any) -> None:
         """The options and modes a session's answer carries (new, resume and load alike)."""
@@ -262,7 +263,7 @@ class SessionSetup:
         if getattr(exc, "code", None) != AUTH_REQUIRED:
             return None
         agent = self.name or (self.agent.name if self.agent else "the agent")
-        said = " ".join(str(exc).split())  # cut by the run, after masking
+        said = one_line(str(exc), shown=False)  # cut by the run, after masking
         return auth_message(agent, self.auth_methods) + (f'; {step} said "{said}"' if said else "")
 
     def _option(self, asked: str) -> ConfigOption | None:
@@ -282,7 +283,7 @@ class SessionSetup:
                 self.config_options[i] = option.model_copy(update={"current_value": current})
 
 
-def mcp_server(server: Mapping[str, Any]) -> McpServer:
+def mcp_server(server: Mapping[str, Any]) -> HttpMcpServer | SseMcpServer | McpServerStdio:
     """A configured server (the ACP shape) as the SDK's type, nothing added or dropped."""
     kind = server.get("type", "stdio")
     if kind in ("http", "sse"):

@@ -20,7 +20,9 @@ from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, secret
 from acp_tui.cli.lab import policy, replay
 from acp_tui.cli.probe import probe_command
 from acp_tui.cli.run import run_command
+from acp_tui.cli.serve import serve_command
 from acp_tui.cli.sessions import sessions_command
+from acp_tui.core.text import one_line
 from acp_tui.settings.logs import route_logging
 
 EXIT_INTERRUPTED = 130
@@ -46,7 +48,7 @@ class _OneLineErrors(click.Group):
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as exc:
             where = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "acp-tui"
-            message = " ".join(exc.format_message().split())
+            message = one_line(exc.format_message(), shown=False)
             if isinstance(exc, _POINT_AT_HELP):  # the command line itself was wrong: say where to look
                 message += f" (see '{where} --help')"
             click.echo(f"{where}: error: {message}", err=True)
@@ -104,5 +106,5 @@ def main(
     return app.return_code or 0
 
 
-for command in (run_command, probe_command, apply_command, sessions_command, replay, policy):
+for command in (run_command, probe_command, apply_command, sessions_command, replay, policy, serve_command):
     main.add_command(command)

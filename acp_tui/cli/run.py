@@ -13,7 +13,8 @@ import click
 
 from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
 from acp_tui.settings.logs import route_logging
-from acp_tui.settings.schema import AgentPreset, ConfigError, Settings, parse_option_specs, with_options
+from acp_tui.settings.presets import parse_option_specs, with_options
+from acp_tui.settings.schema import AgentPreset, ConfigError, Settings
 
 if TYPE_CHECKING:
     from acp_tui.session.fanout import Job

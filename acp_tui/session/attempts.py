@@ -35,7 +35,7 @@ from acp_tui.core.model import (
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:
-    from acp_tui.acp.config import AcpProviderConfig
+    from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Change, Worktree
 
 Phase: TypeAlias = Literal[

@@ -21,8 +21,9 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from acp_tui.core.events import Preempted, unless_set
 from acp_tui.core.model import (
     Finished,
     HiddenUpdate,
@@ -45,9 +46,9 @@ from acp_tui.session.warm import Spares
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_tui.acp.config import AcpProviderConfig
     from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.session.attempts import Attempt
+    from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,6 @@ log = logging.getLogger(__name__)
 # The core's config for an attempt, made once its worktree (if any) exists: the owner's settings,
 # policy, tracing and sandbox decide it.
 Configure = Callable[["Attempt"], "AcpProviderConfig"]
-T = TypeVar("T")
 
 
 class _Cancelled(Exception):
@@ -225,7 +225,10 @@ class Driver:
                     attempt.worktree.change = None  # recorded again when this turn ends
                     attempt.events.push(WorktreeReady(attempt.worktree))
             elif attempt.isolated:
-                worktree = await self._unless_cancelled(attempt, self._worktree_for(attempt))
+                try:
+                    worktree = await unless_set(attempt.cancelled, self._worktree_for(attempt))
+                except Preempted:
+                    raise _Cancelled from None
                 attempt.worktree = worktree
                 attempt.events.push(WorktreeReady(worktree))
                 cwd = str(worktree.cwd)
@@ -290,21 +293,6 @@ class Driver:
         run.take(request)
         attempt.warm = True
         return run
-
-    async def _unless_cancelled(self, attempt: Attempt, work: Awaitable[T]) -> T:
-        """`work`, unless the attempt is cancelled first (then it is stopped, and _Cancelled)."""
-        task = asyncio.ensure_future(work)
-        cancelled = asyncio.ensure_future(attempt.cancelled.wait())
-        try:
-            await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancelled.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-            raise _Cancelled
-        return task.result()
 
     async def _worktree_for(self, attempt: Attempt) -> Worktree:
         from acp_tui.workspace.worktrees import Isolation, find_origin
@@ -394,3 +382,11 @@ def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderCon
         sandbox_writable=(*config.sandbox_writable, *writable),
         sandbox_readonly=(*config.sandbox_readonly, *readonly),
     )
+
+
+def preload_backend() -> None:
+    """Import what the first attempt needs (the SDK and our client of it), e.g. off a UI's thread."""
+    from acp_tui.acp.sdk import import_acp
+
+    import_acp()
+    import acp_tui.acp.client  # noqa: F401

@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from acp_tui.acp.config import AcpProviderConfig
 from acp_tui.core.model import StderrLine, SubagentStopReason
 from acp_tui.core.text import one_line
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import text_block
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import Driver, isolation_cwd
+from acp_tui.settings.provider_config import AcpProviderConfig
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:

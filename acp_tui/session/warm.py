@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from acp_tui.acp.config import AcpProviderConfig
     from acp_tui.acp.provider import AcpSubagentProvider
     from acp_tui.acp.run import AcpSubagentRun
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 log = logging.getLogger(__name__)
 WARM_IDLE = 600.0  # seconds a spare waits before it is disposed (settings: `warm_idle`)

@@ -32,17 +32,17 @@ from textual.widgets import Static
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import Driver, confined_to
+from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
 from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.acp.config import AcpProviderConfig
     from acp_tui.core.model import ConfigOptionInfo
-    from acp_tui.process.sandbox import SandboxMode
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
+    from acp_tui.settings.provider_config import AcpProviderConfig, SandboxMode
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.screens.policy_screen import AgentsScreen
     from acp_tui.ui.widgets.run_pane import RunPane
@@ -175,7 +175,7 @@ class SupervisorApp(App[None]):
     def next_preset(self, agent: str) -> AgentPreset:
         """The preset as its next run gets it: the config file's, with the options and the sandbox
         chosen in F2."""
-        from acp_tui.settings.schema import with_options
+        from acp_tui.settings.presets import with_options
 
         preset = with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
         sandbox = self.sandboxes.get(agent, preset.sandbox)
@@ -436,38 +436,23 @@ class SupervisorApp(App[None]):
 
     def action_reload_config(self) -> None:
         """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
-        from acp_tui.settings.schema import ConfigError, load_settings
+        from acp_tui.settings.reload import Choices, reload
+        from acp_tui.settings.schema import ConfigError
 
         old = self.settings
         if old.source is None:
             self.notify("No config file to reload: these are the demo agents.", severity="warning")
             return
+        chosen = Choices(self.policies, self.option_choices, self.sandboxes, self.offered)
         try:
-            new = load_settings(old.source)
+            new, kept = reload(old, chosen)
         except ConfigError as exc:
             self.notify(f"Config not reloaded: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
-        # Agents given on the command line (`--agent NAME=COMMAND`) are not in the file: they stay.
-        given = tuple(p for p in old.presets if p.name in old.selected and p.name not in new.names)
-        new = replace(new, presets=(*new.presets, *given), selected=old.selected)
-        # A policy picked in F2 stays; one the file gave follows the file.
-        policies = {}
-        for preset in new.presets:
-            before = self.policies.get(preset.name)
-            was_file = preset.name not in old.names or before == old.preset(preset.name).policy
-            keep = before is not None and not was_file and before in new.policy_names
-            policies[preset.name] = before if keep and before else preset.policy
         self.settings = new
-        self.policies.clear()
-        self.policies.update(policies)
-        self.option_choices = {k: v for k, v in self.option_choices.items() if k in new.names}
-        self.sandboxes = {k: v for k, v in self.sandboxes.items() if k in new.names}
-        # What an agent offers is its program's: forgotten where the command changed.
-        self.offered = {
-            k: v
-            for k, v in self.offered.items()
-            if k in new.names and new.preset(k).argv == old.preset(k).argv
-        }
+        self.policies.clear()  # the prompt bar shows this very dict
+        self.policies.update(kept.policies)
+        self.option_choices, self.sandboxes, self.offered = kept.options, kept.sandboxes, kept.offered
         self.bell_on, self.toasts_on = new.bell, new.toasts
         self.call_after_refresh(self.want_spares)  # the spares of the old file's presets go
         self.run_worker(self._settings_reloaded(old))
@@ -512,7 +497,7 @@ class SupervisorApp(App[None]):
             self.trace_dir = None
             self.notify("Protocol traces off for new runs.")
         else:
-            self.trace_dir = str(trace_directory())
+            self.trace_dir = str(paths.traces_dir())
             self.notify(
                 f"New runs write protocol traces to {text.safe_notice(self.trace_dir)} (t shows a pane's).",
                 markup=False,
@@ -625,12 +610,6 @@ def comparison_report(records: list[dict[str, object]]) -> str:
     )
 
 
-def trace_directory() -> Path:
-    import platformdirs
-
-    return platformdirs.user_state_path("acp-tui", appauthor=False) / "traces"
-
-
 def _exit_now() -> None:
     os._exit(129)  # 128 + SIGHUP: the shell's convention for a process ended by it
 
@@ -643,10 +622,9 @@ def _preload_protocol_sdk() -> None:
     frozen, they are skipped by the garbage collector's full passes, which otherwise stalled the
     screen for up to 0.2 s while 16 panes streamed (0.06 s frozen).
     """
-    from acp_tui.acp.sdk import import_acp
+    from acp_tui.session.driver import preload_backend
 
-    import_acp()
-    import acp_tui.acp.client
+    preload_backend()
     import acp_tui.ui.widgets.run_pane  # noqa: F401
 
     gc.freeze()

@@ -1,7 +1,7 @@
 """Git worktrees for runs: each isolated run works in its own checkout, and what it changed is kept.
 
 One `Isolation` per process owns a slot under the user cache dir
-(`user_cache_path("acp-tui")/worktrees/slot-N/`, the first one free), held by an advisory lock for as
+(`settings.paths.worktrees_dir()/slot-N/`, the first one free), held by an advisory lock for as
 long as the process lives; slots are reused, so the cache holds one folder per acp-tui running at
 once, never one per acp-tui that ever ran. A run's worktree is a fresh detached worktree of the
 repository that holds the run's cwd, at the base commit (HEAD, or `--base REF`), and the agent's
@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui.core.files import private_dir, replace_file
+from acp_tui.settings import paths
+from acp_tui.settings.schema import MAX_FILE_BYTES
 from acp_tui.workspace.cleanup import (
     KEPT_SUFFIX,
     RECORD_SUFFIX,
@@ -59,9 +61,6 @@ from acp_tui.workspace.git import IsolationError, PrivateGitDir, git, last_line,
 
 # As answers (`AcpProviderConfig.max_output_chars`): the patch kept beyond this is cut, and says so.
 DIFF_LIMIT = 16_000_000
-
-# A file larger than this is not recorded, but listed (a preset's `max_file_bytes`).
-MAX_FILE_BYTES = 10_000_000
 
 # A run that used all its time still gets this long to record its partial change.
 RECORD_GRACE = 2.0
@@ -424,7 +423,7 @@ class Isolation:
     """
 
     def __init__(self, root: Path | None = None) -> None:
-        self.root = root if root is not None else default_root()
+        self.root = root if root is not None else paths.worktrees_dir()
         self.token = secrets.token_hex(3)  # worktree names never repeat, whoever had the slot before
         self.folder = self.root / "slot-?"  # the first free slot, taken by `start()`
         self.worktrees: list[Worktree] = []
@@ -590,12 +589,6 @@ class Isolation:
             self._lock = None
             self._starting = None
         return [problem for problem in problems if problem]
-
-
-def default_root() -> Path:
-    import platformdirs
-
-    return platformdirs.user_cache_path("acp-tui", appauthor=False) / "worktrees"
 
 
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC

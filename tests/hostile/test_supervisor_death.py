@@ -55,14 +55,6 @@ def write_config(tmp_path: Path, record: Path) -> Path:
     return config
 
 
-def isolated_env(tmp_path: Path) -> dict[str, str]:
-    """Our environment (with the test session's mark), but the user's dirs under tmp_path."""
-    env = dict(os.environ)
-    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
-        env[name] = str(tmp_path / name.lower())
-    return env
-
-
 def stat_fields(pid: int) -> list[bytes]:
     """The fields of /proc/PID/stat after the command name: state, ppid, pgrp, ..."""
     with open(f"/proc/{pid}/stat", "rb") as f:
@@ -193,7 +185,6 @@ def test_sigkill_of_a_real_acp_tui_run_ends_every_child_group_within_a_second(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=isolated_env(tmp_path),
         cwd=tmp_path,
     )
     reaper.append(supervisor)
@@ -221,7 +212,7 @@ def test_sigkill_of_the_real_app_ends_every_child_group_within_a_second(
     config = write_config(tmp_path, record)
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
-    env = {**isolated_env(tmp_path), "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "40"}
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "40"}
     supervisor = subprocess.Popen(
         [sys.executable, "-m", "acp_tui", "--config", str(config)],
         stdin=slave,

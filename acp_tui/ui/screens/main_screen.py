@@ -12,7 +12,7 @@ import math
 import shlex
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -28,8 +28,9 @@ from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.settings.schema import AgentPreset
-    from acp_tui.ui.app import SupervisorApp
+    from acp_tui.session.attempts import Session
+    from acp_tui.session.driver import Driver
+    from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.widgets.run_pane import RunPane
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
@@ -47,6 +48,20 @@ STATE_ORDER = (
     "aborted",
     "error",
 )
+
+
+class Shell(Protocol):
+    """What the screen needs of the app that shows it (`ui.app.SupervisorApp`), said here: the
+    screen never imports the app, which imports it."""
+
+    settings: Settings
+    session: Session
+    driver: Driver
+    policies: dict[str, str]
+
+    def next_preset(self, agent: str) -> AgentPreset: ...
+
+    def want_spares(self) -> None: ...
 
 
 def grid_shape(count: int, width: int) -> int:
@@ -72,8 +87,8 @@ class MainScreen(Screen[object]):
         self._last_pane: RunPane | None = None
 
     @property
-    def supervisor(self) -> SupervisorApp:
-        return cast("SupervisorApp", self.app)
+    def supervisor(self) -> Shell:
+        return cast("Shell", self.app)
 
     def contents(self) -> ComposeResult:
         """The screen's widgets (the app composes them: see `SupervisorApp.compose`)."""
@@ -499,12 +514,8 @@ class MainScreen(Screen[object]):
             for a in app.session.attempts
             for record in a.permissions
         ]
-        from acp_tui.policy.names import BUILTIN_POLICIES
+        from acp_tui.policy.names import ASK, resolve
 
-        settings = app.settings
-        policies = {
-            name: BUILTIN_POLICIES[name] if name in BUILTIN_POLICIES else settings.policies[name]
-            for name in settings.policy_names
-            if name in BUILTIN_POLICIES or name in settings.policies
-        }
+        named = app.settings.policies
+        policies = {name: resolve(name, named) for name in app.settings.policy_names if name != ASK}
         self.app.push_screen(PermissionsPanelScreen(rows, policies))
