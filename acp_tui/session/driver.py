@@ -175,6 +175,9 @@ class Driver:
             self.subagents.aclose(), self.spares.aclose() if self.spares else asyncio.sleep(0)
         )
         await asyncio.gather(*(self.wait(attempt) for attempt in live if attempt.task is not None))
+        # A checkout still being looked for (its attempt was cancelled meanwhile): a short git, let
+        # finish rather than cancelled (a git killed as the loop closes can hang the close).
+        await asyncio.gather(*self._looking.values(), return_exceptions=True)
         if self.isolation is None:
             return []
         return await self.isolation.aclose()
