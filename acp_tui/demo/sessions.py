@@ -121,9 +121,9 @@ class SessionStore:
             session = Session(session_id=f"demo-{persona}-{secrets.token_hex(4)}", cwd=cwd)
             try:
                 write_new(private_dir(self.root) / f"{session.session_id}.json", session.to_json())
-            except FileExistsError:
-                continue  # 1 in 4 billion: another process has this one
             except OSError as exc:
+                if isinstance(exc, FileExistsError) and self.root.is_dir():
+                    continue  # 1 in 4 billion: another process has this one
                 self._cannot_keep(exc)
                 return session  # the id is still random: it will not meet another
             self.prune(keep=session.session_id)
