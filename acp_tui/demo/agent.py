@@ -37,7 +37,7 @@ default; ``auto``: writes without asking; ``read-only``: never writes nor asks) 
 cost at the end of each turn.
 
 Sessions outlive the process (every acp-tui turn is a fresh one): each is kept as a small JSON file
-under the user cache folder (``demo-sessions``; see ``sessions.py``), its id ``demo-<persona>-<8
+under acp-tui's cache folder (``demo-sessions``; see ``sessions.py``), its id ``demo-<persona>-<8
 hex>``. The agent advertises ``session/resume`` (the session goes on where it was: its mode, model,
 usage and history), ``session/load`` (the same, after replaying the history as
 ``user_message_chunk`` / ``agent_message_chunk`` updates) and ``session/close`` (the session stops

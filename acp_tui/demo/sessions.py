@@ -1,12 +1,13 @@
 """The demo agent's sessions: their state, and a small JSON file each so a fresh process can go on.
 
 Every acp-tui turn is a fresh process, so a session that can be resumed (or loaded) outlives the
-process that made it: each is kept as `<id>.json` under the user cache folder (`demo-sessions`):
-cwd, mode, model, the tokens used so far, the tool calls numbered so far, and the history (each
-turn's prompt and answer text). Ids are `demo-<persona>-<8 hex>`, claimed by creating the file
-(O_EXCL), so two processes never share one. Files are replaced atomically; old ones (a week, or
-past the newest 200) are pruned whenever a session is made. A folder that cannot be written (a
-read-only home in a sandbox) only means sessions are not kept: the agent still answers.
+process that made it: each is kept as `<id>.json` in acp-tui's cache folder (`demo-sessions` under
+`paths.cache_dir()`, so `ACP_TUI_HOME` moves it too): cwd, mode, model, the tokens used so far, the
+tool calls numbered so far, and the history (each turn's prompt and answer text). Ids are
+`demo-<persona>-<8 hex>`, claimed by creating the file (O_EXCL), so two processes never share one.
+Files are replaced atomically; old ones (a week, or past the newest 200) are pruned whenever a
+session is made. A folder that cannot be written (a read-only home in a sandbox) only means
+sessions are not kept: the agent still answers.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui.core.files import UnreadableFile, parse_json, private_dir, read_text, replace_file, write_new
+from acp_tui.settings import paths
 
 # The session's config options (the first value is the default).
 MODES = {"ask": "Ask before writing", "auto": "Write without asking", "read-only": "Never write"}
@@ -103,9 +105,7 @@ def _count(value: object) -> int:
 
 
 def sessions_dir() -> Path:
-    import platformdirs
-
-    return platformdirs.user_cache_path("acp-tui", appauthor=False) / "demo-sessions"
+    return paths.cache_dir() / "demo-sessions"
 
 
 class SessionStore:

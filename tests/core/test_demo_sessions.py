@@ -1,7 +1,7 @@
 """The demo agent's sessions outlive its process: resumed, loaded and closed over real stdio.
 
-Every turn is a fresh demo process talking to the real SDK client; the sessions' files live under a
-temporary XDG_CACHE_HOME.
+Every turn is a fresh demo process talking to the real SDK client; the sessions' files live under the
+test's own ACP_TUI_HOME, which every process it starts inherits.
 """
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 
 from acp_tui.demo.sessions import KEEP_FILES, Session, SessionStore
+from acp_tui.settings import paths
 
 ID = re.compile(r"demo-chat-[0-9a-f]{8}")
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return tmp_path / "cache" / "acp-tui" / "demo-sessions"
+def cache() -> Path:
+    """Where the demo keeps its sessions: under this test's own ACP_TUI_HOME (tests/conftest.py)."""
+    return paths.cache_dir() / "demo-sessions"
 
 
 class Recorder:
