@@ -130,9 +130,7 @@ def test_nothing_of_ours_imports_the_demo_agent() -> None:
 
 
 def graph() -> dict[str, set[str]]:
-    # The demo agent's modules import each other (agent <-> editing): the demo is being restructured
-    # on its own (personas behind a public API), so its circle is left to that work.
-    ours = [module for module in modules() if room(module) != "demo"]
+    ours = modules()
     return {module: {imported for imported, _ in our_imports(module) if imported in ours} for module in ours}
 
 
