@@ -21,8 +21,12 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 
+from acp_tui import AcpSubagentProvider, SubagentRequest, SubagentStopReason
+from acp_tui.core.model import SubagentResult
 from acp_tui.demo.sessions import KEEP_FILES, Session, SessionStore
+from acp_tui.process.group import group_alive
 from acp_tui.settings import paths
+from tests.helpers import demo
 
 ID = re.compile(r"demo-chat-[0-9a-f]{8}")
 
@@ -228,3 +232,63 @@ def test_a_session_file_round_trips(tmp_path: Path) -> None:
     ):
         with pytest.raises(ValueError, match=reason):
             Session.from_json({**json.loads(session.to_json()), **broken})
+
+
+# Through acp-tui's own core: a follow-up is a fresh child that continues the session -------------
+
+
+async def follow_up(persona: str, *extra: str, cwd: Path, prompts: tuple[str, ...]) -> list[SubagentResult]:
+    """One turn per prompt, each in a fresh child, each continuing the first turn's session."""
+    config = demo(persona, *extra, policy="allow")
+    results: list[SubagentResult] = []
+    for prompt in prompts:
+        session_id = results[0].session_id if results else None
+        request = SubagentRequest(prompt=prompt, cwd=str(cwd), session_id=session_id)
+        run = await AcpSubagentProvider(config).start(request)
+        results.append(await asyncio.wait_for(run.result(), 30))
+        assert not group_alive(run.pid or 0)
+    return results
+
+
+async def test_a_follow_up_through_the_core_resumes_and_the_answer_shows_it(
+    tmp_path: Path, cache: Path
+) -> None:
+    first, second = await follow_up("chat", cwd=tmp_path, prompts=("hello", "now fix the test"))
+    assert (first.stop_reason, second.stop_reason) == (SubagentStopReason.COMPLETED,) * 2, second.error
+    assert (first.output, second.output) == ("turn 1: hello", "turn 2: now fix the test (earlier: hello)")
+    assert first.continuation == second.continuation == "resume"
+    assert second.session_id == first.session_id and ID.fullmatch(first.session_id or "")
+    assert "history" not in second.hidden
+    assert second.usage is not None and first.usage is not None and second.usage.used > first.usage.used
+    assert [e["prompt"] for e in kept(cache, first.session_id or "")["history"]] == [
+        "hello",
+        "now fix the test",
+    ]
+
+
+async def test_a_follow_up_through_the_core_by_load_counts_the_replay_as_hidden_history(
+    tmp_path: Path, cache: Path
+) -> None:
+    results = await follow_up("chat", "--no-resume", cwd=tmp_path, prompts=("one", "two", "three"))
+    assert [r.output for r in results] == [
+        "turn 1: one",
+        "turn 2: two (earlier: one)",
+        "turn 3: three (earlier: one; two)",
+    ]
+    assert {r.continuation for r in results} == {"load"}
+    assert [r.hidden.get("history") for r in results] == [None, 2, 4]  # each turn's prompt and answer
+
+
+async def test_every_persona_goes_on_in_a_follow_up(tmp_path: Path, cache: Path) -> None:
+    first, second = await follow_up("pong", cwd=tmp_path, prompts=("ping", "ping again"))
+    assert (first.output, second.output) == ("PONG", "PONG")
+    assert [p.decision for p in second.permissions] == ["allow_once"]
+    assert kept(cache, first.session_id or "")["tool_calls"] == 2  # ids stay unique in the session
+
+
+async def test_following_up_an_unknown_session_ends_error(tmp_path: Path, cache: Path) -> None:
+    config = demo("chat")
+    run = await AcpSubagentProvider(config).start(SubagentRequest("again", session_id="demo-chat-00000000"))
+    result = await asyncio.wait_for(run.result(), 30)
+    assert result.stop_reason is SubagentStopReason.ERROR and "Resource not found" in (result.error or "")
+    assert result.output == ""
