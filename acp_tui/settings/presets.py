@@ -21,17 +21,20 @@ def demo_presets() -> tuple[AgentPreset, ...]:
     def persona(name: str) -> tuple[str, ...]:
         return ("-m", "acp_tui.demo.agent", "--persona", name)
 
+    # The demo keeps its sessions in our cache (follow-ups resume them): confined, it may write there.
+    sessions = (str(paths.cache_dir() / "demo-sessions"),)
     return (
-        AgentPreset("scribe", sys.executable, persona("essay")),
+        AgentPreset("scribe", sys.executable, persona("essay"), sandbox_writable=sessions, create_cwd=True),
         AgentPreset(
             "pong",
             sys.executable,
             persona("pong"),
             cwd=str(paths.demo_scratch_dir()),
             policy="allow",
+            sandbox_writable=sessions,
             create_cwd=True,
         ),
-        AgentPreset("tortoise", sys.executable, persona("slow")),
+        AgentPreset("tortoise", sys.executable, persona("slow"), sandbox_writable=sessions, create_cwd=True),
     )
 
 

@@ -138,7 +138,8 @@ class AgentPreset:
     warm: Switch = _says("must be true or false", default=True)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
     replay: NonBlank | None = _says("must be a non-empty path", default=None)
-    # The demo's scratch dir is made when a run is configured, never merely by loading settings.
+    # The demo's folders (its cwd, its writable ones) are made when a run is configured, never
+    # merely by loading settings.
     create_cwd: bool = field(default=False, compare=False, repr=False, metadata={"internal": True})
 
     @property
@@ -154,10 +155,11 @@ class AgentPreset:
             raise ConfigError(
                 f'agent "{self.name}": policy "{chosen}" needs Settings.provider_config to resolve it'
             )
-        if self.create_cwd and self.cwd:
+        if self.create_cwd:
             # Should this fail, the run says "working directory not found", naming it.
-            with contextlib.suppress(OSError):
-                Path(self.cwd).mkdir(parents=True, exist_ok=True)
+            for folder in (*([self.cwd] if self.cwd else []), *self.sandbox_writable):
+                with contextlib.suppress(OSError):
+                    Path(folder).mkdir(parents=True, exist_ok=True)
         return AcpProviderConfig(
             command=self.command,
             args=self.args,

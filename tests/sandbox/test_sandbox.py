@@ -473,3 +473,26 @@ def test_as_an_unprivileged_user_the_sandbox_holds_and_ends_with_its_run_or_its_
             if supervisor.poll() is None:
                 supervisor.kill()
             supervisor.wait(5)
+
+
+async def test_a_confined_demo_follow_up_remembers_its_first_turn(tmp_path: Path) -> None:
+    """The demo keeps its sessions in our cache, which a sandbox hides: its presets may write that
+    one folder, so a follow-up of a confined demo run resumes it."""
+    need_bwrap()
+    from dataclasses import replace
+
+    from acp_tui.settings.presets import demo_presets
+    from acp_tui.settings.schema import Settings
+
+    [scribe, *_] = demo_presets()
+    preset = replace(scribe, args=("-m", "acp_tui.demo.agent", "--persona", "chat"), sandbox="workspace")
+    config = Settings(presets=(preset,)).provider_config(preset)
+    first = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hello", cwd=str(tmp_path)))
+    done = await asyncio.wait_for(first.result(), 30)
+    assert done.stop_reason is SubagentStopReason.COMPLETED, done.error
+    again = await AcpSubagentProvider(config).start(
+        SubagentRequest(prompt="and again", cwd=str(tmp_path), session_id=done.session_id)
+    )
+    follow = await asyncio.wait_for(again.result(), 30)
+    assert follow.stop_reason is SubagentStopReason.COMPLETED, follow.error
+    assert "earlier: hello" in follow.output
