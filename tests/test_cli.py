@@ -177,7 +177,7 @@ class FakeApp:
     seen: ClassVar[list[Settings]] = []  # every instance made, across instances
     return_code = 0
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, **seams: object) -> None:
         self.seen.append(settings)
 
     def run(self) -> None:

@@ -218,5 +218,6 @@ def write_config(root: Path, *agent_args: str, names: tuple[str, ...] = ("scribe
         for name in names
     )
     config = root / "agents.toml"
-    config.write_text(f"prompt = {q(PROMPT)}\n{agents}", encoding="utf-8")
+    # No warm spares: each tab runs exactly the agents it was asked for (spares: tests/conversations).
+    config.write_text(f"prompt = {q(PROMPT)}\nwarm = false\n{agents}", encoding="utf-8")
     return config, work
