@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from acp_tui.settings.schema import load_settings
+from acp_tui.settings.load import load_settings
 from acp_tui.ui.app import make_app
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane

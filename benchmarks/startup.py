@@ -168,7 +168,7 @@ def measure_minimal(env: dict[str, str]) -> float:
 
 
 def demo_commands() -> list[str]:
-    from acp_tui.settings.schema import demo_presets
+    from acp_tui.settings.presets import demo_presets
 
     return [shlex.join([preset.command, *preset.args]) for preset in demo_presets()]
 

@@ -18,12 +18,6 @@ from acp_tui.settings.schema import Settings
 from tests.helpers import SCRIPTED_AGENT
 
 
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
-
-
 def invoke(*args: str, stdin: str | None = None) -> Result:
     return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
 
@@ -183,7 +177,7 @@ class FakeApp:
     seen: ClassVar[list[Settings]] = []  # every instance made, across instances
     return_code = 0
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, **seams: object) -> None:
         self.seen.append(settings)
 
     def run(self) -> None:

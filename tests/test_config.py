@@ -11,15 +11,10 @@ import pytest
 from acp_tui.core.model import PermissionOptionInfo
 from acp_tui.policy.ask import PermissionAsk
 from acp_tui.policy.rules import AskPolicy, Rule, RulePolicy
-from acp_tui.settings.schema import (
-    DEFAULT_PROMPT,
-    AgentPreset,
-    ConfigError,
-    Settings,
-    demo_presets,
-    load_settings,
-    parse_agent_spec,
-)
+from acp_tui.settings import paths
+from acp_tui.settings.load import load_file, load_settings
+from acp_tui.settings.presets import demo_presets, parse_agent_spec
+from acp_tui.settings.schema import DEFAULT_PROMPT, AgentPreset, ConfigError, Settings
 
 SAMPLE = Path(__file__).parent.parent / "assets" / "agents.sample.toml"
 
@@ -59,25 +54,15 @@ action = "reject"
 """
 
 
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never read the real user's config, never write into the real user's cache."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
 def write(tmp_path: Path, text: str, name: str = "agents.toml") -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def load_text(tmp_path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """Load `text` as ./agents.toml, so messages name the file as the user typed it."""
-    write(tmp_path, text)
-    monkeypatch.chdir(tmp_path)
-    return load_settings("agents.toml")
+def load_text(tmp_path: Path, text: str) -> Settings:
+    """Load `text` as a file the user named `agents.toml`: messages name it so."""
+    return load_file(write(tmp_path, text), label="agents.toml")
 
 
 def test_a_valid_file_becomes_presets_and_named_policies(tmp_path: Path) -> None:
@@ -92,7 +77,7 @@ def test_a_valid_file_becomes_presets_and_named_policies(tmp_path: Path) -> None
         name="gemini",
         command="gemini",
         args=("--acp", "--model", "x"),
-        cwd=str(tmp_path / "home" / "src" / "project"),  # ~ expanded
+        cwd=os.path.expanduser("~/src/project"),  # ~ expanded
         env={"GEMINI_API_KEY": "k-123"},
         policy="careful",
         handshake_timeout=90.0,
@@ -259,10 +244,10 @@ def test_the_sample_file_is_valid() -> None:
     ],
 )
 def test_each_mistake_is_one_line_naming_file_agent_and_field(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
+    tmp_path: Path, text: str, message: str
 ) -> None:
     with pytest.raises(ConfigError) as caught:
-        load_text(tmp_path, text, monkeypatch)
+        load_text(tmp_path, text)
     assert str(caught.value) == message
     assert "\n" not in str(caught.value)
 
@@ -294,7 +279,7 @@ def test_without_a_config_the_demo_set_runs(tmp_path: Path) -> None:
 
 def test_the_demo_pong_writes_in_a_scratch_dir_made_only_when_a_run_is_configured(tmp_path: Path) -> None:
     pong = load_settings().preset("pong")
-    scratch = tmp_path / "cache-home" / "acp-tui" / "pong"
+    scratch = paths.cache_dir() / "pong"
     assert pong.policy == "allow" and pong.cwd == str(scratch)
     assert not scratch.exists()  # loading settings touches nothing
     config = load_settings().provider_config(pong)
@@ -302,7 +287,7 @@ def test_the_demo_pong_writes_in_a_scratch_dir_made_only_when_a_run_is_configure
 
 
 def test_the_user_config_file_replaces_the_demo_set(tmp_path: Path) -> None:
-    user_file = tmp_path / "config-home" / "acp-tui" / "agents.toml"
+    user_file = paths.config_dir() / "agents.toml"
     user_file.parent.mkdir(parents=True)
     user_file.write_text('[[agent]]\nname = "mine"\ncommand = "my-agent"\n', encoding="utf-8")
 
@@ -317,7 +302,7 @@ def test_the_user_config_file_replaces_the_demo_set(tmp_path: Path) -> None:
 
 
 def test_an_explicit_config_wins_over_the_user_config_file(tmp_path: Path) -> None:
-    user_file = tmp_path / "config-home" / "acp-tui" / "agents.toml"
+    user_file = paths.config_file()
     user_file.parent.mkdir(parents=True)
     user_file.write_text("this is not toml", encoding="utf-8")
     settings = load_settings(write(tmp_path, VALID))
@@ -537,11 +522,9 @@ AGENT = '[[agent]]\nname = "a"\ncommand = "x"\n'
         ),
     ],
 )
-def test_each_new_agent_field_mistake_is_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
-) -> None:
+def test_each_new_agent_field_mistake_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        load_text(tmp_path, text, monkeypatch)
+        load_text(tmp_path, text)
     assert str(caught.value) == f'agents.toml: agent "a": {message}'
 
 
@@ -577,23 +560,21 @@ POLICY = AGENT + "[[policy.p.rule]]\n"
             AGENT + 'bell = "yes"\n',
             'agent "a": unknown key "bell" (expected name, command, args, cwd, env, policy,'
             " handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation, max_file_bytes,"
-            " sandbox, sandbox_writable, sandbox_hidden, sandbox_network or replay)",
+            " sandbox, sandbox_writable, sandbox_hidden, sandbox_network, warm or replay)",
         ),
         ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
         ("toasts = 1\n" + AGENT, '"toasts" must be true or false'),
     ],
 )
-def test_each_new_policy_and_app_field_mistake_is_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str
-) -> None:
+def test_each_new_policy_and_app_field_mistake_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        load_text(tmp_path, text, monkeypatch)
+        load_text(tmp_path, text)
     assert str(caught.value) == f"agents.toml: {message}"
     assert "\n" not in str(caught.value)
 
 
 def test_option_specs() -> None:
-    from acp_tui.settings.schema import parse_option_specs, with_options
+    from acp_tui.settings.presets import parse_option_specs, with_options
 
     assert parse_option_specs(["mode=ask", "model = gpt-5", "mode=auto"]) == {
         "mode": "auto",
@@ -608,30 +589,29 @@ def test_option_specs() -> None:
     assert with_options(preset, {}) is preset
 
 
-def test_a_file_that_passed_once_loads_the_same_without_pydantic(tmp_path: Path) -> None:
-    """Validation costs pydantic before the first frame; an unchanged valid file skips it, and
-    becomes exactly the same settings. Only a hash is kept, no value of the file."""
+def test_a_file_is_validated_each_time_and_the_demo_set_and_agent_specs_load_no_pydantic(
+    tmp_path: Path,
+) -> None:
+    """Nothing is kept to spare a file's validation (a mistake is caught however often the file was
+    read before); only a file loads pydantic: the demo set and `--agent` specs start without it."""
     import subprocess
 
     path = write(tmp_path, FULL)
     first = load_settings(path)
-    second = load_settings(path)
-    assert second == first and second.presets[0].mcp_servers == first.presets[0].mcp_servers
-    assert second.presets[0].run_timeout == 600.0 and isinstance(second.presets[0].run_timeout, float)
-    [seal] = (tmp_path / "cache-home" / "acp-tui" / "valid-settings").iterdir()
-    assert "secret" not in seal.read_text() and len(seal.read_text()) == 64
+    assert load_settings(path) == first
+    assert first.presets[0].run_timeout == 600.0 and isinstance(first.presets[0].run_timeout, float)
+    assert not paths.cache_dir().exists()  # nothing written to spare the next load
 
     probe = (
-        "import sys; from acp_tui.settings.schema import load_settings; load_settings(sys.argv[1]);"
-        " print('pydantic' in sys.modules)"
+        "import sys; from acp_tui.settings.load import load_settings;"
+        " load_settings(sys.argv[1] or None, sys.argv[2:]); print('pydantic' in sys.modules)"
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, env=env, check=True
-    )
-    assert done.stdout.strip() == "False"
+    for args, loaded in (([str(path)], "True"), ([""], "False"), (["", "mine=my-agent --acp"], "False")):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == loaded, args
 
-    # Any change of a byte is validated again (and a mistake is still caught).
     path.write_text(FULL.replace("run_timeout = 600", "run_timeout = -1"), encoding="utf-8")
     with pytest.raises(ConfigError, match='"run_timeout" must be a positive number of seconds'):
         load_settings(path)

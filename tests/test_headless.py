@@ -7,7 +7,6 @@ blink); signals need a real process, so those tests spawn `python -m acp_tui`.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from click.testing import CliRunner, Result
 from acp_tui.acp import client as _sdk_loaded  # noqa: F401 - see below
 from acp_tui.cli.main import main
 from acp_tui.core.model import SubagentStopReason
+from acp_tui.settings import paths
 from tests.helpers import SCRIPTED_AGENT, read_trace
 
 # The in-process runs below import the protocol SDK on first use; it is loaded up front (through the
@@ -40,13 +40,6 @@ PERMISSION_KEYS = {
     "waited_s",
 }
 DEMO = [sys.executable, "-m", "acp_tui.demo.agent", "--persona"]
-
-
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The demo set, never the real user's config; the demo's scratch dir under tmp_path."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
 
 
 def spec(name: str, **options: object) -> str:
@@ -183,7 +176,7 @@ def test_the_demo_set_runs_by_default_and_pong_writes_its_proof_in_a_scratch_dir
     assert pong["output"] == "PONG" and pong["policy"] == "allow"
     (permission,) = pong["permissions"]
     assert (permission["decision"], permission["rule"]) == ("allow_once", "allow")
-    assert (tmp_path / "cache-home" / "acp-tui" / "pong" / "proof.txt").read_text() == "PONG\n"
+    assert (paths.demo_scratch_dir() / "proof.txt").read_text() == "PONG\n"
     assert "[pong] demo agent: persona=pong" in result.stderr.splitlines()
 
 
@@ -478,7 +471,6 @@ def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
 
 
 def test_sdk_diagnostics_go_to_the_log_file_never_the_terminal(tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
     done = subprocess.run(
         [
             sys.executable,
@@ -496,10 +488,9 @@ def test_sdk_diagnostics_go_to_the_log_file_never_the_terminal(tmp_path: Path) -
         text=True,
         timeout=30,
         check=False,
-        env=env,
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    [log] = (tmp_path / "state").rglob("acp-tui.log")
+    log = paths.log_file()
     assert "acp_tui_unknown_kind" in log.read_text()  # the SDK's complaint about the update
     assert "acp_tui_unknown_kind" not in done.stderr

@@ -7,7 +7,6 @@ import shlex
 import sys
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner, Result
 
 from acp_tui.cli.main import main
@@ -23,12 +22,6 @@ PROBE_KEYS = [
     "error",
     "sandbox",
 ]
-
-
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
 
 
 def invoke(*args: str) -> Result:

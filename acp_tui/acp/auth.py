@@ -52,7 +52,7 @@ def auth_message(agent: str, methods: Sequence[AuthMethodInfo]) -> str:
     if variables:
         hints.append(f"set {' or '.join(dict.fromkeys(variables))} in this agent's env")
     for method in methods:
-        command = login_command(method)
+        command = _named_command(method)
         if command:
             hints.append(f'run "{command}" in a terminal')
         elif method.type == "terminal":
@@ -60,7 +60,7 @@ def auth_message(agent: str, methods: Sequence[AuthMethodInfo]) -> str:
     return f"authentication required: {agent} offers {names}" + (f" ({'; or '.join(hints)})" if hints else "")
 
 
-def login_command(method: AuthMethodInfo) -> str | None:
+def _named_command(method: AuthMethodInfo) -> str | None:
     """A command the method's description tells the user to run, if it names one."""
     found = _RUN_COMMAND.search(method.description or "")
     return found.group(1).strip() if found else None
@@ -72,7 +72,7 @@ def terminal_login(method: AuthMethodInfo, command: str, args: Sequence[str]) ->
     own program in its place. None: no such thing; LoginRefused: one that is not run."""
     if method.type == "terminal":
         return [command, *args, *method.args]
-    named = login_command(method)
+    named = _named_command(method)
     if not named:
         return None
     try:

@@ -13,13 +13,13 @@ import tempfile
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from acp_tui.acp.provider import AcpProviderConfig
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.acp.session_setup import describe
 from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
 from acp_tui.core.text import one_line
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import probe_text
+from acp_tui.settings.provider_config import AcpProviderConfig
 
 
 class ProbeRun(AcpSubagentRun):
@@ -34,12 +34,12 @@ async def describe_agent(
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of the agent, and whether a session was created. For the app too (the
     values of its options for a chooser): it never raises for what the agent does."""
-    from acp_tui.policy.names import resolve_policy
+    from acp_tui.policy.names import FIXED_POLICIES
 
     # The agent describes itself, as it comes: none of the preset's options are set.
     config = dataclasses.replace(config, options={})
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
-        run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), resolve_policy("reject"))
+        run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
         await run.start()
         try:
             async for event in run.events():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from acp_tui.acp.config import AcpProviderConfig
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.core.model import ProviderCapabilities, SubagentRequest
-from acp_tui.policy.names import resolve_policy
+from acp_tui.policy.names import resolve
+from acp_tui.settings.provider_config import AcpProviderConfig
 
 __all__ = ["AcpProviderConfig", "AcpSubagentProvider"]
 
@@ -19,11 +19,21 @@ class AcpSubagentProvider:
 
     def __init__(self, config: AcpProviderConfig) -> None:
         self.config = config
-        self._policy = resolve_policy(config.permission_policy)
+        chosen = config.permission_policy
+        self._policy = resolve(chosen) if isinstance(chosen, str) else chosen
         self._live: set[AcpSubagentRun] = set()
 
     async def start(self, request: SubagentRequest, *, abort: Any = None) -> AcpSubagentRun:
-        run = AcpSubagentRun(self.config, request, self._policy, abort=abort)
+        return await self._started(AcpSubagentRun(self.config, request, self._policy, abort=abort))
+
+    async def prepare(self, *, cwd: str, presession: bool = False) -> AcpSubagentRun:
+        """A spare: a child started in `cwd` and taken through `initialize` (and, with
+        `presession`, `session/new` and the options), waiting for a run to `take` it."""
+        return await self._started(
+            AcpSubagentRun(self.config, None, self._policy, cwd=cwd, presession=presession)
+        )
+
+    async def _started(self, run: AcpSubagentRun) -> AcpSubagentRun:
         self._live.add(run)
         await run.start()
         if run.done():
@@ -31,6 +41,11 @@ class AcpSubagentProvider:
         else:
             asyncio.ensure_future(run.result()).add_done_callback(lambda _: self._live.discard(run))
         return run
+
+    @property
+    def live(self) -> bool:
+        """Whether a run of this provider has yet to end."""
+        return bool(self._live)
 
     async def aclose(self) -> None:
         """Dispose every live run (they end `aborted`)."""

@@ -15,7 +15,6 @@ import os
 import signal
 import time
 from collections import Counter, deque
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from acp_tui.acp.sdk import import_acp
@@ -23,7 +22,7 @@ from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.acp.trace import TraceWriter
 from acp_tui.acp.transport import MALFORMED, StdioTransport
-from acp_tui.core.events import EventStream
+from acp_tui.core.events import EventStream, Preempted, unless_set
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     EndedBy,
@@ -47,8 +46,8 @@ from acp_tui.core.model import (
     Usage,
     UsageReported,
 )
-from acp_tui.core.text import without_surrogates
-from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
+from acp_tui.core.text import one_line, without_surrogates
+from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from acp_tui.process.sandbox import SandboxError, confine, failure_message
@@ -58,8 +57,8 @@ if TYPE_CHECKING:
 
     from acp.client.connection import ClientSideConnection
 
-    from acp_tui.acp.provider import AcpProviderConfig
     from acp_tui.acp.session_setup import SessionSetup
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 STDERR_TAIL_LINES = 200
 STDERR_LINE_CHARS = 2000  # a longer stderr line is cut (after masking) to this
@@ -81,18 +80,28 @@ class AcpSubagentRun:
     def __init__(
         self,
         config: AcpProviderConfig,
-        request: SubagentRequest,
+        request: SubagentRequest | None,
         policy: PermissionPolicy,
         *,
         abort: Any = None,
+        cwd: str | None = None,
+        presession: bool = False,
     ) -> None:
+        """`request` None makes a spare: started and initialized in `cwd`, it waits for a run to
+        `take` it (a warm start); with `presession` it opens its session and sets its options
+        before it waits."""
         self.config = config
-        self.request = request
-        self.cwd = request.cwd or config.cwd or os.getcwd()
+        self._spare = request is None
+        self._presession = presession and request is None
+        self._taken = asyncio.Event()
+        self.ready = asyncio.Event()  # a spare: initialized (and its session open), waiting to be taken
+        self.request = request or SubagentRequest(prompt="", cwd=cwd)
+        self.cwd = self.request.cwd or config.cwd or os.getcwd()
+        self.warm = False  # a spare that a run took
         self.status: RunStatus = "spawning"
         self._policy = policy
         self._abort = abort
-        self._secrets = _secret_values(config)
+        self._secrets = config.secrets()
         self._mask = SecretMask(self._secrets)
         self._stream_mask = SecretMask(self._secrets)  # holds back a tail between chunks
         self._events: EventStream[RunEvent] = EventStream()
@@ -126,6 +135,7 @@ class AcpSubagentRun:
         self._child_gone = False
         self._turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
         self._interrupt = asyncio.Event()
+        self._replaying = False  # `session/load` is replaying the session's history
         self._deciding = 0  # permission requests being decided (a person may be answering)
         self._clock_changed = asyncio.Event()  # a decision started or ended: the idle clock moves
         self._spawned = asyncio.Event()
@@ -166,6 +176,27 @@ class AcpSubagentRun:
             self._finish((SubagentStopReason.ABORTED, reason))
         else:
             await asyncio.shield(self._main)
+
+    def take(self, request: SubagentRequest) -> None:
+        """A run takes this spare: its prompt (and, unless the spare opened its session already,
+        the session it continues) are `request`'s; its clocks start now. ValueError if the spare
+        cannot serve it (another cwd, taken, or its session is not the one asked for)."""
+        cwd = request.cwd or self.config.cwd or os.getcwd()
+        if not self._spare or self._taken.is_set() or self.done():
+            raise ValueError("not a spare that can be taken")
+        if os.path.realpath(cwd) != os.path.realpath(self.cwd):
+            raise ValueError(f"a spare working in {self.cwd} cannot run in {cwd}")
+        if self._presession and request.session_id is not None:
+            raise ValueError("a spare with a session of its own cannot continue another")
+        self.request = dataclasses.replace(request, cwd=self.cwd)
+        self.warm = True
+        self._started = self._last_frame = time.monotonic()
+        self._watch_clocks()
+        self._taken.set()
+
+    def _watch_clocks(self) -> None:
+        if self.config.run_timeout is not None or self.config.idle_timeout is not None:
+            self._helper(self._watch_time())
 
     async def start(self) -> None:
         """Spawn the child; return once it runs or has failed to start."""
@@ -219,8 +250,8 @@ class AcpSubagentRun:
             self._spawned.set()
         if self._abort is not None:
             self._helper(self._watch_abort())
-        if self.config.run_timeout is not None or self.config.idle_timeout is not None:
-            self._helper(self._watch_time())
+        if not self._spare:
+            self._watch_clocks()
         await asyncio.sleep(0)  # let runs started alongside spawn too, before the SDK import below
         return await self._converse(self._child)
 
@@ -267,8 +298,7 @@ class AcpSubagentRun:
         try:
             self._set_status("initializing")
             try:
-                async with asyncio.timeout(self.config.handshake_timeout):
-                    session_id = await self._unless_interrupted(setup.start(self._session_opened))
+                session_id = await self._handshake(setup)
             except TimeoutError:
                 timeout = self.config.handshake_timeout
                 return self._failed(f"handshake timed out after {timeout:g} s (no answer to {setup.step})")
@@ -303,6 +333,27 @@ class AcpSubagentRun:
             return mapped, f"agent stopped with {stop_reason!r}"
         return mapped, None
 
+    async def _handshake(self, setup: SessionSetup) -> str:
+        """initialize, then the session: each step within the handshake timeout. A spare waits in
+        between (not counted) until a run takes it; one made with `presession` opens its session
+        before it waits."""
+        timeout = self.config.handshake_timeout
+        async with asyncio.timeout(timeout):
+            await self._unless_interrupted(setup.initialize())
+            if self._spare and self._presession:
+                session_id: str = await self._unless_interrupted(setup.open_session(self._session_opened))
+        if self._spare:
+            self.ready.set()
+            await self._unless_interrupted(self._taken.wait())
+            if self._presession:
+                return session_id
+        self._replaying = self.request.session_id is not None  # load replays the history first
+        async with asyncio.timeout(timeout):
+            opened: str = await self._unless_interrupted(
+                setup.open_session(self._session_opened, continuing=self.request.session_id)
+            )
+        return opened
+
     def _session_opened(self, session_id: str) -> None:
         """`session/new` answered: the updates that came before it are this session's now."""
         self._session_id = session_id
@@ -313,6 +364,7 @@ class AcpSubagentRun:
 
         if self._interrupt.is_set():  # the pre-session race: never send a prompt once told to stop
             raise _Interrupted
+        self._replaying = False  # what comes from now on answers this prompt
         prompt = asyncio.create_task(
             conn.prompt(session_id=session_id, prompt=[acp.text_block(self.request.prompt)])
         )
@@ -339,17 +391,10 @@ class AcpSubagentRun:
         return stop_reason
 
     async def _unless_interrupted(self, awaitable: Awaitable[Any]) -> Any:
-        work = asyncio.ensure_future(awaitable)
-        interrupt = asyncio.create_task(self._interrupt.wait())
         try:
-            await asyncio.wait({work, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            interrupt.cancel()
-            if not work.done():
-                work.cancel()
-        if not work.done() or work.cancelled():
-            raise _Interrupted
-        return work.result()
+            return await unless_set(self._interrupt, awaitable)
+        except Preempted:
+            raise _Interrupted from None
 
     async def _cleanup(self) -> None:
         """End every process of the run, let the pipes run dry, close them and the connection, stop
@@ -408,7 +453,7 @@ class AcpSubagentRun:
         result = SubagentResult(
             stop_reason=stop_reason,
             output="".join(self._output),
-            error=self._one_line(error) if error else error,
+            error=one_line(self._clean(error), ERROR_CHARS, shown=False) if error else error,
             exit_code=self._child.returncode if self._child else None,
             hidden=dict(self._hidden),
             permissions=list(self._permissions),
@@ -422,6 +467,8 @@ class AcpSubagentRun:
             auth_methods=self._clean_json(self._setup.auth_methods) if self._setup else (),
             tool_kinds=dict(self._tool_kinds),
             tool_calls=tuple(self._clean_json(call) for call in self._tool_calls.all()),
+            session_id=self._session_id,
+            continuation=self._setup.continuation if self._setup else None,
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -517,6 +564,9 @@ class AcpSubagentRun:
             self._keep_early(session_id, kind, text, update)
             return
         if session_id != self._session_id:
+            return
+        if self._replaying:  # the history `session/load` replays: consumed, never the answer
+            self._count_hidden("history")
             return
         if text is not None:
             self._append_output(text)
@@ -635,19 +685,15 @@ class AcpSubagentRun:
 
     async def _decide(self, ask: PermissionAsk) -> tuple[str | None, str]:
         """The policy's choice, unless the run stops first (then the question is cancelled)."""
-        decision = asyncio.create_task(self._policy.decide(ask))
-        interrupt = asyncio.create_task(self._interrupt.wait())
+        token = asking_run.set(self)  # the policy's task is made in this context: it sees whose request
         try:
-            await asyncio.wait({decision, interrupt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            interrupt.cancel()
-            if not decision.done():
-                decision.cancel()
-        if not decision.done() or decision.cancelled():
+            choice = await unless_set(self._interrupt, self._policy.decide(ask))
+        except Preempted:
             return None, "cancelled"
-        if decision.exception() is not None:
+        except Exception:
             return None, f"{self._policy.name} failed"
-        choice = decision.result()
+        finally:
+            asking_run.reset(token)
         return choice.option_id, choice.rule
 
     # Text that leaves the core: masked (before any cut) and encodable -------------------------
@@ -669,10 +715,6 @@ class AcpSubagentRun:
         if isinstance(value, list | tuple):
             return type(value)(self._clean_json(v) for v in value)
         return value
-
-    def _one_line(self, text: str, limit: int = ERROR_CHARS) -> str:
-        line = " ".join(self._clean(text).split())
-        return line if len(line) <= limit else line[: limit - 1] + "…"
 
     # State and events ------------------------------------------------------------------------------
 
@@ -723,18 +765,6 @@ class AcpSubagentRun:
     def _note(self, message: str) -> None:
         """Our own diagnostics about the child, shown with its stderr."""
         self._on_stderr_line(f"[acp-tui] {message}")
-
-
-def _secret_values(config: AcpProviderConfig) -> list[str]:
-    """What the run hands the agent that could be a credential: its env, and its MCP servers' env
-    and header values (as `session/new` carries them: lists of name/value)."""
-    values = list(config.env.values())
-    for server in config.mcp_servers:
-        for key in ("env", "headers"):
-            for item in server.get(key) or ():
-                if isinstance(item, Mapping) and isinstance(item.get("value"), str):
-                    values.append(item["value"])
-    return values
 
 
 def _rpc_error_text(step: str, exc: Any) -> str:

@@ -41,7 +41,8 @@ from acp.schema import (
 )
 
 from acp_tui.acp.auth import auth_message
-from acp_tui.core.model import AgentInfo, AuthMethodInfo, ConfigOptionInfo, Cost, Usage
+from acp_tui.core.model import AgentInfo, AuthMethodInfo, ConfigOptionInfo, Continuation, Cost, Usage
+from acp_tui.core.text import one_line
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -54,9 +55,6 @@ CLIENT_INFO = Implementation(name="acp-tui", version="0.1.0")
 
 
 ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean
-
-
-McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
 
 class SessionSetupError(Exception):
@@ -86,14 +84,59 @@ class SessionSetup:
 
     # The steps ---------------------------------------------------------------------------------
 
-    async def start(self, on_session: Callable[[str], None] = lambda _: None) -> str:
-        """initialize, session/new, the options; the session id. `on_session` is called as soon as
-        the id is known (updates for it may already be on their way)."""
+    async def start(
+        self, on_session: Callable[[str], None] = lambda _: None, *, continuing: str | None = None
+    ) -> str:
+        """initialize, then the session (`continuing` one, else a new one), then the options; the
+        session id. `on_session` is called as soon as the id is known (updates for it may already
+        be on their way)."""
         await self.initialize()
-        session_id = await self.new_session()
-        on_session(session_id)
+        return await self.open_session(on_session, continuing=continuing)
+
+    async def open_session(
+        self, on_session: Callable[[str], None] = lambda _: None, *, continuing: str | None = None
+    ) -> str:
+        """The session after `initialize`: `session/new`, or the one `continuing` names reached
+        again (`session/resume` when the agent offers it, else `session/load`); then the options."""
+        if continuing is None:
+            session_id = await self.new_session()
+            on_session(session_id)
+        else:
+            session_id = continuing
+            on_session(session_id)  # load replays the history for it before it answers
+            await self.continue_session(session_id)
         await self.apply_options()
         return session_id
+
+    @property
+    def continuation(self) -> Continuation | None:
+        """How this agent's sessions are reached again, as `initialize` said."""
+        sessions = self.agent_capabilities.get("sessionCapabilities") or {}
+        if isinstance(sessions, dict) and sessions.get("resume") is not None:
+            return "resume"
+        if self.agent_capabilities.get("loadSession") is True:
+            return "load"
+        return None
+
+    async def continue_session(self, session_id: str) -> None:
+        """Reach the session again; SessionSetupError (nothing sent) when the agent offers no way."""
+        how = self.continuation
+        servers = self._servers()
+        if how == "resume":
+            self.step = "session/resume"
+            response: Any = await self.conn.resume_session(
+                session_id=session_id, cwd=self.cwd, mcp_servers=servers
+            )
+        elif how == "load":
+            self.step = "session/load"
+            response = await self.conn.load_session(session_id=session_id, cwd=self.cwd, mcp_servers=servers)
+        else:
+            agent = self.name or (self.agent.name if self.agent else "the agent")
+            raise SessionSetupError(
+                f"cannot continue: {agent} offers neither session/resume nor session/load"
+            )
+        self.session_id = session_id
+        self._take_session_state(response)
 
     async def initialize(self) -> InitializeResponse:
         self.step = "initialize"
@@ -115,14 +158,24 @@ class SessionSetup:
 
     async def new_session(self) -> str:
         self.step = "session/new"
-        servers = [mcp_server(server) for server in self.mcp_servers]
-        response: NewSessionResponse = await self.conn.new_session(cwd=self.cwd, mcp_servers=servers)
+        response: NewSessionResponse = await self.conn.new_session(cwd=self.cwd, mcp_servers=self._servers())
         self.session_id = response.session_id
-        self.config_options = list(response.config_options or ())
-        if response.modes is not None:
-            self.current_mode = response.modes.current_mode_id
-            self.available_modes = tuple(mode.id for mode in response.modes.available_modes)
+        self._take_session_state(response)
         return response.session_id
+
+    def _servers(self) -> list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio]:
+        """The MCP servers as configured, as `session/new`, `resume` and `load` carry them."""
+        return [mcp_server(server) for server in self.mcp_servers]
+
+    def _take_session_state(self, response: Any) -> None:
+        """The options and modes a session's answer carries (new, resume and load alike)."""
+        if response is None:
+            return
+        self.config_options = list(getattr(response, "config_options", None) or ())
+        modes = getattr(response, "modes", None)
+        if modes is not None:
+            self.current_mode = modes.current_mode_id
+            self.available_modes = tuple(mode.id for mode in modes.available_modes)
 
     async def apply_options(self) -> None:
         """Each configured option, in order; raises `SessionSetupError` for one the agent lacks."""
@@ -210,7 +263,7 @@ class SessionSetup:
         if getattr(exc, "code", None) != AUTH_REQUIRED:
             return None
         agent = self.name or (self.agent.name if self.agent else "the agent")
-        said = " ".join(str(exc).split())  # cut by the run, after masking
+        said = one_line(str(exc), shown=False)  # cut by the run, after masking
         return auth_message(agent, self.auth_methods) + (f'; {step} said "{said}"' if said else "")
 
     def _option(self, asked: str) -> ConfigOption | None:
@@ -230,7 +283,7 @@ class SessionSetup:
                 self.config_options[i] = option.model_copy(update={"current_value": current})
 
 
-def mcp_server(server: Mapping[str, Any]) -> McpServer:
+def mcp_server(server: Mapping[str, Any]) -> HttpMcpServer | SseMcpServer | McpServerStdio:
     """A configured server (the ACP shape) as the SDK's type, nothing added or dropped."""
     kind = server.get("type", "stdio")
     if kind in ("http", "sse"):

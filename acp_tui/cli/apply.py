@@ -12,7 +12,6 @@ Kept light: git's module loads only once the record was read.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -73,27 +72,16 @@ def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd
 
 
 def _records(ctx: click.Context, source: str) -> list[dict[str, Any]]:
-    from acp_tui.core.files import UnreadableFile, parse_json, read_text
+    from acp_tui.core.files import JsonError, UnreadableFile, json_values, read_text
 
     try:
         text = sys.stdin.read() if source == "-" else read_text(source, what="record file")
     except UnreadableFile as exc:
         raise click.UsageError(str(exc), ctx) from None
     try:
-        whole = parse_json(text)
-        found = [whole] if isinstance(whole, dict) else None
-    except json.JSONDecodeError:
-        found = None
-    except ValueError as exc:  # NaN, a number out of range, nesting too deep
+        found = [value for _, value in json_values(text)]
+    except JsonError as exc:
         raise click.UsageError(f"{source}: not a JSON record ({exc})", ctx) from None
-    if found is None:
-        try:
-            found = [parse_json(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            where = f"line {exc.lineno}: {exc.msg}"
-            raise click.UsageError(f"{source}: not a JSON record ({where})", ctx) from None
-        except ValueError as exc:
-            raise click.UsageError(f"{source}: not a JSON record ({exc})", ctx) from None
     records = [item for item in found if isinstance(item, dict)]
     if not records or len(records) != len(found):
         raise click.UsageError(f"{source}: not a JSON record of a run", ctx)

@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 
 import click
 
-from acp_tui.settings.schema import AgentPreset, ConfigError, Settings, load_settings
+from acp_tui.settings.load import load_settings
+from acp_tui.settings.schema import AgentPreset, ConfigError, Settings
 
 AGENT_HELP = "An agent: a preset NAME, or 'NAME=COMMAND ARGS' for a new one. Repeatable."
 CONFIG_HELP = "Agent presets (TOML). Default: agents.toml in the user config dir, else the demo agents."

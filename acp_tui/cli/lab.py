@@ -83,11 +83,12 @@ def check_command(
     a usage or config error.
     """
     from acp_tui.lab.check import RecordsError, check, load_requests, text_table
-    from acp_tui.settings.schema import ConfigError, load_settings
+    from acp_tui.settings.load import load_settings
+    from acp_tui.settings.schema import ConfigError
 
     root: dict[str, Any] = ctx.find_root().obj or {}
-    try:
-        settings = load_settings(config or root.get("config"))
+    try:  # a file of policies alone will do (`acp-tui policy import` writes one)
+        settings = load_settings(config or root.get("config"), policies_only=True)
     except ConfigError as exc:
         raise click.UsageError(str(exc), ctx) from None
     chosen = _policy(ctx, settings, policy_name, "--policy")
@@ -115,16 +116,15 @@ def check_command(
 def _policy(ctx: click.Context, settings: Any, name: str, flag: str) -> Any:
     """A policy by name, as `check` takes it (`ask` is a person: it decides nothing)."""
     from acp_tui.lab.check import PERSON
-    from acp_tui.policy.names import BUILTIN_POLICIES
+    from acp_tui.policy.names import ASK, UnknownPolicy, resolve
 
-    if name == "ask":
+    if name == ASK:
         return PERSON
-    if name in BUILTIN_POLICIES:
-        return BUILTIN_POLICIES[name]
-    if name in settings.policies:
-        return settings.policies[name]
-    known = [*BUILTIN_POLICIES, "ask", *settings.policies]
-    raise click.UsageError(f'{flag} "{name}": unknown policy (expected one of: {", ".join(known)})', ctx)
+    try:
+        return resolve(name, settings.policies)
+    except UnknownPolicy as exc:
+        known = ", ".join(exc.known)
+        raise click.UsageError(f'{flag} "{name}": unknown policy (expected one of: {known})', ctx) from None
 
 
 @policy.group("import")

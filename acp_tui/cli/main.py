@@ -20,6 +20,9 @@ from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, secret
 from acp_tui.cli.lab import policy, replay
 from acp_tui.cli.probe import probe_command
 from acp_tui.cli.run import run_command
+from acp_tui.cli.serve import serve_command
+from acp_tui.cli.sessions import sessions_command
+from acp_tui.core.text import one_line
 from acp_tui.settings.logs import route_logging
 
 EXIT_INTERRUPTED = 130
@@ -45,7 +48,7 @@ class _OneLineErrors(click.Group):
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as exc:
             where = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx else "acp-tui"
-            message = " ".join(exc.format_message().split())
+            message = one_line(exc.format_message(), shown=False)
             if isinstance(exc, _POINT_AT_HELP):  # the command line itself was wrong: say where to look
                 message += f" (see '{where} --help')"
             click.echo(f"{where}: error: {message}", err=True)
@@ -67,9 +70,18 @@ class _OneLineErrors(click.Group):
 )
 @config_option()
 @click.option("--agent", "agents", multiple=True, metavar="SPEC", help=AGENT_HELP)
+@click.option(
+    "--session",
+    "session_id",
+    metavar="ID",
+    help="Reopen a saved session (acp-tui sessions lists them): its panes as they were, follow-ups "
+    "continue its turns.",
+)
 @click.version_option(__version__, prog_name="acp-tui")
 @click.pass_context
-def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> int | None:
+def main(
+    ctx: click.Context, config: Path | None, agents: tuple[str, ...], session_id: str | None
+) -> int | None:
     """Supervise ACP agents side by side: one prompt, several agents, one Cancel each.
 
     With no command, opens the supervisor on the configured presets (the bundled demo agents when
@@ -80,12 +92,19 @@ def main(ctx: click.Context, config: Path | None, agents: tuple[str, ...]) -> in
         return None
     settings = settings_of(ctx, config, agents)
     route_logging(secrets_of(settings.presets))
+    from acp_tui.session.saved import SessionError, SessionStore, default_folder
+
+    store = SessionStore(default_folder(), keep=settings.keep_sessions)
+    try:
+        reopened = store.open(session_id) if session_id is not None else None
+    except SessionError as exc:
+        raise click.UsageError(str(exc), ctx) from None
     from acp_tui.ui.app import make_app
 
-    app = make_app(settings)
+    app = make_app(settings, store=store, reopened=reopened)
     app.run()
     return app.return_code or 0
 
 
-for command in (run_command, probe_command, apply_command, replay, policy):
+for command in (run_command, probe_command, apply_command, sessions_command, replay, policy, serve_command):
     main.add_command(command)

@@ -7,13 +7,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
 from acp_tui.settings.logs import route_logging
-from acp_tui.settings.schema import ConfigError, parse_option_specs, with_options
+from acp_tui.settings.presets import parse_option_specs, with_options
+from acp_tui.settings.schema import AgentPreset, ConfigError, Settings
 
 if TYPE_CHECKING:
     from acp_tui.session.fanout import Job
@@ -22,6 +23,15 @@ if TYPE_CHECKING:
 
 @click.command("run")
 @click.option("--prompt", required=True, metavar="TEXT", help="The prompt; '-' reads it from stdin.")
+@click.option(
+    "--continue",
+    "continue_file",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    metavar="FILE",
+    help="Follow up on every run recorded in FILE (records of --format json, or an export's .jsonl; "
+    "for each session its latest turn): each continues its agent's session in a fresh child, in the "
+    "same cwd (its worktree, kept with --keep-worktrees).",
+)
 @click.option(
     "--agent",
     "agents",
@@ -98,6 +108,7 @@ def run_command(
     base: str | None,
     keep_worktrees: bool,
     sandbox: bool,
+    continue_file: Path | None,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
 
@@ -134,8 +145,17 @@ def run_command(
 
     from acp_tui.session.fanout import Job
 
+    follow_ups: list[dict[str, Any]] = []
+    presets = list(settings.selected_presets())
+    if continue_file is not None:
+        if cwd is not None or worktree or base is not None:
+            raise click.UsageError(
+                "--continue runs where each record ran: no --cwd, --worktree or --base", ctx
+            )
+        follow_ups = _latest_turns(ctx, continue_file, settings.selected if agents else ())
+        presets = [_preset_of(record, settings) for record in follow_ups]
     jobs = []
-    for preset in settings.selected_presets():
+    for preset in presets:
         if overlay:
             preset = replace(preset, env={**preset.env, **overlay})
         preset = with_options(preset, chosen_options)
@@ -147,7 +167,9 @@ def run_command(
             raise click.UsageError(f"{exc}; choose another with --policy", ctx) from None
         jobs.append(Job(preset, provider_config, policy or preset.policy))
 
-    isolation = _isolation_plan(ctx, jobs, cwd, worktree=worktree, base=base, keep=keep_worktrees)
+    isolation = None
+    if not follow_ups:
+        isolation = _isolation_plan(ctx, jobs, cwd, worktree=worktree, base=base, keep=keep_worktrees)
     route_logging(secrets_of(job.preset for job in jobs))
     from acp_tui.session.fanout import run_jobs
 
@@ -158,6 +180,8 @@ def run_command(
         timeout=timeout,
         fmt="json" if fmt == "json" else "markdown" if fmt == "markdown" else "text",
         isolation=isolation,
+        follow_ups=follow_ups,
+        keep_worktrees=keep_worktrees,
     )
     done.headless = True
     return status
@@ -197,3 +221,40 @@ def _parse_env(ctx: click.Context, pairs: Sequence[str]) -> dict[str, str]:
             raise click.UsageError(f'--env "{pair}": expected KEY=VALUE', ctx)
         overlay[key] = value
     return overlay
+
+
+def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[dict[str, Any]]:
+    """The records of FILE to follow up on: for each session its latest turn (records without a
+    session each on their own), in the order first seen; exit 2 naming FILE when it holds none."""
+    from acp_tui.lab.records_file import RecordsError, read_records
+
+    label = "-" if str(path) == "-" else str(path)
+    try:
+        records = read_records(sys.stdin.read() if label == "-" else path, label=label)
+    except RecordsError as exc:
+        raise click.UsageError(f"--continue {exc}", ctx) from None
+    latest: dict[object, dict[str, Any]] = {}
+    for number, record in enumerate(records):
+        if only and record["name"] not in only:
+            continue
+        key = record.get("session_id") or ("no session", number)
+        if key not in latest or _turn(record) >= _turn(latest[key]):
+            latest[key] = record
+    if not latest:
+        raise click.UsageError(f"--continue {label}: no run to follow up on", ctx)
+    return list(latest.values())
+
+
+def _turn(record: dict[str, Any]) -> int:
+    turn = record.get("turn")
+    return turn if type(turn) is int else 1
+
+
+def _preset_of(record: dict[str, Any], settings: Settings) -> AgentPreset:
+    """The preset of the record's name in the settings of now (its env, options, policy), else one
+    made of the record's own command."""
+    name = record["name"]
+    if name in settings.names:
+        return settings.preset(name)
+    command = record["command"]
+    return AgentPreset(name=name, command=command[0], args=tuple(command[1:]))

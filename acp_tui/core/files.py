@@ -72,6 +72,47 @@ def parse_json(text: str) -> Any:
     return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
+class JsonError(ValueError):
+    """Text that is not JSON, or JSON we refuse, in a few words (`reason`): `not JSON`, or what is
+    refused (`NaN`, a number out of range, nesting too deep). `line`: where, in a file read line by
+    line."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason if line is None else f"line {line}: {reason}")
+        self.reason = reason
+        self.line = line
+
+
+def json_value(text: str) -> Any:
+    """One JSON value, strictly (`parse_json`), or a `JsonError` saying why not."""
+    try:
+        return parse_json(text)
+    except json.JSONDecodeError:
+        raise JsonError("not JSON") from None
+    except ValueError as exc:
+        raise JsonError(str(exc)) from None
+
+
+def json_values(text: str) -> list[tuple[int, Any]]:
+    """What a file of JSON holds, each value with the number of the line it starts on: one document
+    (over one line or pretty-printed over several), else one value a line (JSON lines; blank lines
+    are skipped). The first line that is not JSON raises a `JsonError` naming it."""
+    try:
+        return [(1, parse_json(text))]
+    except json.JSONDecodeError:
+        pass  # JSON lines, or broken: read line by line, which names the bad line
+    except ValueError as exc:
+        raise JsonError(str(exc)) from None
+    values = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                values.append((number, json_value(line)))
+            except JsonError as exc:
+                raise JsonError(exc.reason, number) from None
+    return values
+
+
 def json_depth(value: Any) -> int:
     """How deep containers nest in `value`, without recursion."""
     deepest, stack = 0, [(value, 1)]
@@ -88,6 +129,7 @@ def json_depth(value: Any) -> int:
 
 # Writing ---------------------------------------------------------------------------------------
 
+_APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -102,6 +144,18 @@ def write_new(path: str | Path, text: str, *, mode: int = 0o600) -> None:
     """Write `text` to a new file at `path` (see `open_new`)."""
     with open_new(path, mode=mode) as file:
         file.write(text)
+
+
+def append_line(path: str | Path, line: str, *, mode: int = 0o600) -> None:
+    """Append `line` (and a newline) to `path`, made if missing; a link there is never followed."""
+    flags = (
+        os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    fd = os.open(path, flags, mode)
+    try:
+        os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
+    finally:
+        os.close(fd)
 
 
 def replace_file(path: str | Path, text: str, *, mode: int = 0o600) -> None:

@@ -28,6 +28,8 @@ StopStep: TypeAlias = Literal["cancel-sent", "sigterm", "sigkill"]
 # How the child's processes ended: by themselves (after stdin closed, or honouring the cancel), or
 # signalled. None: nothing was ever spawned.
 EndedBy: TypeAlias = Literal["exit", "sigterm", "sigkill"]
+# How a session is continued in a fresh child: `session/resume`, else `session/load`.
+Continuation: TypeAlias = Literal["resume", "load"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class SubagentRequest:
 
     prompt: str
     cwd: str | None = None
+    # The agent's session to continue (a follow-up): reached again by `session/resume`, else
+    # `session/load`, in a fresh child; None: a new session.
+    session_id: str | None = None
     max_depth: int | None = None
     tool_filter: Any = None
     output_schema: Any = None
@@ -221,6 +226,9 @@ class SubagentResult:
     # edited without one permission request had a policy with nothing to decide.
     tool_kinds: dict[str, int] = field(default_factory=dict)
     tool_calls: tuple[ToolCallInfo, ...] = ()  # every tool call as it stood at the end
+    session_id: str | None = None  # the agent's session (a follow-up can continue it)
+    # How the agent's session can be reached again: `resume`, `load`, or None (it offers neither).
+    continuation: Continuation | None = None
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.

@@ -27,13 +27,17 @@ class Subagents:
         await old.aclose()
 
     async def start(self, name: str, request: SubagentRequest, *, abort: Any = None) -> SubagentRun:
+        self.check(name, request)
+        return await self._providers[name].start(request, abort=abort)
+
+    def check(self, name: str, request: SubagentRequest) -> None:
+        """Refuse, before anything is spawned, a request for a capability the provider lacks
+        (`UnsupportedCapabilityError`); `KeyError` for an unknown name."""
         provider = self._providers[name]
-        # A provider that cannot honour an ask must refuse before anything is spawned.
         for capability in fields(provider.capabilities):
             asked = getattr(request, capability.name) is not None
             if asked and not getattr(provider.capabilities, capability.name):
                 raise UnsupportedCapabilityError(name, capability.name)
-        return await provider.start(request, abort=abort)
 
     async def aclose(self) -> None:
         """Close every provider at once (disposing their live runs): quitting with N runs that

@@ -38,9 +38,13 @@ def visible(text: str) -> str:
     return _SURROGATE.sub(_surrogate_escape, text)
 
 
-def one_line(text: str, limit: int | None = None) -> str:
-    """`visible()`, on one line (newlines and tabs shown as escapes too), cut to `limit` characters."""
-    line = visible(text).replace("\n", "\\n").replace("\t", "\\t")
+def one_line(text: str, limit: int | None = None, *, shown: bool = True) -> str:
+    """`text` on one line, cut to `limit` characters (an ellipsis marks the cut).
+
+    Shown (the default): `visible()`, newlines and tabs shown as escapes too. Not shown, for a message
+    a record keeps as it is (whoever shows it makes it visible): runs of white space folded to one
+    space."""
+    line = visible(text).replace("\n", "\\n").replace("\t", "\\t") if shown else " ".join(text.split())
     if limit is not None and len(line) > limit:
         return line[: max(0, limit - 1)] + "…"
     return line

@@ -25,16 +25,7 @@ from typing import Any
 from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
 from acp_tui.core.text import one_line
-from acp_tui.lab.trace_file import (
-    Entry,
-    NotJson,
-    TraceError,
-    agent_label,
-    entry_from,
-    is_trace_line,
-    obj,
-    parse_line,
-)
+from acp_tui.lab.trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
 
 ASK = "ask"
@@ -160,23 +151,16 @@ def _resolved(path: Path) -> Path:
 
 
 def _read_file(path: Path) -> tuple[str, Any]:
-    from acp_tui.core.files import UnreadableFile, read_text
+    from acp_tui.core.files import JsonError, UnreadableFile, json_values, read_text
 
     try:
-        text = read_text(path, what="record file")
+        parsed = json_values(read_text(path, what="record file"))
     except UnreadableFile as exc:
         raise RecordsError(str(exc)) from None
-    parsed: list[tuple[int, Any]] = []
-    whole = _whole_document(text, path)
-    if whole is not None:  # one JSON document: a record, or a list of them
-        parsed = [(1, item) for item in whole]
-    for number, line in enumerate(text.splitlines() if whole is None else (), start=1):
-        if not line.strip():
-            continue
-        try:
-            parsed.append((number, parse_line(line)))
-        except ValueError as exc:
-            raise RecordsError(f"{path} line {number}: {exc}") from None
+    except JsonError as exc:
+        raise RecordsError(f"{path} {exc}" if exc.line else f"{path}: {exc}") from None
+    if len(parsed) == 1 and isinstance(parsed[0][1], list):  # one document: a list of records
+        parsed = [(1, item) for item in parsed[0][1]]
     if parsed and is_trace_line(parsed[0][1]):
         try:
             return "trace", [entry_from(data, f"{path} line {n}") for n, data in parsed]
@@ -188,19 +172,6 @@ def _read_file(path: Path) -> tuple[str, Any]:
                 f'{path} line {number}: neither a run record (with "permissions") nor a trace line'
             )
     return "records", parsed
-
-
-def _whole_document(text: str, path: Path) -> list[Any] | None:
-    """A file holding one JSON value over several lines (pretty-printed): its records."""
-    if text.count("\n") <= 1 or not text.lstrip().startswith(("{", "[")):
-        return None
-    try:
-        data = parse_line(text)
-    except NotJson:
-        return None  # JSON lines, or broken: read line by line, which names the bad line
-    except ValueError as exc:
-        raise RecordsError(f"{path}: {exc}") from None
-    return data if isinstance(data, list) else [data]
 
 
 def _record_requests(record: dict[str, Any], where: str) -> Iterable[Request]:

@@ -7,7 +7,6 @@ error naming the file and the line: a trace is evidence, and a half-read one wou
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -44,41 +43,43 @@ def is_trace_line(data: Any) -> bool:
 
 
 def load_trace(path: str | Path) -> list[Entry]:
+    """The trace's entries; a `TraceError` for the first line that is none."""
+    entries = []
+    for entry in trace_entries(path):
+        if isinstance(entry, TraceError):
+            raise entry
+        entries.append(entry)
+    return entries
+
+
+def trace_entries(path: str | Path, *, where: str | None = None) -> list[Entry | TraceError]:
+    """Each line of the trace as an entry, or what is wrong with it (`<where> line N: ...`, `where`
+    the file's name unless given). A file that cannot be read raises a `TraceError`."""
     from acp_tui.core.files import UnreadableFile, read_text
 
     try:
         lines = read_text(path, what="trace").splitlines()
     except UnreadableFile as exc:
         raise TraceError(str(exc)) from None
-    entries = []
+    label = str(path) if where is None else where
+    entries: list[Entry | TraceError] = []
     for number, line in enumerate(lines, start=1):
         if line.strip():
-            entries.append(parse_entry(line, f"{path} line {number}"))
+            try:
+                entries.append(parse_entry(line, f"{label} line {number}".lstrip()))
+            except TraceError as exc:
+                entries.append(exc)
     return entries
 
 
 def parse_entry(line: str, where: str) -> Entry:
+    from acp_tui.core.files import JsonError, json_value
+
     try:
-        data = parse_line(line)
-    except ValueError as exc:
+        data = json_value(line)
+    except JsonError as exc:
         raise TraceError(f"{where}: {exc}") from None
     return entry_from(data, where)
-
-
-class NotJson(ValueError):
-    """Text that is no JSON at all (rather than JSON we refuse)."""
-
-
-def parse_line(line: str) -> Any:
-    """One JSON value, strictly (`acp_tui.core.files.parse_json`); the ValueError says why not in
-    a few words: `not JSON` (a `NotJson`), or what it refuses (`NaN`, a number out of range,
-    nesting too deep)."""
-    from acp_tui.core.files import parse_json
-
-    try:
-        return parse_json(line)
-    except json.JSONDecodeError:
-        raise NotJson("not JSON") from None
 
 
 def entry_from(data: Any, where: str) -> Entry:

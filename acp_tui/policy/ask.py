@@ -6,6 +6,7 @@ Everything under `policy/` is pure (no I/O but one: where a touched path's links
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
@@ -13,6 +14,11 @@ from typing import Any, Literal, Protocol, TypeAlias
 from acp_tui.core.model import PermissionOptionInfo
 
 ALLOW_KINDS = ("allow_once", "allow_always")
+
+# The run whose request a policy is deciding: set by the run around its policy's decision, so that a
+# handler asking a person can tell whose request it is (a spare's run was started before anyone
+# knew which attempt it would serve, so nothing inherited from its start can say).
+asking_run: contextvars.ContextVar[object | None] = contextvars.ContextVar("acp_tui_asking_run", default=None)
 
 
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other")

@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-SandboxMode = Literal["none", "workspace"]
+from acp_tui.settings import paths
+from acp_tui.settings.provider_config import SandboxMode
+
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("none", "workspace")
 
 NOT_INSTALLED = (
@@ -59,8 +61,6 @@ CREDENTIALS = (
     "~/.password-store",
     "~/.config/gh",
 )
-
-APP_NAME = "acp-tui"
 
 
 class SandboxError(Exception):
@@ -106,7 +106,8 @@ def confine(
         _Mount("/proc", "proc", rank=-1),
         _Mount("/tmp", "hide", rank=-1),
         _Mount(cwd, "rw"),
-        *(_Mount(folder, "hide") for folder in own_folders()),
+        # acp-tui's folders (settings.paths): a run's worktree in them is bound back inside.
+        *(_Mount(str(folder), "hide") for folder in paths.own_folders()),
         *(_Mount(path, "hide") for path in _credentials(home, env)),
         *(_Mount(_expand(path, home, cwd), "rw") for path in writable),
         *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readonly),
@@ -117,14 +118,6 @@ def confine(
     if not network:
         argv.append("--unshare-net")
     return [*argv, "--chdir", cwd, "--", program, *args]
-
-
-def own_folders() -> list[str]:
-    """acp-tui's folders (cache, state, config, logs, data): a run's worktree is bound back inside."""
-    import platformdirs
-
-    kinds = ("cache", "state", "config", "log", "data")
-    return [getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False) for kind in kinds]
 
 
 def worktree_paths(root: Path, toplevel: Path, common_dir: Path, admin: Path) -> tuple[list[str], list[str]]:

@@ -22,23 +22,23 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs
         where = ""
         if "round" in record:
             where = f" (round {record['round']}, attempt {record.get('attempt', 1)})"
-        parts.append(f"## {_one_line(record['name'])}{where}: {record['stop_reason']}\n")
+        parts.append(f"## {one_line(str(record['name']))}{where}: {record['stop_reason']}\n")
         facts = [
-            f"- command: `{_one_line(shell_join(record['command']))}`",
-            f"- policy: {_one_line(record['policy'])}",
+            f"- command: `{one_line(shell_join(record['command']))}`",
+            f"- policy: {one_line(str(record['policy']))}",
             f"- duration: {record['duration_s']:.2f} s; exit code: {record['exit_code']}",
         ]
         if record.get("error"):
-            facts.append(f"- error: {_one_line(record['error'])}")
+            facts.append(f"- error: {one_line(str(record['error']))}")
         if record.get("hidden"):
             counts = ", ".join(f"{kind} {count}" for kind, count in sorted(record["hidden"].items()))
-            facts.append(f"- hidden updates: {_one_line(counts)}")
+            facts.append(f"- hidden updates: {one_line(counts)}")
         if record.get("trace"):
-            facts.append(f"- trace: `{_one_line(record['trace'])}`")
+            facts.append(f"- trace: `{one_line(str(record['trace']))}`")
         facts.extend(f"- {fact}" for fact in session_facts(record))
         if record.get("permissions"):
             facts.append("- permissions:")
-            facts.extend(f"  - {_one_line(permission_line(p))}" for p in record["permissions"])
+            facts.extend(f"  - {one_line(permission_line(p))}" for p in record["permissions"])
         parts.append("\n".join(facts) + "\n")
         parts.append("### Prompt\n\n" + _fenced(record["prompt"]) + "\n")
         answer = _fenced(record["output"]) if record["output"] else "*(no answer)*"
@@ -46,10 +46,6 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs
             answer += "\n\n*(the answer was cut at the size limit)*"
         parts.append("### Answer\n\n" + answer + "\n")
     return "\n".join(parts)
-
-
-def _one_line(text: object) -> str:
-    return one_line(str(text))
 
 
 def _fenced(text: str) -> str:

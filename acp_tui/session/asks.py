@@ -1,8 +1,8 @@
 """Permission requests waiting for a person (the `ask` policy, and rules that say `ask`): one queue,
 oldest first, each request a future the run awaits.
 
-A request belongs to the attempt whose run asked: the driver starts every run inside
-`asking_for(attempt)`, and the tasks the run makes inherit that context. A request leaves the queue
+A request belongs to the attempt whose run asked (the run says who is asking while its policy
+decides: `policy.ask.asking_run`; the queue is told whose attempt a run serves). A request leaves the queue
 when it is answered or when its run stops asking (it ended, or withdrew the request): listeners hear
 every change, so a dialog showing a request that left can close.
 """
@@ -10,27 +10,13 @@ every change, so a dialog showing a request that left can close.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acp_tui.policy.ask import PermissionAsk
     from acp_tui.session.attempts import Attempt
-
-_asking: contextvars.ContextVar[Attempt | None] = contextvars.ContextVar("acp_tui_asking", default=None)
-
-
-@contextlib.contextmanager
-def asking_for(attempt: Attempt) -> Iterator[None]:
-    """Requests made by what starts in this block (a run and its tasks) belong to `attempt`."""
-    token = _asking.set(attempt)
-    try:
-        yield
-    finally:
-        _asking.reset(token)
 
 
 @dataclass(eq=False)
@@ -59,9 +45,10 @@ Listener = Callable[[PendingAsk], None]
 class AskQueue:
     """The requests waiting, oldest first. `ask` is the handler policies are given."""
 
-    def __init__(self) -> None:
+    def __init__(self, attempt_of: Callable[[object], Attempt | None] = lambda run: None) -> None:
         self.pending: list[PendingAsk] = []
         self._listeners: list[Listener] = []
+        self._attempt_of = attempt_of  # the attempt a run serves
 
     def listen(self, listener: Listener) -> None:
         """`listener(pending)` is called when a request joins the queue and when it leaves."""
@@ -69,7 +56,10 @@ class AskQueue:
 
     async def ask(self, ask: PermissionAsk) -> str | None:
         """Queue the request and wait for a person's answer (an option id, or None: cancelled)."""
-        pending = PendingAsk(_asking.get(), ask)
+        from acp_tui.policy.ask import asking_run
+
+        run = asking_run.get()
+        pending = PendingAsk(self._attempt_of(run) if run is not None else None, ask)
         self.pending.append(pending)
         self._changed(pending)
         try:

@@ -17,6 +17,7 @@ import asyncio
 import itertools
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -35,7 +36,7 @@ from acp_tui.core.model import (
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:
-    from acp_tui.acp.config import AcpProviderConfig
+    from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Change, Worktree
 
 Phase: TypeAlias = Literal[
@@ -75,6 +76,11 @@ class Attempt:
     attempt_no: int
     policy: str
     isolated: bool = False  # runs in its own git worktree (the prompt bar's box, or the preset's)
+    # A follow-up continues the session of the turn before it (`previous`), in that turn's cwd (its
+    # worktree, if it had one); `turn` counts from 1.
+    turn: int = 1
+    previous: Attempt | None = field(default=None, repr=False)
+    warm: bool = False  # its run took a spare
     started_at: float = field(default_factory=time.monotonic)
     phase: Phase = "waiting"
     stop_step: str = ""  # the last step of a cancel: `cancel-sent`, `sigterm`, `sigkill`
@@ -98,7 +104,10 @@ class Attempt:
     workdir: str | None = None  # where to work instead of the preset's cwd (`acp-tui run --cwd`)
     cwd: str | None = None  # the run's working directory (path rules of `policy check` use it)
     open: bool = True  # shown in the grid
-    worktree: Worktree | None = None  # once made; its `change` once the run ended
+    worktree: Worktree | None = None  # once made (a follow-up shares its conversation's)
+    change: Change | None = None  # what its worktree held when this turn ended (the whole change)
+    # Read back from a record: where its worktree was (path, base, cwd), to reopen for a follow-up.
+    recorded_worktree: tuple[str, str, str | None] | None = None
     config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
@@ -107,13 +116,66 @@ class Attempt:
     record_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     task: asyncio.Task[SubagentResult] | None = field(default=None, repr=False)
 
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], preset: AgentPreset, id: int) -> Attempt:
+        """A finished attempt as a record tells it (a saved session, `acp-tui run --continue`):
+        what a follow-up needs and a pane shows. ValueError for a record that is not one."""
+        from acp_tui.reports.records import result_from
+
+        def number(key: str) -> int:
+            value = record.get(key, 1)
+            return value if type(value) is int and value >= 1 else 1
+
+        cwd, trace, worktree = record.get("cwd"), record.get("trace"), record.get("worktree")
+        where = (str(worktree), str(record.get("base")), cwd if isinstance(cwd, str) else None)
+        return cls(
+            id,
+            preset,
+            str(record.get("prompt", "")),
+            number("round"),
+            number("attempt"),
+            str(record.get("policy") or preset.policy),
+            isolated=isinstance(worktree, str),
+            recorded_worktree=where if isinstance(worktree, str) else None,
+            turn=number("turn"),
+            warm=record.get("warm") is True,
+            phase="ended",
+            result=result_from(record),
+            cwd=cwd if isinstance(cwd, str) else None,
+            trace=trace if isinstance(trace, str) else None,
+            open=False,
+        )
+
     @property
     def agent(self) -> str:
         return self.preset.name
 
     @property
     def label(self) -> str:
-        return f"r{self.round_no}·a{self.attempt_no}"
+        turn = f"·t{self.turn}" if self.turn > 1 else ""
+        return f"r{self.round_no}·a{self.attempt_no}{turn}"
+
+    @property
+    def session_id(self) -> str | None:
+        """The agent's session this attempt opened or continued, once known."""
+        if self.result is not None and self.result.session_id:
+            return self.result.session_id
+        return self.previous.session_id if self.previous is not None else None
+
+    def cannot_follow_up(self, *, asking_the_agent: bool = False) -> str | None:
+        """Why no follow-up can continue this attempt's session (None: one can). `asking_the_agent`:
+        what its agent said it offers counts too (a record read back may not say; the fresh child
+        says so itself)."""
+        result = self.result
+        if result is None:
+            return "the run has not ended yet"
+        if not result.session_id:
+            return "the run opened no session to continue"
+        if asking_the_agent and result.continuation is None:
+            return f"{self.agent} offers neither session/resume nor session/load"
+        if self.worktree is not None and self.worktree.removed:
+            return f"its worktree is gone: {self.worktree.path}"
+        return None
 
     @property
     def first_line(self) -> str:
@@ -164,8 +226,10 @@ class Attempt:
             policy=self.policy,
             trace=self.trace,
             cwd=self.cwd,
-            isolation=self.worktree.fields() if self.worktree is not None else None,
+            isolation=self.worktree.fields(self.change) if self.worktree is not None else None,
             first_chunk_s=first - since if first is not None else None,
+            turn=self.turn,
+            warm=self.warm,
         )
         return record
 
@@ -215,6 +279,49 @@ class Session:
         )
         self.attempts.append(attempt)
         return attempt
+
+    def follow_up(
+        self, previous: Attempt, prompt: str, policy: str, preset: AgentPreset | None = None
+    ) -> Attempt:
+        """The next turn of `previous`'s conversation: a fresh child continues its session, in its
+        cwd (its worktree too), with the policy (and the preset's options) of now."""
+        attempt = Attempt(
+            next(self._ids),
+            preset or previous.preset,
+            prompt,
+            previous.round_no,
+            previous.attempt_no,
+            policy,
+            isolated=previous.isolated,
+            turn=previous.turn + 1,
+            previous=previous,
+            worktree=previous.worktree,
+            workdir=previous.cwd or previous.workdir,
+        )
+        self.attempts.append(attempt)
+        return attempt
+
+    def restore(
+        self, records: list[dict[str, Any]], preset_for: Callable[[dict[str, Any]], AgentPreset]
+    ) -> list[Attempt]:
+        """A saved session's attempts as they ended (records that are not ours are left out),
+        each follow-up linked to the turn before it; the latest turn of each conversation."""
+        restored: list[Attempt] = []
+        for record in records:
+            try:
+                restored.append(Attempt.from_record(record, preset_for(record), next(self._ids)))
+            except (ValueError, KeyError, TypeError):
+                continue
+        restored.sort(key=lambda a: (a.round_no, a.attempt_no, a.turn))
+        latest: dict[tuple[int, int, str], Attempt] = {}
+        for attempt in restored:
+            key = (attempt.round_no, attempt.attempt_no, attempt.agent)
+            if attempt.turn > 1 and key in latest:
+                attempt.previous = latest[key]
+            latest[key] = attempt
+        self.attempts.extend(restored)
+        self.rounds = max([self.rounds, *(a.round_no for a in restored)])
+        return list(latest.values())
 
     def live_for(self, agent: str) -> list[Attempt]:
         return [a for a in self.attempts if a.agent == agent and a.live]

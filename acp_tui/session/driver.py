@@ -21,8 +21,9 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from acp_tui.core.events import Preempted, unless_set
 from acp_tui.core.model import (
     Finished,
     HiddenUpdate,
@@ -33,19 +34,22 @@ from acp_tui.core.model import (
     Stopping,
     SubagentRequest,
     SubagentResult,
+    SubagentRun,
     SubagentStopReason,
     ToolCallChanged,
     UsageReported,
 )
 from acp_tui.core.registry import Subagents
-from acp_tui.session.asks import AskQueue, PendingAsk, asking_for
+from acp_tui.session.asks import AskQueue, PendingAsk
 from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
+from acp_tui.session.warm import Spares
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_tui.acp.config import AcpProviderConfig
+    from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.session.attempts import Attempt
+    from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
 
 log = logging.getLogger(__name__)
@@ -53,7 +57,6 @@ log = logging.getLogger(__name__)
 # The core's config for an attempt, made once its worktree (if any) exists: the owner's settings,
 # policy, tracing and sandbox decide it.
 Configure = Callable[["Attempt"], "AcpProviderConfig"]
-T = TypeVar("T")
 
 
 class _Cancelled(Exception):
@@ -73,11 +76,12 @@ class Driver:
         self.timeout = timeout  # `acp-tui run --timeout`: every run is disposed after it
         self.keep_worktrees = keep_worktrees
         self.subagents = Subagents()
-        self.asks = AskQueue()
+        self.asks = AskQueue(self._attempt_of)
         self.asks.listen(self._ask_changed)
         self.isolation: Isolation | None = None  # made at the first isolated attempt
         self.origins: dict[str, Origin] = {}  # checkouts found, by the cwd they hold (never failures)
         self.attempts: list[Attempt] = []
+        self.spares: Spares | None = None  # warm starts, when the owner wants them
         self.on_change: Callable[[Attempt], None] = lambda attempt: None  # a state to show again
         self._isolation_root = isolation_root
         self._looking: dict[str, asyncio.Future[Origin]] = {}
@@ -89,6 +93,14 @@ class Driver:
         """Start driving the attempt; its events come on `attempt.events`."""
         self.attempts.append(attempt)
         attempt.task = asyncio.ensure_future(self._drive(attempt))
+
+    def refuse(self, attempt: Attempt, message: str) -> None:
+        """End the attempt `error` without running anything (what it needs cannot be had)."""
+        self.attempts.append(attempt)
+        result = SubagentResult(SubagentStopReason.ERROR, "", error=message)
+        attempt.result, attempt.phase = result, "ended"
+        attempt.events.push(Finished(result))
+        self._changed(attempt)
 
     async def cancel(
         self, attempt: Attempt, reason: str | None = "cancelled by the user", *, by_user: bool = True
@@ -142,11 +154,11 @@ class Driver:
         if worktree is None:
             return
         async with attempt.record_lock:
-            if worktree.change is None and not worktree.removed:
+            if attempt.change is None and not worktree.removed:
                 from acp_tui.workspace.worktrees import time_left
 
                 run_timeout = attempt.config.run_timeout if attempt.config is not None else None
-                await worktree.record(
+                attempt.change = await worktree.record(
                     timeout=time_left(attempt.spawned_at or attempt.started_at, self.timeout, run_timeout),
                     max_file_bytes=attempt.preset.max_file_bytes,
                 )
@@ -160,8 +172,13 @@ class Driver:
                 attempt.cancel_reason = "the app quit"
                 attempt.phase = "cancelling"
                 attempt.cancelled.set()
-        await self.subagents.aclose()  # disposes every run at once
+        await asyncio.gather(  # every run at once, spares and runs taken from them too
+            self.subagents.aclose(), self.spares.aclose() if self.spares else asyncio.sleep(0)
+        )
         await asyncio.gather(*(self.wait(attempt) for attempt in live if attempt.task is not None))
+        # A checkout still being looked for (its attempt was cancelled meanwhile): a short git, let
+        # finish rather than cancelled (a git killed as the loop closes can hang the close).
+        await asyncio.gather(*self._looking.values(), return_exceptions=True)
         if self.isolation is None:
             return []
         return await self.isolation.aclose()
@@ -184,10 +201,10 @@ class Driver:
         if failure is not None and attempt.run is not None:  # its partial answer is kept
             kept = await attempt.run.result()
             result = dataclasses.replace(kept, stop_reason=SubagentStopReason.ERROR, error=failure)
-        if attempt.isolated:
+        if attempt.worktree is not None:
             await self.record(attempt)
-            if attempt.worktree is not None and attempt.worktree.change is not None:
-                attempt.events.push(ChangeRecorded(attempt.worktree.change))
+            if attempt.change is not None:
+                attempt.events.push(ChangeRecorded(attempt.change))
         if attempt.failure is not None:
             result = dataclasses.replace(result, stop_reason=SubagentStopReason.ERROR, error=attempt.failure)
         attempt.result = result
@@ -202,9 +219,20 @@ class Driver:
         self._changed(attempt)
         name = f"attempt {attempt.id}"
         try:
-            cwd = attempt.workdir
-            if attempt.isolated:
-                worktree = await self._unless_cancelled(attempt, self._worktree_for(attempt))
+            cwd, continuing = attempt.workdir, None
+            if attempt.previous is not None:  # a follow-up: in its conversation's cwd and worktree
+                cannot = attempt.previous.cannot_follow_up()
+                if cannot is not None:
+                    return SubagentResult(SubagentStopReason.ERROR, "", error=f"cannot continue: {cannot}")
+                continuing = attempt.previous.session_id
+                if attempt.worktree is not None:
+                    attempt.worktree.change = None  # recorded again when this turn ends
+                    attempt.events.push(WorktreeReady(attempt.worktree))
+            elif attempt.isolated:
+                try:
+                    worktree = await unless_set(attempt.cancelled, self._worktree_for(attempt))
+                except Preempted:
+                    raise _Cancelled from None
                 attempt.worktree = worktree
                 attempt.events.push(WorktreeReady(worktree))
                 cwd = str(worktree.cwd)
@@ -217,9 +245,11 @@ class Driver:
                 config = confined_to(attempt.worktree, config)
             attempt.config = config
             await self.subagents.register(name, AcpSubagentProvider(config))
+            request = SubagentRequest(prompt=attempt.prompt, cwd=cwd, session_id=continuing)
             attempt.spawned_at = time.monotonic()
-            with asking_for(attempt):
-                run = await self.subagents.start(name, SubagentRequest(prompt=attempt.prompt, cwd=cwd))
+            run: SubagentRun | None = self._warm_run(attempt, name, request)
+            if run is None:
+                run = await self.subagents.start(name, request)
         except _Cancelled:
             return SubagentResult(SubagentStopReason.ABORTED, "", error=attempt.cancel_reason)
         except Exception as exc:  # no worktree, a capability refused, a policy the core lacks
@@ -255,20 +285,18 @@ class Driver:
                 await self.subagents.unregister(name)  # the run is over: its provider goes too
         return await run.result()
 
-    async def _unless_cancelled(self, attempt: Attempt, work: Awaitable[T]) -> T:
-        """`work`, unless the attempt is cancelled first (then it is stopped, and _Cancelled)."""
-        task = asyncio.ensure_future(work)
-        cancelled = asyncio.ensure_future(attempt.cancelled.wait())
-        try:
-            await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancelled.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-            raise _Cancelled
-        return task.result()
+    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> AcpSubagentRun | None:
+        """The spare made for exactly this run, taken (after the seam's capability check), if any."""
+        if self.spares is None or attempt.config is None or not attempt.preset.warm:
+            return None
+        cwd = os.path.abspath(request.cwd or attempt.config.cwd or os.getcwd())
+        run = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
+        if run is None:
+            return None
+        self.subagents.check(name, request)
+        run.take(request)
+        attempt.warm = True
+        return run
 
     async def _worktree_for(self, attempt: Attempt) -> Worktree:
         from acp_tui.workspace.worktrees import Isolation, find_origin
@@ -321,6 +349,9 @@ class Driver:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def _attempt_of(self, run: object) -> Attempt | None:
+        return next((attempt for attempt in self.attempts if attempt.run is run), None)
+
     # Watchers ------------------------------------------------------------------------------------
 
     def _ask_changed(self, pending: PendingAsk) -> None:
@@ -357,3 +388,11 @@ def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderCon
         sandbox_writable=(*config.sandbox_writable, *writable),
         sandbox_readonly=(*config.sandbox_readonly, *readonly),
     )
+
+
+def preload_backend() -> None:
+    """Import what the first attempt needs (the SDK and our client of it), e.g. off a UI's thread."""
+    from acp_tui.acp.sdk import import_acp
+
+    import_acp()
+    import acp_tui.acp.client  # noqa: F401

@@ -13,17 +13,17 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from acp_tui.acp.config import AcpProviderConfig
 from acp_tui.core.model import StderrLine, SubagentStopReason
 from acp_tui.core.text import one_line
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import text_block
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import Driver, isolation_cwd
+from acp_tui.settings.provider_config import AcpProviderConfig
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:
@@ -56,14 +56,18 @@ def run_jobs(
     out: TextIO | None = None,
     err: TextIO | None = None,
     isolation: IsolationPlan | None = None,
+    follow_ups: Sequence[Mapping[str, Any]] = (),
+    keep_worktrees: bool = False,
 ) -> int:
     """Run `jobs` in parallel on `prompt`, print each result as it finishes, return the exit status.
 
-    With `isolation`, each job runs in its own git worktree (see `acp_tui.workspace.worktrees`)."""
+    With `isolation`, each job runs in its own git worktree (see `acp_tui.workspace.worktrees`).
+    With `follow_ups` (records, one per job), each job is the next turn of its record's run: it
+    continues that session, where that run worked (its worktree, kept if `keep_worktrees`)."""
     fanout = _Fanout(
         jobs, prompt, cwd=cwd, timeout=timeout, fmt=fmt, out=out or sys.stdout, err=err or sys.stderr
     )
-    return asyncio.run(fanout.run(isolation))
+    return asyncio.run(fanout.run(isolation, follow_ups, keep_worktrees=keep_worktrees))
 
 
 class _Fanout:
@@ -90,29 +94,45 @@ class _Fanout:
         self._out_closed = False
         self._records: list[dict[str, Any]] = []  # for the comparison, in job order
 
-    async def run(self, isolation: IsolationPlan | None = None) -> int:
+    async def run(
+        self,
+        isolation: IsolationPlan | None = None,
+        follow_ups: Sequence[Mapping[str, Any]] = (),
+        *,
+        keep_worktrees: bool = False,
+    ) -> int:
         loop = asyncio.get_running_loop()
-        configs = {}
+        configs: dict[int, AcpProviderConfig] = {}
         session = Session()
-        attempts = session.new_round(
-            self.prompt, [job.preset for job in self.jobs], {job.preset.name: job.policy for job in self.jobs}
-        )
-        for attempt, job, number in zip(attempts, self.jobs, range(len(self.jobs)), strict=True):
-            attempt.workdir = self.cwd
-            attempt.isolated = isolation is not None and isolation.origins[number] is not None
-            configs[attempt.id] = job.config
         self.driver = driver = Driver(
             lambda attempt: configs[attempt.id],
             timeout=self.timeout,
-            keep_worktrees=isolation is not None and isolation.keep,
+            keep_worktrees=keep_worktrees or (isolation is not None and isolation.keep),
         )
+        if follow_ups:
+            attempts, refused = self._follow_ups(session, driver, follow_ups, keep=keep_worktrees)
+        else:
+            policies = {job.preset.name: job.policy for job in self.jobs}
+            attempts, refused = (
+                session.new_round(self.prompt, [job.preset for job in self.jobs], policies),
+                {},
+            )
+            origins = isolation.origins if isolation is not None else (None,) * len(attempts)
+            for attempt, origin in zip(attempts, origins, strict=True):
+                attempt.workdir = self.cwd
+                attempt.isolated = origin is not None
+        for attempt, job in zip(attempts, self.jobs, strict=True):
+            configs[attempt.id] = job.config
         for sig in INTERRUPTING_SIGNALS:
             loop.add_signal_handler(sig, self._interrupt, sig)
         try:
             if isolation is not None:
                 await self._start_isolation(driver, isolation, attempts)
             for attempt in attempts:
-                driver.start(attempt)
+                if attempt.id in refused:  # nothing runs elsewhere instead
+                    driver.refuse(attempt, refused[attempt.id])
+                else:
+                    driver.start(attempt)
             await asyncio.gather(*(self._watch(attempt) for attempt in attempts))
         finally:
             for sig in INTERRUPTING_SIGNALS:
@@ -133,6 +153,37 @@ class _Fanout:
         ):
             return EXIT_OK
         return EXIT_NOT_COMPLETED
+
+    def _follow_ups(
+        self, session: Session, driver: Driver, records: Sequence[Mapping[str, Any]], *, keep: bool
+    ) -> tuple[list[Attempt], dict[int, str]]:
+        """The next turn of each record's run, and why those that cannot run cannot (by attempt id)."""
+        from acp_tui.workspace.git import IsolationError
+        from acp_tui.workspace.worktrees import Isolation
+
+        attempts: list[Attempt] = []
+        refused: dict[int, str] = {}
+        for number, (record, job) in enumerate(zip(records, self.jobs, strict=True), start=1):
+            try:
+                previous = Attempt.from_record(record, job.preset, -number)
+            except ValueError as exc:
+                attempt = session.new_round(self.prompt, [job.preset], {job.preset.name: job.policy})[0]
+                refused[attempt.id] = f"cannot continue: the record is not one of ours ({exc})"
+                attempts.append(attempt)
+                continue
+            attempt = session.follow_up(previous, self.prompt, job.policy, job.preset)
+            if previous.recorded_worktree is not None:
+                if driver.isolation is None:
+                    driver.isolation = Isolation()
+                try:
+                    worktree = driver.isolation.reopen(*previous.recorded_worktree)
+                except IsolationError as exc:
+                    refused[attempt.id] = f"cannot continue: {exc}"
+                else:
+                    worktree.keep(keep)
+                    attempt.worktree = previous.worktree = worktree
+            attempts.append(attempt)
+        return attempts, refused
 
     async def _start_isolation(self, driver: Driver, plan: IsolationPlan, attempts: list[Attempt]) -> None:
         """The checkouts the command line found, and the cache's start (its prune) said once."""

@@ -23,17 +23,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from acp_tui.core.masking import SecretMask
+from acp_tui.settings import paths
 
 MAX_LOG_BYTES = 4 << 20
 LOG_BACKUPS = 2
 REPEATS_WRITTEN = 3  # then only every 10th, 100th, 1000th ... repeat, with its count
 _REPEAT_KEYS_KEPT = 1000
-
-
-def log_file() -> Path:
-    import platformdirs
-
-    return platformdirs.user_log_path("acp-tui", appauthor=False) / "acp-tui.log"
 
 
 class _MaskingFormatter(logging.Formatter):
@@ -103,7 +98,7 @@ def route_logging(secrets: Iterable[str] = (), path: Path | None = None) -> Path
     """Send every log record (WARNING and up) to the log file instead of the terminal."""
     from acp_tui.core.files import private_dir
 
-    path = path or log_file()
+    path = path or paths.log_file()
     handler: logging.Handler
     try:
         private_dir(path.parent)

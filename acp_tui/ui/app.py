@@ -20,8 +20,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
@@ -31,16 +30,18 @@ from textual.widgets import Input, Static, TextArea
 
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
-from acp_tui.session.driver import Driver
+from acp_tui.session.driver import Driver, confined_to
+from acp_tui.settings import paths
+from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
 from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.acp.config import AcpProviderConfig
     from acp_tui.core.model import ConfigOptionInfo
-    from acp_tui.process.sandbox import SandboxMode
     from acp_tui.session.asks import PendingAsk
+    from acp_tui.session.saved import SavedSession, SessionStore
+    from acp_tui.settings.provider_config import AcpProviderConfig, SandboxMode
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.screens.policy_screen import AgentsScreen
     from acp_tui.ui.widgets.run_pane import RunPane
@@ -61,12 +62,27 @@ class SupervisorApp(App[None]):
     TITLE = "acp-tui"
     BINDINGS = keys.bindings("app")
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: SessionStore | None = None,
+        reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+    ) -> None:
         super().__init__()
         self.settings = settings
         self.session = Session()
         self.driver = Driver(self._configure)
+        if settings.warm:
+            from acp_tui.session.warm import Spares
+
+            self.driver.spares = Spares(idle=settings.warm_idle)
         self.driver.on_change = self._attempt_changed
+        # The session kept as it goes (`acp-tui --session ID` reopens it): made at its first end.
+        self.store = store
+        self.saved: SavedSession | None = reopened[0] if reopened else None
+        self._reopened = reopened[1] if reopened else []
+        self._kept: set[int] = set()  # attempts whose record the saved session has
         self.driver.asks.listen(self._ask_changed)
         # Choices for the next runs: F2's policy, options and sandbox per preset, tracing.
         self.policies = {preset.name: preset.policy for preset in settings.presets}
@@ -75,7 +91,7 @@ class SupervisorApp(App[None]):
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
         # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
-        self.export_dir = settings.export_dir or exports_directory()
+        self.export_dir = settings.export_dir or paths.exports_dir()
         # A bell and a toast when a run errors or needs the user (`bell` / `toasts` in the config).
         self.bell_on = settings.bell
         self.toasts_on = settings.toasts
@@ -117,6 +133,9 @@ class SupervisorApp(App[None]):
         self.main_screen.query_one(PromptBar).focus_prompt()
         self.main_screen.update_subtitle()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        if self._reopened:
+            self.run_worker(self._reopen_session(), group="reopen")
+        self.call_after_refresh(self.want_spares)  # after the first frame, while the person reads
 
     def _on_terminate_signal(self, sig: signal.Signals) -> None:
         if sig == signal.SIGHUP:
@@ -157,25 +176,58 @@ class SupervisorApp(App[None]):
     def next_preset(self, agent: str) -> AgentPreset:
         """The preset as its next run gets it: the config file's, with the options and the sandbox
         chosen in F2."""
-        from acp_tui.settings.schema import with_options
+        from acp_tui.settings.presets import with_options
 
         preset = with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
         sandbox = self.sandboxes.get(agent, preset.sandbox)
         return preset if sandbox == preset.sandbox else replace(preset, sandbox=sandbox)
 
     def _configure(self, attempt: Attempt) -> AcpProviderConfig:
-        """The core's config for an attempt: its preset and policy, `ask` answered by a person,
-        the tracing of now."""
+        return self.config_for(attempt.preset, attempt.policy)
+
+    def config_for(self, preset: AgentPreset, policy: str) -> AcpProviderConfig:
+        """The core's config for a run of `preset` with `policy`: `ask` answered by a person, the
+        tracing of now."""
         return self.settings.provider_config(
-            attempt.preset,
-            policy_override=attempt.policy,
-            ask_handler=self.driver.asks.ask,
-            trace_dir=self.trace_dir,
+            preset, policy_override=policy, ask_handler=self.driver.asks.ask, trace_dir=self.trace_dir
         )
+
+    def want_spares(self) -> None:
+        """Spares for what the next prompt will start: a child per agent of the next round that
+        works in its own directory (not a worktree: its cwd is not known yet), its session open;
+        and, in follow-up mode, one for that turn's agent, taken through `initialize` only."""
+        spares = self.driver.spares
+        if spares is None or not self.screen_stack:
+            return
+        if self.trace_dir:  # traced runs start cold: every trace is a run's, none a spare's
+            spares.want([])
+            return
+        from acp_tui.session.warm import Wanted
+
+        wanted = []
+        with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
+            for preset, isolated in self.main_screen.next_round():
+                if preset.warm and not isolated:
+                    config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
+                    wanted.append(Wanted(config, _cwd_of(config)))
+            previous = self.main_screen.query_one(PromptBar).follow_up
+            if previous is not None and previous.preset.warm and previous.cwd:
+                preset = (
+                    self.next_preset(previous.agent)
+                    if previous.agent in self.settings.names
+                    else previous.preset
+                )
+                config = self.config_for(preset, self.policies.get(previous.agent, previous.policy))
+                if previous.worktree is not None:
+                    config = confined_to(previous.worktree, config)
+                wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
+        spares.want(wanted)
 
     # Following the attempts -------------------------------------------------------------------
 
     def _attempt_changed(self, attempt: Attempt) -> None:
+        if attempt.result is not None and attempt.id not in self._kept:
+            self._keep(attempt)
         if not self.screen_stack:  # the app is shutting down
             return
         if attempt.offered:
@@ -190,6 +242,42 @@ class SupervisorApp(App[None]):
         if result is not None and result.stop_reason == "error":
             reason = f": {result.error}" if result.error else ""
             self._alert(text.safe_notice(f"{attempt.agent} failed{reason}"), "error")
+
+    async def _reopen_session(self) -> None:
+        """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
+        worktrees, where those were kept)."""
+        from acp_tui.workspace.git import IsolationError
+        from acp_tui.workspace.worktrees import Isolation
+
+        def preset_for(record: dict[str, Any]) -> AgentPreset:
+            if record.get("name") in self.settings.names:
+                return self.settings.preset(record["name"])
+            command = [str(part) for part in record["command"]]
+            return AgentPreset(str(record["name"]), command[0], tuple(command[1:]))
+
+        conversations = self.session.restore(self._reopened, preset_for)
+        self._kept.update(attempt.id for attempt in self.session.attempts)  # saved already
+        for attempt in conversations:
+            if attempt.recorded_worktree is None:
+                continue
+            if self.driver.isolation is None:
+                self.driver.isolation = Isolation()
+            with contextlib.suppress(IsolationError):  # gone: its follow-up says so
+                attempt.worktree = self.driver.isolation.reopen(*attempt.recorded_worktree)
+        if conversations:
+            await self.main_screen.show(conversations)
+
+    def _keep(self, attempt: Attempt) -> None:
+        """The attempt's record in the saved session (made at the first), as it ended."""
+        self._kept.add(attempt.id)
+        if self.store is None:
+            return
+        try:
+            if self.saved is None:
+                self.saved = self.store.new(os.getcwd())
+            self.saved.append({**attempt.record(), "round": attempt.round_no, "attempt": attempt.attempt_no})
+        except OSError as exc:  # the session goes on; it is just not kept
+            logging.getLogger(__name__).warning("could not keep the session: %s", exc)
 
     def _ask_changed(self, pending: PendingAsk) -> None:
         """A request joined the queue (say so) or left it (close its dialog if it is shown)."""
@@ -327,6 +415,7 @@ class SupervisorApp(App[None]):
                 self.option_choices.update(chosen.options)
                 self.sandboxes.update(chosen.sandboxes)
                 self.main_screen.query_one(PromptBar).show_policies(self.policies)
+                self.want_spares()  # spares of a changed preset are not its next run's
 
         self.push_screen(self._agents_screen(), apply)
 
@@ -363,43 +452,26 @@ class SupervisorApp(App[None]):
 
     def action_reload_config(self) -> None:
         """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
-        from acp_tui.settings.schema import ConfigError, load_settings
+        from acp_tui.settings.reload import Choices, reload
+        from acp_tui.settings.schema import ConfigError
 
         old = self.settings
         if old.source is None:
             self.notify("No config file to reload: these are the demo agents.", severity="warning")
             return
+        chosen = Choices(self.policies, self.option_choices, self.sandboxes, self.offered)
         try:
-            new = load_settings(old.source)
+            new, kept, overruled = reload(old, chosen)
         except ConfigError as exc:
             self.notify(f"Config not reloaded: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
-        # Agents given on the command line (`--agent NAME=COMMAND`) are not in the file: they stay.
-        given = tuple(p for p in old.presets if p.name in old.selected and p.name not in new.names)
-        new = replace(new, presets=(*new.presets, *given), selected=old.selected)
-        # A policy picked in F2 stays, unless the file changed that agent's policy: the newer word wins.
-        policies, overruled = {}, []
-        for preset in new.presets:
-            before = self.policies.get(preset.name)
-            filed = old.preset(preset.name).policy if preset.name in old.names else None
-            picked = before is not None and before != filed
-            if picked and preset.policy != filed:
-                overruled.append(f"{preset.name} {preset.policy} (not {before})")
-            keep = picked and preset.policy == filed and before in new.policy_names
-            policies[preset.name] = before if keep and before else preset.policy
         self.settings = new
-        self.policies.clear()
-        self.policies.update(policies)
-        self.option_choices = {k: v for k, v in self.option_choices.items() if k in new.names}
-        self.sandboxes = {k: v for k, v in self.sandboxes.items() if k in new.names}
-        # What an agent offers is its program's: forgotten where the command changed.
-        self.offered = {
-            k: v
-            for k, v in self.offered.items()
-            if k in new.names and new.preset(k).argv == old.preset(k).argv
-        }
+        self.policies.clear()  # the prompt bar shows this very dict
+        self.policies.update(kept.policies)
+        self.option_choices, self.sandboxes, self.offered = kept.options, kept.sandboxes, kept.offered
         self.bell_on, self.toasts_on = new.bell, new.toasts
-        self.export_dir = new.export_dir or exports_directory()
+        self.export_dir = new.export_dir or paths.exports_dir()
+        self.call_after_refresh(self.want_spares)  # the spares of the old file's presets go
         self.run_worker(self._settings_reloaded(old, overruled))
 
     async def _settings_reloaded(self, old: Settings, overruled: list[str]) -> None:
@@ -447,11 +519,12 @@ class SupervisorApp(App[None]):
             self.trace_dir = None
             self.notify("Protocol traces off for new runs.")
         else:
-            self.trace_dir = str(trace_directory())
+            self.trace_dir = str(paths.traces_dir())
             self.notify(
                 f"New runs write protocol traces to {text.safe_notice(self.trace_dir)} (t shows a pane's).",
                 markup=False,
             )
+        self.want_spares()  # traced or not, a spare is made for its exact config
 
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
@@ -473,7 +546,7 @@ class SupervisorApp(App[None]):
             }
             # Three new files under one free name (`-2`, `-3`, ... when taken): never an existing
             # file, never through a link planted at the name of this second.
-            if self.export_dir == exports_directory():
+            if self.export_dir == paths.exports_dir():
                 private_dir(self.export_dir)  # ours: a real folder, never a link planted there
             else:
                 self.export_dir.mkdir(parents=True, exist_ok=True)  # the one the config names
@@ -499,6 +572,32 @@ class SupervisorApp(App[None]):
             action = getattr(target, f"action_{key.action}")
             yield SystemCommand(key.command or key.action, f"{key.help} ({key.shown})", action)
         yield from super().get_system_commands(screen)
+
+    def action_request_quit(self) -> None:
+        """ctrl+c: quit, after asking once when runs are live or a request waits for a person
+        (`y` quits, any other key stays); ctrl+c again while it asks quits at once."""
+        from acp_tui.ui.screens.confirm_screen import QuitScreen
+
+        live = sum(a.live for a in self.session.attempts)
+        if isinstance(self.screen, QuitScreen) or not (live or self.asks):
+            self.run_worker(self.action_quit(), group="quit")
+            return
+        waiting = (
+            f" and {len(self.asks)} permission request{'s' * (len(self.asks) != 1)} waiting"
+            if self.asks
+            else ""
+        )
+        question = text.markup(
+            "$live live$waiting: quit, and stop every agent?",
+            live=f"{live} run{'s' * (live != 1)}",
+            waiting=waiting,
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self.action_quit(), group="quit")
+
+        self.push_screen(QuitScreen(question, "Quit (y)", "Stay (any other key)"), answered)
 
     async def action_quit(self) -> None:
         """Every live run is disposed (its process group gone) before the app exits."""
@@ -537,18 +636,6 @@ def comparison_report(records: list[dict[str, object]]) -> str:
     )
 
 
-def trace_directory() -> Path:
-    import platformdirs
-
-    return platformdirs.user_state_path("acp-tui", appauthor=False) / "traces"
-
-
-def exports_directory() -> Path:
-    import platformdirs
-
-    return platformdirs.user_state_path("acp-tui", appauthor=False) / "exports"
-
-
 def _exit_now() -> None:
     os._exit(129)  # 128 + SIGHUP: the shell's convention for a process ended by it
 
@@ -561,14 +648,23 @@ def _preload_protocol_sdk() -> None:
     frozen, they are skipped by the garbage collector's full passes, which otherwise stalled the
     screen for up to 0.2 s while 16 panes streamed (0.06 s frozen).
     """
-    from acp_tui.acp.sdk import import_acp
+    from acp_tui.session.driver import preload_backend
 
-    import_acp()
-    import acp_tui.acp.client
+    preload_backend()
     import acp_tui.ui.widgets.run_pane  # noqa: F401
 
     gc.freeze()
 
 
-def make_app(settings: Settings) -> SupervisorApp:
-    return SupervisorApp(settings)
+def make_app(
+    settings: Settings,
+    *,
+    store: SessionStore | None = None,
+    reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+) -> SupervisorApp:
+    return SupervisorApp(settings, store=store, reopened=reopened)
+
+
+def _cwd_of(config: AcpProviderConfig) -> str:
+    """Where a run of `config` works when nothing else says (a round's runs outside a worktree)."""
+    return os.path.abspath(config.cwd or os.getcwd())

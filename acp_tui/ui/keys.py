@@ -81,6 +81,8 @@ KEYS: tuple[Key, ...] = (
         "pane", footer="Re-run"),
     Key("L", "login", "after an authentication failure: run the agent's terminal login, then run again",
         "pane", footer="Log in"),
+    Key("f", "follow_up", "follow up: the prompt goes to this agent alone, in the same session (a fresh "
+        "process continues it; escape in the prompt leaves follow-up mode)", "pane", footer="Follow up"),
     Key("x", "close", "close the pane (the run stays in the board and the export)", "pane"),
     Key("X", "close_finished", "close every finished pane (their runs stay in the board and the export)",
         "grid", command="Close finished panes"),
@@ -130,9 +132,10 @@ KEYS: tuple[Key, ...] = (
     Key("f1", "help", "this help, from anywhere", "app", footer="Help", priority=True, command="Help",
         intro="every key"),
     Key("question_mark", "help", "this help too, where the focus is not in the prompt", "app", label="?"),
-    Key("ctrl+c", "quit", "quit: every live run is disposed first", "app", footer="Quit", priority=True,
-        intro="quits (every agent stopped first)"),
-    Key("ctrl+q", "quit", "", "app", priority=True),
+    Key("ctrl+c", "request_quit", "quit: every live run is disposed first (with runs live or a request "
+        "waiting, it asks once: y quits; a second ctrl+c quits at once)", "app", footer="Quit",
+        priority=True, intro="quits (every agent stopped first)"),
+    Key("ctrl+q", "request_quit", "", "app", priority=True),
 )  # fmt: skip
 
 

@@ -160,3 +160,18 @@ def login_offer(attempt: Attempt) -> tuple[list[str] | None, str | None]:
         if argv:
             return argv, None
     return None, refused
+
+
+def follow_up_refused(attempt: Attempt) -> str | None:
+    """Why `f` cannot follow up on this attempt (None: it can)."""
+    if attempt.live:
+        return "the run has not ended yet"
+    return attempt.cannot_follow_up(asking_the_agent=True)
+
+
+def turn_header(attempt: Attempt) -> str:
+    """What opens a follow-up's turn in its pane's answer (Markdown): a rule, then its prompt's
+    first line, its punctuation escaped."""
+    from acp_tui.reports.compare import inline
+
+    return f"\n\n---\n\n> **follow up ({attempt.label}):** {inline(attempt.first_line, 200)}\n\n"

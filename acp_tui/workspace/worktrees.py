@@ -1,7 +1,7 @@
 """Git worktrees for runs: each isolated run works in its own checkout, and what it changed is kept.
 
 One `Isolation` per process owns a slot under the user cache dir
-(`user_cache_path("acp-tui")/worktrees/slot-N/`, the first one free), held by an advisory lock for as
+(`settings.paths.worktrees_dir()/slot-N/`, the first one free), held by an advisory lock for as
 long as the process lives; slots are reused, so the cache holds one folder per acp-tui running at
 once, never one per acp-tui that ever ran. A run's worktree is a fresh detached worktree of the
 repository that holds the run's cwd, at the base commit (HEAD, or `--base REF`), and the agent's
@@ -46,9 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui.core.files import private_dir, replace_file
+from acp_tui.settings import paths
+from acp_tui.settings.schema import MAX_FILE_BYTES
 from acp_tui.workspace.cleanup import (
     KEPT_SUFFIX,
     RECORD_SUFFIX,
+    WORKTREE_NAME,
     gitdir_named,
     leftovers,
     names_back,
@@ -58,9 +61,6 @@ from acp_tui.workspace.git import IsolationError, PrivateGitDir, git, last_line,
 
 # As answers (`AcpProviderConfig.max_output_chars`): the patch kept beyond this is cut, and says so.
 DIFF_LIMIT = 16_000_000
-
-# A file larger than this is not recorded, but listed (a preset's `max_file_bytes`).
-MAX_FILE_BYTES = 10_000_000
 
 # A run that used all its time still gets this long to record its partial change.
 RECORD_GRACE = 2.0
@@ -347,10 +347,11 @@ class Worktree:
             self._ours.close()
             self._ours = None
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self, change: Change | None = None) -> dict[str, Any]:
         """The keys a run's JSON record gains: `worktree`, `base`, `diff_stat`, `diff`,
-        `diff_truncated`, `skipped` (see `acp_tui.reports.records`, which masks the diff)."""
-        change = self.change
+        `diff_truncated`, `skipped` (see `acp_tui.reports.records`, which masks the diff). `change`:
+        the one recorded at the end of a given turn (default: the latest)."""
+        change = change or self.change
         return {
             "worktree": str(self.path),
             "base": self.base,
@@ -422,7 +423,7 @@ class Isolation:
     """
 
     def __init__(self, root: Path | None = None) -> None:
-        self.root = root if root is not None else default_root()
+        self.root = root if root is not None else paths.worktrees_dir()
         self.token = secrets.token_hex(3)  # worktree names never repeat, whoever had the slot before
         self.folder = self.root / "slot-?"  # the first free slot, taken by `start()`
         self.worktrees: list[Worktree] = []
@@ -534,6 +535,38 @@ class Isolation:
         self.worktrees.append(worktree)
         return worktree
 
+    def reopen(self, path: str | Path, base: str, cwd: str | None = None) -> Worktree:
+        """A worktree a record names, to continue its conversation: ours and still there, else
+        an IsolationError naming it. It is kept as it was (kept or not) until `remove`."""
+        path = Path(path)
+        record = read_small(path.with_name(path.name + RECORD_SUFFIX), limit=4096)
+        if record is None or not os.path.lexists(path):
+            raise IsolationError(f"its worktree is gone: {path}")
+        admin = Path(record.strip())
+        info = os.lstat(path)
+        if (
+            not stat.S_ISDIR(info.st_mode)
+            or info.st_uid != os.geteuid()
+            or not WORKTREE_NAME.fullmatch(path.name)
+        ):
+            raise IsolationError(f"{path} is not a worktree of ours")
+        if gitdir_named(path / ".git") != admin.resolve() or not names_back(admin, path):
+            raise IsolationError(f"{path} no longer names its repository: its agent replaced its .git")
+        common = admin.parent.parent
+        prefix = os.path.relpath(cwd, path) if cwd else ""
+        origin = Origin(
+            toplevel=common.parent,
+            common_dir=common,
+            prefix="" if prefix == "." else prefix,
+            base=base,
+            dirty=False,
+            git_dir=common,
+        )
+        worktree = Worktree(origin, path, self._turn(common))
+        worktree.kept = path.with_name(path.name + KEPT_SUFFIX).exists()
+        self.worktrees.append(worktree)
+        return worktree
+
     @contextlib.asynccontextmanager
     async def isolated(self, origin: Origin, name: str, *, keep: bool = False) -> AsyncIterator[Worktree]:
         """A worktree for one run: recorded when the block ends (if not yet), then removed unless kept."""
@@ -556,12 +589,6 @@ class Isolation:
             self._lock = None
             self._starting = None
         return [problem for problem in problems if problem]
-
-
-def default_root() -> Path:
-    import platformdirs
-
-    return platformdirs.user_cache_path("acp-tui", appauthor=False) / "worktrees"
 
 
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC

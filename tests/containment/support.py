@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from acp_tui.cli.main import main
+from acp_tui.settings import paths
 from tests.helpers import GIT_IDENTITY, LEAK_MARK
 
 HERE = Path(__file__).parent
@@ -161,12 +162,9 @@ def checkout_with_an_edit(tmp_path: Path) -> Path:
     return root
 
 
-def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Our worktrees under a temporary user cache dir (and settings under a temporary config dir)."""
-    home = tmp_path / "cache-home"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
-    return home / "acp-tui" / "worktrees"
+def isolated_cache(acp_home: Path) -> Path:
+    """Where our worktrees go: under the test's own folders (`acp_home`, tests/conftest.py)."""
+    return paths.worktrees_dir()
 
 
 def scratch_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -15,9 +15,7 @@ import pytest
 
 from acp_tui.acp.trace import TraceWriter
 from acp_tui.lab.trace_file import agent_label, load_trace
-from acp_tui.settings import schema
 from acp_tui.settings.logs import route_logging
-from acp_tui.settings.schema import load_settings
 from acp_tui.ui.app import EXPORT_NAME, SupervisorApp
 from tests.ui.helpers import all_finished, scripted_preset, settings, wait_until
 
@@ -32,12 +30,6 @@ def victim(tmp_path: Path) -> Path:
     path.parent.mkdir()
     path.write_text(PRECIOUS)
     return path
-
-
-@pytest.fixture(autouse=True)
-def own_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state-home"))
 
 
 def next_names(pattern: str, seconds: int = 3) -> Iterator[str]:
@@ -100,35 +92,6 @@ async def test_a_link_at_this_seconds_export_names_is_never_written_through(
     assert re.fullmatch(r"acp-tui-\d{8}-\d{6}-\d+", stem)  # a free name after the planted ones
     assert written == sorted(f"{stem}{suffix}" for suffix in SUFFIXES)
     assert '"output": "exported"' in (exports / jsonl).read_text()
-
-
-# The settings seal ----------------------------------------------------------------------------------
-
-CONFIG = '[[agent]]\nname = "a"\ncommand = "x"\n'
-
-
-def test_a_link_at_the_seal_is_replaced_never_written_through(tmp_path: Path, victim: Path) -> None:
-    config = tmp_path / "agents.toml"
-    config.write_text(CONFIG)
-    seal = schema._seal_file(config)  # its hashed name, as anyone can compute it
-    seal.parent.mkdir(parents=True)
-    seal.symlink_to(victim)
-
-    first = load_settings(config)
-    assert untouched(victim)
-    assert not seal.is_symlink() and len(seal.read_text()) == 64  # the seal, in its own file
-    assert load_settings(config) == first
-
-
-def test_a_link_in_place_of_the_seal_folder_is_never_written_into(tmp_path: Path, victim: Path) -> None:
-    config = tmp_path / "agents.toml"
-    config.write_text(CONFIG)
-    folder = schema._seal_file(config).parent
-    folder.parent.mkdir(parents=True)
-    folder.symlink_to(victim.parent, target_is_directory=True)
-
-    assert load_settings(config).names == ("a",)  # validated, just not remembered
-    assert sorted(os.listdir(victim.parent)) == ["precious.txt"]
 
 
 # The log ----------------------------------------------------------------------------------------

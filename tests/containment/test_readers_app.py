@@ -11,18 +11,13 @@ from typing import Any
 import pytest
 from textual.widgets import Log
 
-from acp_tui.settings.schema import load_settings
+from acp_tui.settings.load import load_settings
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.trace_screen import TraceScreen
 from tests.ui.helpers import wait_until
 
 SIZE = (150, 40)
 AGENT = '[[agent]]\nname = "a"\ncommand = "x"\n'
-
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
 
 
 @pytest.mark.parametrize(

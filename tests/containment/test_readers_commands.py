@@ -6,7 +6,6 @@ without overflowing (it waits at most a minute, and a cancel ends the wait)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -80,19 +79,12 @@ REASONS = {  # what the one line says, by what the file holds
 
 
 def acp_tui(args: list[str], tmp_path: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """`python -m acp_tui ARGS` in `tmp_path`, with folders of its own there."""
-    env = {
-        **os.environ,
-        "XDG_CACHE_HOME": str(tmp_path / "cache-home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config-home"),
-        "XDG_STATE_HOME": str(tmp_path / "state-home"),
-    }
+    """`python -m acp_tui ARGS` in `tmp_path` (with the test's own folders: tests/conftest.py)."""
     return subprocess.run(
         [sys.executable, "-m", "acp_tui", *args],
         input=stdin,
         capture_output=True,
         text=True,
-        env=env,
         cwd=tmp_path,
         timeout=60,
         check=False,

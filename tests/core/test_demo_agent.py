@@ -11,15 +11,8 @@ import pytest
 
 from acp_tui import AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
 from acp_tui.core.model import PermissionDecided, PermissionOptionInfo, RunEvent, SubagentResult
-from acp_tui.demo.agent import (
-    ESSAY_BODY,
-    ESSAY_CODE,
-    ESSAY_INTRO,
-    ESSAY_OUTRO,
-    ESSAY_PERSONAS,
-    split_chunks,
-    summarize,
-)
+from acp_tui.demo.personas.essay import ESSAY_BODY, ESSAY_CODE, ESSAY_INTRO, ESSAY_OUTRO, ESSAY_PERSONAS
+from acp_tui.demo.turn import split_chunks, summarize
 from acp_tui.process.group import group_alive
 from tests.helpers import demo
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -59,6 +59,10 @@ from tests.hostile.support import (
     scripted_args,
     send_key,
 )
+
+if TYPE_CHECKING:
+    from acp_tui.session.attempts import Attempt
+    from acp_tui.ui.app import SupervisorApp
 
 S = SubagentStopReason
 # A key press while the hostile run is live must be handled within KEY_BOUND; one press of a row may
@@ -551,7 +555,7 @@ async def test_library(row: Row, ctx: Ctx, routed_logs: Path) -> None:
 # (b) In the app, beside a healthy neighbour ----------------------------------------------------------
 
 
-def app_settings(row: Row, ctx: Ctx, monkeypatch: pytest.MonkeyPatch) -> Settings:
+def app_settings(row: Row, ctx: Ctx) -> Settings:
     options = ctx.fill(row.options)
     if row.live_window:
         options["pause"] = row.live_window
@@ -564,29 +568,36 @@ def app_settings(row: Row, ctx: Ctx, monkeypatch: pytest.MonkeyPatch) -> Setting
         handshake_timeout=row.config.get("handshake_timeout", 60.0),
     )
     healthy = AgentPreset("healthy", sys.executable, scripted_args(**HEALTHY_OPTIONS))
-    # The app has no knob for the output cap or line limit; the rows that lower them do it here.
-    overrides = {k: v for k, v in row.config.items() if k != "handshake_timeout"}
-    if overrides:
-        original = Settings.provider_config
-
-        def provider_config(self: Settings, preset: AgentPreset, **kwargs: Any) -> AcpProviderConfig:
-            config = original(self, preset, **kwargs)
-            return dataclasses.replace(config, **overrides) if preset.name == "hostile" else config
-
-        monkeypatch.setattr(Settings, "provider_config", provider_config)
     return Settings(presets=(hostile, healthy), prompt="go")
 
 
+def app_for(row: Row, ctx: Ctx) -> SupervisorApp:
+    from acp_tui.ui.app import SupervisorApp
+
+    app = SupervisorApp(app_settings(row, ctx))
+    # The app has no knob for the output cap or line limit; the rows that lower them do it through
+    # the driver's config of each attempt.
+    overrides = {k: v for k, v in row.config.items() if k != "handshake_timeout"}
+    if overrides:
+        configure = app.driver.configure
+
+        def lowered(attempt: Attempt) -> AcpProviderConfig:
+            config = configure(attempt)
+            return dataclasses.replace(config, **overrides) if attempt.agent == "hostile" else config
+
+        app.driver.configure = lowered
+    return app
+
+
 @pytest.mark.parametrize("row", [r for r in ROWS if r.in_app], ids=[r.id for r in ROWS if r.in_app])
-async def test_app(row: Row, ctx: Ctx, routed_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
     from textual.widgets import Static
 
-    from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.status_badge import StatusBadge
     from tests.ui.helpers import panes
 
-    app = SupervisorApp(app_settings(row, ctx, monkeypatch))
+    app = app_for(row, ctx)
     latencies: list[float] = []  # key presses started while the hostile run was live
     hung = False
     async with app.run_test(size=(160, 45)):

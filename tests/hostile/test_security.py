@@ -32,6 +32,7 @@ from click.testing import CliRunner
 
 import acp_tui.acp.client  # noqa: F401  (the SDK import, before any --timeout matters)
 from acp_tui.cli.main import main
+from acp_tui.settings import paths
 from acp_tui.settings.schema import AgentPreset, Settings
 from tests.helpers import SCRIPTED_AGENT, our_live_processes
 
@@ -130,12 +131,11 @@ def write_config(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def hostile_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Credentials in our own environment, the user's dirs under tmp_path, our cwd a fresh dir, and
-    the root logger put back afterwards (the commands route it to their log file)."""
+    """Credentials in our own environment, our cwd a fresh dir, and the root logger put back
+    afterwards (the commands route it to their log file). Our own folders are the test's
+    (tests/conftest.py)."""
     for name, value in {**PARENT_CREDENTIALS, **PLAIN}.items():
         monkeypatch.setenv(name, value)
-    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
-        monkeypatch.setenv(name, str(tmp_path / name.lower()))
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
@@ -202,8 +202,6 @@ def check_result_fields(record: dict[str, Any]) -> None:
 def test_headless_run_keeps_every_credential_where_it_belongs(
     tmp_path: Path, hostile_environment: Path
 ) -> None:
-    from acp_tui.settings.logs import log_file
-
     config, traces = write_config(tmp_path), tmp_path / "traces"
     runner = CliRunner()
     result = runner.invoke(
@@ -247,8 +245,8 @@ def test_headless_run_keeps_every_credential_where_it_belongs(
     for trace in traces.glob("*.jsonl"):
         surfaces[f"trace {trace.name}"] = trace.read_text()
     assert len([s for s in surfaces if s.startswith("trace")]) == 3
-    assert log_file().exists(), "the SDK's complaint about the invalid update should be in the log"
-    surfaces["log file"] = log_file().read_text()
+    assert paths.log_file().exists(), "the SDK's complaint about the invalid update should be in the log"
+    surfaces["log file"] = paths.log_file().read_text()
     assert "ValidationError" in surfaces["log file"] or "validation error" in surfaces["log file"]
     leaked = {where: leaks_in(text) for where, text in surfaces.items() if leaks_in(text)}
     assert not leaked, f"secret values written out: {leaked}"
@@ -260,7 +258,6 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
     from textual.widgets import Log, Static
 
     from acp_tui.settings.logs import route_logging
-    from acp_tui.ui import app as app_module
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
     from acp_tui.ui.screens.trace_screen import TraceScreen
@@ -270,9 +267,8 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
     settings = Settings(presets=presets(tmp_path), prompt="leak it all")
     # What `acp-tui` (cli.main) does before it makes the app: the log file masks every preset's env.
     log = route_logging([v for p in settings.presets for v in p.env.values()], path=tmp_path / "app.log")
-    traces, exports = tmp_path / "app-traces", tmp_path / "exports"
+    traces, exports = paths.traces_dir(), tmp_path / "exports"
     exports.mkdir()
-    monkeypatch.setattr(app_module, "trace_directory", lambda: traces)
     app = SupervisorApp(settings)
     app.export_dir = exports
     screens: dict[str, str] = {}

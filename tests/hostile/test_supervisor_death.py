@@ -55,14 +55,6 @@ def write_config(tmp_path: Path, record: Path) -> Path:
     return config
 
 
-def isolated_env(tmp_path: Path) -> dict[str, str]:
-    """Our environment (with the test session's mark), but the user's dirs under tmp_path."""
-    env = dict(os.environ)
-    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
-        env[name] = str(tmp_path / name.lower())
-    return env
-
-
 def stat_fields(pid: int) -> list[bytes]:
     """The fields of /proc/PID/stat after the command name: state, ppid, pgrp, ..."""
     with open(f"/proc/{pid}/stat", "rb") as f:
@@ -124,19 +116,19 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.02)
 
 
-def stubborn_groups_ready(supervisor: int, record: Path) -> Callable[[], bool]:
-    """Both children live and stubborn: the wrapper's grandchild got the prompt, the demo ignores
-    SIGTERM (it sets that up once its code runs)."""
+def stubborn_groups_ready(supervisor: int, record: Path, each: int = 1) -> Callable[[], bool]:
+    """`each` groups of both children live and stubborn (the app adds a warm spare per agent): the
+    wrapper's grandchild got the prompt, the demo ignores SIGTERM (it sets that up once its code runs)."""
 
     def ready() -> bool:
         groups = children_of_the_session(supervisor)
         wrapped = [g for g in groups.values() if any("wrapper=1" in c for _, c in g)]
         demo = [g for g in groups.values() if any("--persona stubborn" in c for _, c in g)]
         return (
-            len(wrapped) == 1
-            and len(wrapped[0]) == 2  # the launcher and its grandchild, one group
-            and len(demo) == 1
-            and all(ignores_sigterm(pid) for pid, _ in demo[0])
+            len(wrapped) == each
+            and all(len(g) == 2 for g in wrapped)  # the launcher and its grandchild, one group
+            and len(demo) == each
+            and all(ignores_sigterm(pid) for g in demo for pid, _ in g)
             and record.exists()
             and "session/prompt" in record.read_text()
         )
@@ -144,10 +136,12 @@ def stubborn_groups_ready(supervisor: int, record: Path) -> Callable[[], bool]:
     return ready
 
 
-def kill_and_time_the_groups(supervisor: subprocess.Popen[bytes]) -> tuple[float, dict[int, list[int]]]:
+def kill_and_time_the_groups(
+    supervisor: subprocess.Popen[bytes], expected: int = 2
+) -> tuple[float, dict[int, list[int]]]:
     groups = set(children_of_the_session(supervisor.pid))
     watchdogs = watchdogs_of(supervisor.pid)
-    assert len(groups) == 2, groups
+    assert len(groups) == expected, groups
     assert supervisor.pid not in groups  # each child leads a group of its own
     assert len(watchdogs) == 1, watchdogs
     os.kill(supervisor.pid, signal.SIGKILL)
@@ -193,7 +187,6 @@ def test_sigkill_of_a_real_acp_tui_run_ends_every_child_group_within_a_second(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=isolated_env(tmp_path),
         cwd=tmp_path,
     )
     reaper.append(supervisor)
@@ -221,7 +214,7 @@ def test_sigkill_of_the_real_app_ends_every_child_group_within_a_second(
     config = write_config(tmp_path, record)
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
-    env = {**isolated_env(tmp_path), "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "40"}
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "40"}
     supervisor = subprocess.Popen(
         [sys.executable, "-m", "acp_tui", "--config", str(config)],
         stdin=slave,
@@ -246,9 +239,11 @@ def test_sigkill_of_the_real_app_ends_every_child_group_within_a_second(
         wait_for(lambda: b"wrapped" in screen and b"stubborn" in screen, READY_TIMEOUT, "the app's welcome")
         time.sleep(0.3)  # the prompt bar takes the focus once mounted
         os.write(master, b"\r")  # Enter: fan the prompt out
-        wait_for(stubborn_groups_ready(supervisor.pid, record), READY_TIMEOUT, "both stubborn children")
+        # Each agent's run and the warm spare started in its place once the prompt took the first.
+        ready = stubborn_groups_ready(supervisor.pid, record, each=2)
+        wait_for(ready, READY_TIMEOUT, "both stubborn children and their spares")
         time.sleep(0.5)  # the demo is past its handshake by now: streaming in its endless turn
-        elapsed, left = kill_and_time_the_groups(supervisor)
+        elapsed, left = kill_and_time_the_groups(supervisor, expected=4)
     finally:
         os.close(master)
         reader.join(5)

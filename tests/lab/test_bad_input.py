@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from acp_tui.lab.check import RecordsError, check, load_requests
 from acp_tui.lab.import_claude import ClaudeImportError, translate_file
 from acp_tui.lab.trace_file import TraceError, load_trace
-from acp_tui.policy.names import BUILTIN_POLICIES
+from acp_tui.policy.names import FIXED_POLICIES
 
 KEYS = [
     "name",
@@ -74,7 +74,7 @@ def test_any_json_as_records_is_rows_or_one_line(lines: list[Any]) -> None:
     except RecordsError as exc:
         message = str(exc)
     else:
-        check(requests, BUILTIN_POLICIES["allow"])  # whatever was read decides without failing
+        check(requests, FIXED_POLICIES["allow"])  # whatever was read decides without failing
         return
     assert str(path) in message and "\n" not in message
 

@@ -245,3 +245,42 @@ def test_a_pretty_printed_record_or_a_list_of_them_reads_too(runs: Path, tmp_pat
     done = check(runs, "--policy", "allow", "--format", "json", folder=tmp_path)
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 3
+
+
+def test_a_policy_imported_from_claude_checks_the_records_as_it_is(runs: Path, tmp_path: Path) -> None:
+    """`policy import claude` writes policies alone (no [[agent]]): `policy check --config` takes
+    that file as it is, and the imported rules decide the recorded requests."""
+    claude = tmp_path / "settings.json"
+    claude.write_text(
+        json.dumps(
+            {
+                "permissions": {
+                    "deny": ["Bash(git push:*)"],
+                    "allow": ["Bash(git status:*)", "Write(proof.txt)"],
+                }
+            }
+        )
+    )
+    imported = acp_tui("policy", "import", "claude", str(claude))
+    assert imported.returncode == 0, imported.stderr
+    assert "[[agent]]" not in imported.stdout
+    policies = tmp_path / "claude.toml"
+    policies.write_text(imported.stdout)
+
+    done = acp_tui(
+        "policy",
+        "check",
+        "--config",
+        str(policies),
+        "--policy",
+        "claude",
+        "--format",
+        "json",
+        str(runs / "records"),
+    )
+    assert done.returncode == 1, done.stderr  # the push is rejected now
+    rows = json_rows(done)
+    assert rows["claude-like"]["now"] == {"decision": "reject_once", "rule": "deny Bash(git push:*)"}
+    assert rows["codex-like"]["now"] == {"decision": "allow_once", "rule": "allow Bash(git status:*)"}
+    assert rows["demo-pong"]["now"] == {"decision": "allow_once", "rule": "allow Write(proof.txt)"}
+    assert [name for name, row in rows.items() if row["changed"]] == ["claude-like"]

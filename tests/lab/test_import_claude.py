@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from acp_tui.core.model import PermissionOptionInfo
 from acp_tui.policy.ask import PermissionAsk
 from acp_tui.policy.rules import Rule, RulePolicy
-from acp_tui.settings.schema import parse_settings
+from acp_tui.settings.load import parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = '\n[[agent]]\nname = "a"\ncommand = "x"\n'

@@ -20,7 +20,7 @@ from acp_tui.lab.check import trace_requests
 from acp_tui.lab.trace_file import load_trace
 from acp_tui.policy.ask import ALLOW_KINDS, TOOL_KINDS, PermissionAsk, PermissionChoice, PermissionPolicy
 from acp_tui.policy.globs import paths_match
-from acp_tui.policy.names import BUILTIN_POLICIES
+from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.policy.rules import AllowOncePolicy, Rule, RulePolicy, commands_match
 from acp_tui.policy.shell import command_lines, simple_commands
 from tests.core.test_foreign_agent import ts_agent, ts_config  # noqa: F401 - the fixture
@@ -110,7 +110,7 @@ def test_reject_never_approves_under_any_matchers(
     """Only reject and ask rules and a reject default: nothing is ever approved, whatever matches."""
     policy = RulePolicy("strict", policy_rules, default="reject", order=order)
     assert not approves(request, decide(policy, request))
-    assert not approves(request, decide(BUILTIN_POLICIES["reject"], request))
+    assert not approves(request, decide(FIXED_POLICIES["reject"], request))
 
 
 @settings(max_examples=300, deadline=None)
@@ -428,7 +428,7 @@ command = "git push*"
 def test_rules_with_the_new_fields_load_from_the_config_file() -> None:
     import tomllib
 
-    from acp_tui.settings.schema import parse_settings
+    from acp_tui.settings.load import parse_settings
 
     policy = parse_settings(tomllib.loads(RULES_TOML), label="agents.toml").policies["careful"]
     assert policy.order == "deny-first"
@@ -457,7 +457,8 @@ def test_rules_with_the_new_fields_load_from_the_config_file() -> None:
 def test_mistakes_in_the_new_fields_are_one_line(line: str, says: str) -> None:
     import tomllib
 
-    from acp_tui.settings.schema import ConfigError, parse_settings
+    from acp_tui.settings.load import parse_settings
+    from acp_tui.settings.schema import ConfigError
 
     toml = f'[[agent]]\nname = "a"\ncommand = "x"\n[[policy.p.rule]]\nname = "r"\naction = "allow"\n{line}\n'
     with pytest.raises(ConfigError) as caught:

@@ -25,6 +25,7 @@ import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, Subagents, SubagentStopReason
 from acp_tui.process.sandbox import FAILED, NOT_INSTALLED
+from acp_tui.settings import paths
 from tests.helpers import git, our_live_processes
 from tests.hostile.support import eventually
 from tests.sandbox.procs import alive, by_command_line
@@ -105,7 +106,8 @@ async def test_a_writable_home_still_hides_its_credentials_and_sandbox_hidden_hi
 
 
 def test_the_preset_keys_reach_the_run_and_a_bad_one_is_one_line() -> None:
-    from acp_tui.settings.schema import ConfigError, parse_settings
+    from acp_tui.settings.load import parse_settings
+    from acp_tui.settings.schema import ConfigError
 
     raw = {
         "name": "a",
@@ -133,26 +135,27 @@ def test_the_preset_keys_reach_the_run_and_a_bad_one_is_one_line() -> None:
 
 
 @pytest.mark.usefixtures("confined")
-async def test_it_writes_its_cwd_a_private_tmp_and_its_writable_paths_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_it_writes_its_cwd_a_private_tmp_and_its_writable_paths_only(tmp_path: Path) -> None:
     in_tmp = Path(f"/tmp/acp-tui-sandbox-{uuid.uuid4().hex}")
     with outside_tmp("acp-tui-work-") as work:
-        cwd, other, state, extra = (work / name for name in ("cwd", "other", "state", "extra"))
-        for folder in (cwd, other, extra, state / "acp-tui"):
+        cwd, other, extra = (work / name for name in ("cwd", "other", "extra"))
+        home = work / "home"  # acp-tui's own folders, outside /tmp
+        with paths.rooted_at(home):
+            state = paths.state_dir()
+        for folder in (cwd, other, extra, state):
             folder.mkdir(parents=True)
-        (state / "acp-tui" / "trace.jsonl").write_text("another run's trace")
-        monkeypatch.setenv("XDG_STATE_HOME", str(state))  # acp-tui's own state folder
+        (state / "trace.jsonl").write_text("another run's trace")
         steps = [
             ("write", f"{cwd}/a.txt"),
             ("write", f"{other}/b.txt"),
             ("write", str(in_tmp)),
             ("read", str(in_tmp)),
             ("write", f"{extra}/c.txt"),
-            ("read", f"{state}/acp-tui/trace.jsonl"),
+            ("read", f"{state}/trace.jsonl"),
             ("write", "/etc/acp-tui-sandbox"),
         ]
-        inside = await answer(trying(sandbox_writable=[str(extra)]), steps, cwd)
+        with paths.rooted_at(home):
+            inside = await answer(trying(sandbox_writable=[str(extra)]), steps, cwd)
         assert inside == [
             "ok",
             "error:EROFS",
@@ -221,16 +224,18 @@ def test_a_worktree_run_commits_but_cannot_write_the_main_repositorys_config_or_
         git(repo, "add", "README.md")
         git(repo, "commit", "-qm", "base")
         config_before = (repo / ".git" / "config").read_bytes()
-        cache = outside / "cache"
-        (cache / "acp-tui").mkdir(parents=True)
-        (cache / "acp-tui" / "planted.txt").write_text("ours")
+        home = outside / "home"  # acp-tui's own folders
+        with paths.rooted_at(home):
+            cache = paths.cache_dir()
+        cache.mkdir(parents=True)
+        (cache / "planted.txt").write_text("ours")
         steps = [
             ("run", "git", "config", "core.fsmonitor", "touch /tmp/pwned"),
             ("write", f"{repo}/.git/config"),
             ("write", f"{repo}/.git/hooks/post-commit"),
             ("write", f"{repo}/README.md"),
             ("read", f"{repo}/README.md"),
-            ("read", f"{cache}/acp-tui/planted.txt"),
+            ("read", f"{cache}/planted.txt"),
             ("write", "new.txt"),
             ("run", "git", "add", "new.txt"),
             ("run", "git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", "commit", "-qm", "inside"),
@@ -245,7 +250,7 @@ def test_a_worktree_run_commits_but_cannot_write_the_main_repositorys_config_or_
             ],
             capture_output=True,
             text=True,
-            env={**os.environ, "XDG_CACHE_HOME": str(cache), "XDG_STATE_HOME": str(outside / "state")},
+            env={**os.environ, paths.HOME_VARIABLE: str(home)},
             timeout=60,
         )
         assert done.returncode == 0, done.stderr
@@ -361,9 +366,8 @@ def test_a_signal_to_acp_tui_run_or_its_death_ends_the_daemon_inside(
 ) -> None:
     tag = f"acp-tui-daemon-{uuid.uuid4().hex}"
     prompt = tries(daemon_step(tag, tmp_path / "ready", "orphan"), ["hold"])
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")}
     supervisor = subprocess.Popen(
-        acp_tui_run(prompt, tmp_path), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        acp_tui_run(prompt, tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
         deadline = time.monotonic() + 30
@@ -390,7 +394,6 @@ def test_a_signal_to_acp_tui_run_or_its_death_ends_the_daemon_inside(
 
 @pytest.mark.usefixtures("confined")
 def test_the_record_and_the_probe_say_sandbox(tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")}
     agent = f"trying={sys.executable} {TRYING_AGENT}"
     for extra, said in (([], "none"), (["--sandbox"], "workspace")):
         done = subprocess.run(
@@ -409,7 +412,6 @@ def test_the_record_and_the_probe_say_sandbox(tmp_path: Path) -> None:
             ],
             capture_output=True,
             text=True,
-            env=env,
             cwd=tmp_path,
             timeout=60,
         )
@@ -419,7 +421,6 @@ def test_the_record_and_the_probe_say_sandbox(tmp_path: Path) -> None:
             [sys.executable, "-m", "acp_tui", "probe", *extra, "--agent", agent, "--format", "json"],
             capture_output=True,
             text=True,
-            env=env,
             timeout=60,
         )
         assert probe.returncode == 0, probe.stderr
@@ -472,3 +473,26 @@ def test_as_an_unprivileged_user_the_sandbox_holds_and_ends_with_its_run_or_its_
             if supervisor.poll() is None:
                 supervisor.kill()
             supervisor.wait(5)
+
+
+async def test_a_confined_demo_follow_up_remembers_its_first_turn(tmp_path: Path) -> None:
+    """The demo keeps its sessions in our cache, which a sandbox hides: its presets may write that
+    one folder, so a follow-up of a confined demo run resumes it."""
+    need_bwrap()
+    from dataclasses import replace
+
+    from acp_tui.settings.presets import demo_presets
+    from acp_tui.settings.schema import Settings
+
+    [scribe, *_] = demo_presets()
+    preset = replace(scribe, args=("-m", "acp_tui.demo.agent", "--persona", "chat"), sandbox="workspace")
+    config = Settings(presets=(preset,)).provider_config(preset)
+    first = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hello", cwd=str(tmp_path)))
+    done = await asyncio.wait_for(first.result(), 30)
+    assert done.stop_reason is SubagentStopReason.COMPLETED, done.error
+    again = await AcpSubagentProvider(config).start(
+        SubagentRequest(prompt="and again", cwd=str(tmp_path), session_id=done.session_id)
+    )
+    follow = await asyncio.wait_for(again.result(), 30)
+    assert follow.stop_reason is SubagentStopReason.COMPLETED, follow.error
+    assert "earlier: hello" in follow.output

@@ -82,9 +82,8 @@ async def test_quitting_the_app_ends_a_daemon_left_inside(tmp_path: Path) -> Non
 
 
 async def test_a_confined_run_in_a_worktree_commits_there_and_never_writes_the_main_config(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")

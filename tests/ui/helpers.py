@@ -24,8 +24,10 @@ def demo_preset(name: str, persona: str, *extra: str, policy: str = "reject") ->
     return AgentPreset(name, sys.executable, args, policy=policy)
 
 
-def settings(*presets: AgentPreset, prompt: str = "hello") -> Settings:
-    return Settings(presets=presets, prompt=prompt)
+def settings(*presets: AgentPreset, prompt: str = "hello", warm: bool = False) -> Settings:
+    """The app's settings for these presets; no spares (warm starts) unless a test is about them,
+    so that the processes a test counts are its runs'."""
+    return Settings(presets=presets, prompt=prompt, warm=warm)
 
 
 async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 20) -> None:

@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Select, Static
 
 from acp_tui.core.model import SubagentStopReason
-from acp_tui.settings.schema import load_settings
+from acp_tui.settings.load import load_settings
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.login_screen import LoginConfirmScreen
 from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen

@@ -14,9 +14,10 @@ from textual.widgets import DataTable, Select, Static
 
 from acp_tui.core.model import SubagentResult, SubagentStopReason
 from acp_tui.lab.check import Decision, Row, text_table
-from acp_tui.settings.schema import load_settings
+from acp_tui.settings import paths
+from acp_tui.settings.load import load_settings
 from acp_tui.ui import keys
-from acp_tui.ui.app import SupervisorApp, exports_directory
+from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.activity_screen import ActivityScreen
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.compare_screen import CompareScreen
@@ -536,14 +537,13 @@ async def test_y_says_where_the_answer_went(monkeypatch: pytest.MonkeyPatch, tmu
 
 
 async def test_exports_go_to_the_state_folder_never_the_working_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, acp_home: Path
 ) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     work = tmp_path / "checkout"
     work.mkdir()
     monkeypatch.chdir(work)
     app = SupervisorApp(settings(scripted_preset("one")))
-    assert app.export_dir == exports_directory() == tmp_path / "state" / "acp-tui" / "exports"
+    assert app.export_dir == paths.exports_dir() == acp_home / "state" / "exports"
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await one_round(app, pilot)
         app.clear_notifications()

@@ -6,7 +6,7 @@ from textual.app import App
 from textual.widgets import DataTable, Label, Select
 
 from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
-from acp_tui.policy.names import BUILTIN_POLICIES
+from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.ui.screens.permissions_panel_screen import PanelRow, PermissionsPanelScreen
 from tests.ui.helpers import wait_until
@@ -43,7 +43,7 @@ POLICIES = {
     "no-push": RulePolicy(
         "no-push", (Rule("no pushes", "reject", commands=("git push*",)),), default="allow"
     ),
-    "reject": BUILTIN_POLICIES["reject"],
+    "reject": FIXED_POLICIES["reject"],
 }
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from textual.widgets import Log, Select
 
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.reports import records as report
-from acp_tui.ui import app as app_module
+from acp_tui.settings import paths
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
@@ -97,10 +96,7 @@ async def test_a_policy_picked_before_running_applies_to_the_next_run() -> None:
         assert "allow" in str(pane.border_subtitle)
 
 
-async def test_tracing_records_the_frames_and_the_pane_shows_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(app_module, "trace_directory", lambda: tmp_path)
+async def test_tracing_records_the_frames_and_the_pane_shows_them() -> None:
     app = SupervisorApp(settings(scripted_preset("agent", text="traced")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+t")
@@ -113,7 +109,7 @@ async def test_tracing_records_the_frames_and_the_pane_shows_them(
         lines = "\n".join(app.screen.query_one(Log).lines)
         for method in ("initialize", "session/new", "session/prompt", "session/update"):
             assert method in lines
-    [trace] = tmp_path.glob("agent-*.jsonl")
+    [trace] = paths.traces_dir().glob("agent-*.jsonl")
     frames = [json.loads(line) for line in trace.read_text().splitlines()]
     assert frames[0]["dir"] == "out"
     assert frames[0]["frame"]["method"] == "initialize"

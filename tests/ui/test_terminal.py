@@ -103,7 +103,8 @@ def agents_file(directory: Path, agents: dict[str, list[str]]) -> Path:
     """A config of exactly these agents (the demo set is not added), each `python SCRIPT OPTIONS`."""
     path = directory / "agents.toml"
     path.write_text(
-        "".join(
+        "warm = false\n\n"  # the processes counted are the runs' (spares have a test of their own)
+        + "".join(
             f"[[agent]]\nname = {json.dumps(name)}\ncommand = {json.dumps(sys.executable)}\n"
             f"args = {json.dumps(args)}\n\n"
             for name, args in agents.items()

@@ -13,6 +13,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Checkbox, Static
 
+from acp_tui.settings import paths
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen, CompareScreen
 from acp_tui.ui.widgets.prompt_bar import PromptArea
@@ -25,11 +26,10 @@ SIZE = (160, 40)
 PROMPT = "edit README.md, create new.txt"
 
 
-@pytest.fixture(autouse=True)
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "cache-home"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home / "acp-tui" / "worktrees"
+@pytest.fixture
+def cache_home() -> Path:
+    """Where our worktrees go (the test's own folders: tests/conftest.py)."""
+    return paths.worktrees_dir()
 
 
 @pytest.fixture

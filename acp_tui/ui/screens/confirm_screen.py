@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -45,3 +45,13 @@ class ConfirmScreen(DialogScreen[bool]):
     @on(Button.Pressed, "#no")
     def action_no(self) -> None:
         self.dismiss(False)
+
+
+class QuitScreen(ConfirmScreen):
+    """Quit with runs live or a request waiting? `y` quits; any other key stays (a second ctrl+c
+    quits at once: that is the app's binding)."""
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key not in ("y", "tab", "shift+tab", "enter", "left", "right"):
+            event.stop()
+            self.dismiss(False)

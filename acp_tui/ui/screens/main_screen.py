@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -28,7 +28,9 @@ from acp_tui.ui.widgets.prompt_bar import PromptBar
 from acp_tui.ui.widgets.round_box import MIN_PANE_HEIGHT, RoundBox
 
 if TYPE_CHECKING:
-    from acp_tui.ui.app import SupervisorApp
+    from acp_tui.session.attempts import Session
+    from acp_tui.session.driver import Driver
+    from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.widgets.run_pane import RunPane
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
@@ -45,6 +47,20 @@ STATE_ORDER = (
     "aborted",
     "error",
 )
+
+
+class Shell(Protocol):
+    """What the screen needs of the app that shows it (`ui.app.SupervisorApp`), said here: the
+    screen never imports the app, which imports it."""
+
+    settings: Settings
+    session: Session
+    driver: Driver
+    policies: dict[str, str]
+
+    def next_preset(self, agent: str) -> AgentPreset: ...
+
+    def want_spares(self) -> None: ...
 
 
 def display_command(argv: list[str]) -> str:
@@ -78,8 +94,8 @@ class MainScreen(Screen[object]):
         self._comparing: list[Attempt] = []  # the runs of the compare view open, in its order
 
     @property
-    def supervisor(self) -> SupervisorApp:
-        return cast("SupervisorApp", self.app)
+    def supervisor(self) -> Shell:
+        return cast("Shell", self.app)
 
     def contents(self) -> ComposeResult:
         """The screen's widgets (the app composes them: see `SupervisorApp.compose`)."""
@@ -126,6 +142,9 @@ class MainScreen(Screen[object]):
     @on(PromptBar.Submitted)
     async def fan_out(self, event: PromptBar.Submitted) -> None:
         app = self.supervisor
+        if event.follow_up is not None:
+            await self.follow_up(event.follow_up, event.prompt)
+            return
         gone = [agent for agent in event.agents if agent not in app.settings.names]
         if gone:  # removed from the config file by a reload
             self.notify(f"No longer in the config: {text.safe_notice(', '.join(gone))}", markup=False)
@@ -160,13 +179,14 @@ class MainScreen(Screen[object]):
         if sandbox:  # the prompt bar's box confines every agent of the round
             presets = [replace(preset, sandbox="workspace") for preset in presets]
         attempts = app.session.new_round(prompt, presets, app.policies, worktree=worktree)
-        panes = await self._show(attempts)
+        panes = await self.show(attempts)
+        app.want_spares()  # the next round's spares, for those just taken
         panes[0].focus(scroll_visible=False)
         box = self._box(attempts[0].round_no)
         if box is not None:  # the new round from its header down
             self.call_after_refresh(self.runs.scroll_to_widget, box, animate=False, top=True)
 
-    async def _show(self, attempts: list[Attempt], *, after: RunPane | None = None) -> list[RunPane]:
+    async def show(self, attempts: list[Attempt], *, after: RunPane | None = None) -> list[RunPane]:
         """Panes for `attempts` on the grid, their runs started (unless already ended)."""
         from acp_tui.ui.widgets.run_pane import RunPane
 
@@ -217,8 +237,35 @@ class MainScreen(Screen[object]):
         if old.attempt.preset.sandbox == "workspace":  # the same again: never unconfined by a re-run
             preset = replace(preset, sandbox="workspace")
         attempt = app.session.retry(old.attempt, app.policies.get(old.agent, old.policy), preset)
-        [pane] = await self._show([attempt], after=old)
+        [pane] = await self.show([attempt], after=old)
         pane.focus()
+
+    def on_run_pane_follow_up_requested(self, event: RunPane.FollowUpRequested) -> None:
+        self.query_one(PromptBar).enter_follow_up(event.pane.attempt)
+        self.supervisor.want_spares()
+
+    def follow_up_preset(self, previous: Attempt) -> tuple[AgentPreset, str]:
+        """The preset and policy a follow-up on `previous` runs with: the agent's of now (F2's
+        choices too), confined if `previous` was."""
+        app = self.supervisor
+        known = previous.agent in app.settings.names  # else removed by a reload: as it was
+        preset = app.next_preset(previous.agent) if known else previous.preset
+        if previous.preset.sandbox == "workspace":  # never unconfined by a follow-up
+            preset = replace(preset, sandbox="workspace")
+        return preset, app.policies.get(previous.agent, previous.policy)
+
+    async def follow_up(self, previous: Attempt, prompt: str) -> None:
+        """The next turn of `previous`'s conversation, in its pane (reopened if it was closed)."""
+        app = self.supervisor
+        preset, policy = self.follow_up_preset(previous)
+        attempt = app.session.follow_up(previous, prompt, policy, preset)
+        pane = self.pane_for(previous)
+        if pane is None:
+            [pane] = await self.show([previous])
+        app.driver.start(attempt)
+        pane.continue_with(attempt)
+        pane.focus()
+        self.update_subtitle()
 
     async def on_run_pane_rerun_requested(self, event: RunPane.RerunRequested) -> None:
         await self.rerun(event.pane)
@@ -373,6 +420,18 @@ class MainScreen(Screen[object]):
             return self.focused
         return self._last_pane if self._last_pane in self.panes() else None
 
+    def next_round(self) -> list[tuple[AgentPreset, bool]]:
+        """The presets the next round goes to (the checked agents, as F2 and the boxes make them),
+        each with whether it runs in a worktree."""
+        app, bar = self.supervisor, self.query_one(PromptBar)
+        presets = [app.next_preset(agent) for agent in bar.selected() if agent in app.settings.names]
+        if bar.sandbox:
+            presets = [replace(preset, sandbox="workspace") for preset in presets]
+        return [(preset, bar.worktree or preset.isolation == "worktree") for preset in presets]
+
+    def on_checkbox_changed(self) -> None:
+        self.supervisor.want_spares()  # an agent checked or unchecked, a box turned on or off
+
     def action_toggle_sandbox(self) -> None:
         on = self.query_one(PromptBar).toggle_sandbox()
         self.notify(
@@ -512,7 +571,7 @@ class MainScreen(Screen[object]):
     async def _reopen(self, attempt: Attempt) -> None:
         """A closed pane comes back in its round, showing its attempt as it ended (or as it goes on)."""
         attempt.open = True
-        [pane] = await self._show([attempt])
+        [pane] = await self.show([attempt])
         pane.focus()
 
     def action_permissions_panel(self) -> None:
@@ -525,12 +584,8 @@ class MainScreen(Screen[object]):
             for a in app.session.attempts
             for record in a.permissions
         ]
-        from acp_tui.policy.names import BUILTIN_POLICIES
+        from acp_tui.policy.names import ASK, resolve
 
-        settings = app.settings
-        policies = {
-            name: BUILTIN_POLICIES[name] if name in BUILTIN_POLICIES else settings.policies[name]
-            for name in settings.policy_names
-            if name in BUILTIN_POLICIES or name in settings.policies
-        }
+        named = app.settings.policies
+        policies = {name: resolve(name, named) for name in app.settings.policy_names if name != ASK}
         self.app.push_screen(PermissionsPanelScreen(rows, policies))

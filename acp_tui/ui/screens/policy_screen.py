@@ -24,18 +24,12 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Button, Select, Static
 
-from acp_tui.acp.config import SandboxMode
 from acp_tui.core.model import ConfigOptionInfo
+from acp_tui.policy.names import BUILTIN
+from acp_tui.settings.provider_config import SandboxMode
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 from acp_tui.ui.widgets.toggle import Toggle
-
-BUILTIN_RULES = {
-    "reject": ["never approves: the first reject option, else cancelled"],
-    "allow": ["approves: the first allow option"],
-    "allow-once": ["approves through allow_once options only (never allow_always), else rejects"],
-    "ask": ["you choose, each time (a to answer)"],
-}
 
 # What the screen asks the app for: the options an agent offers, or the one-line error.
 Prober = Callable[[str], Awaitable[tuple[tuple[ConfigOptionInfo, ...], str | None]]]
@@ -186,7 +180,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         if name in self.rules:
             title, lines = "[b]Rules of $name[/b] (tried in this order):", list(self.rules[name])
         else:
-            title, lines = "[b]Policy $name[/b] (built in):", BUILTIN_RULES.get(name, ["(unknown policy)"])
+            title, lines = "[b]Policy $name[/b] (built in):", [BUILTIN.get(name, "(unknown policy)")]
         return Content("\n").join(
             [text.markup(title, name=name)] + [text.line(f"  {line}") for line in lines]
         )

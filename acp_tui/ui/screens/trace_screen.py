@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import Log, Static
 
 from acp_tui.core.text import one_line
-from acp_tui.lab.trace_file import Entry, TraceError, parse_entry
+from acp_tui.lab.trace_file import Entry, TraceError, trace_entries
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 
@@ -29,21 +29,11 @@ def frame_line(entry: Entry) -> str:
 
 def trace_lines(path: str) -> list[str]:
     """The trace as shown: a line per frame, or per line that is none (saying why). Never raises."""
-    from acp_tui.core.files import UnreadableFile, read_text
-
     try:
-        lines = read_text(path, what="trace").splitlines()
-    except UnreadableFile as exc:
+        entries = trace_entries(path, where="")
+    except TraceError as exc:
         return [one_line(f"could not read the trace: {exc}")]
-    shown = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            shown.append(frame_line(parse_entry(line, f"line {number}")))
-        except TraceError as exc:
-            shown.append(one_line(f"✗ {exc}"))
-    return shown
+    return [frame_line(e) if isinstance(e, Entry) else one_line(f"✗ {e}") for e in entries]
 
 
 class TraceScreen(DialogScreen[None]):

@@ -202,6 +202,10 @@ class AnswerView(ScrollView, can_focus=False):
         self._absorb()
         self._step()
 
+    def go_on(self) -> None:
+        """More comes after a finished answer (a follow-up's turn): it streams again."""
+        self._finished = False
+
     def clear(self) -> None:
         self.text = ""
         self.omitted = 0

@@ -8,6 +8,9 @@ prompts sent in this session. `escape` leaves the prompt for the panes (the app'
 
 Tab goes from the prompt to the boxes: the `send to:` boxes wrap onto as many lines as they need,
 so that no agent a round goes to is out of sight; space checks one, `*` all (or none).
+
+In follow-up mode (`f` on a pane whose run ended) the prompt goes to that pane's agent alone, as the
+next turn of its conversation; the bar says so, and escape leaves the mode.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Label, TextArea
 
+from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.widgets.flow import Flow
 from acp_tui.ui.widgets.toggle import Toggle
@@ -39,11 +43,16 @@ class PromptArea(TextArea):
     class Send(Message):
         text: str  # the prompt as it was when Enter was typed
 
+    @dataclass
+    class LeaveFollowUp(Message):
+        pass
+
     def __init__(self, value: str, *, id: str | None = None) -> None:
         super().__init__(
             value, id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True
         )
         self.sent: list[str] = []  # the prompts of this session
+        self.follow_up_mode = False  # set by the bar: escape leaves it
         self._walk: int | None = None  # index in history while walking it
         self._draft = ""
 
@@ -53,6 +62,11 @@ class PromptArea(TextArea):
             event.stop()
             event.prevent_default()
             self.post_message(self.Send(self.text))
+            return
+        if key == "escape" and self.follow_up_mode:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.LeaveFollowUp())
             return
         if key in ("ctrl+j", "shift+enter", "newline"):
             event.stop()
@@ -120,6 +134,7 @@ class PromptBar(Vertical):
         border: round $primary;
         border-title-color: $text-primary;
         &:focus-within { border: round $accent; }
+        &.-follow-up { border: round $warning; border-title-color: $text-warning; }
         #prompt-row { height: auto; }
         #prompt { width: 1fr; height: auto; max-height: 6; min-height: 1; }
         #run { margin-left: 1; }
@@ -134,6 +149,7 @@ class PromptBar(Vertical):
         agents: list[str]
         worktree: bool = False  # each run in its own git worktree
         sandbox: bool = False  # every agent confined (sandbox = "workspace")
+        follow_up: Attempt | None = None  # the turn this prompt follows up on (its agent alone)
 
     def __init__(
         self, policies: Mapping[str, str], prompt: str = "", checked: Collection[str] | None = None
@@ -143,6 +159,7 @@ class PromptBar(Vertical):
         self.policies = dict(policies)  # agent -> policy, in display order
         self.suggested = prompt
         self.checked = set(self.policies if checked is None else checked)
+        self.follow_up: Attempt | None = None
 
     def on_mount(self) -> None:
         self.border_title = "prompt"
@@ -198,6 +215,24 @@ class PromptBar(Vertical):
         box.value = not box.value
         return box.value
 
+    def enter_follow_up(self, attempt: Attempt) -> None:
+        """The next prompt follows up on `attempt` (its agent alone): the box empties and takes
+        the focus."""
+        self.follow_up = attempt
+        self.area.follow_up_mode = True
+        self.border_title = text.markup("follow up: $agent $label", agent=attempt.agent, label=attempt.label)
+        self.border_subtitle = "enter: send to this agent · escape: leave follow-up mode"
+        self.add_class("-follow-up")
+        self.area.text = ""
+        self.focus_prompt()
+
+    @on(PromptArea.LeaveFollowUp)
+    def leave_follow_up(self) -> None:
+        self.follow_up = None
+        self.area.follow_up_mode = False
+        self.remove_class("-follow-up")
+        self.on_mount()
+
     @on(PromptArea.Send)
     @on(Button.Pressed, "#run")
     def submit(self, event: PromptArea.Send | Button.Pressed) -> None:
@@ -205,6 +240,11 @@ class PromptBar(Vertical):
         prompt = (event.text if isinstance(event, PromptArea.Send) else self.value).strip()
         if not prompt:
             self.notify("Type a prompt first.", severity="warning")
+            return
+        if self.follow_up is not None:
+            self.area.remember(prompt)
+            self.post_message(self.Submitted(prompt, [self.follow_up.agent], follow_up=self.follow_up))
+            self.leave_follow_up()
             return
         agents = self.selected()
         if not agents:

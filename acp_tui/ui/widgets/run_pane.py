@@ -47,12 +47,14 @@ from acp_tui.ui.summary import (
     STOP_STEPS,
     ending_note,
     failed_calls_summary,
+    follow_up_refused,
     format_seconds,
     hidden_summary,
     login_offer,
     never_asked_note,
     options_summary,
     permissions_summary,
+    turn_header,
     usage_summary,
 )
 from acp_tui.ui.widgets.answer_view import AnswerView
@@ -165,6 +167,12 @@ class RunPane(Vertical, can_focus=True):
         argv: list[str]
 
     @dataclass
+    class FollowUpRequested(Message):
+        """The next prompt goes to this pane's agent alone, continuing its session."""
+
+        pane: RunPane
+
+    @dataclass
     class Closed(Message):
         """The screen takes the pane out of the grid; its attempt stays in the session."""
 
@@ -229,6 +237,8 @@ class RunPane(Vertical, can_focus=True):
             return self.live  # a finished run has nothing to cancel: the footer drops the key
         if action == "login":
             return login_offer(self.attempt)[0] is not None
+        if action == "follow_up":
+            return not self.live  # shown once the run has ended (and says so if it cannot be)
         return True
 
     def compose(self) -> ComposeResult:
@@ -363,11 +373,18 @@ class RunPane(Vertical, can_focus=True):
         self.ticker.pause()  # nothing moves in a finished pane
 
     def _show_history(self) -> None:
-        """A finished attempt shown again: its answer, counts and stderr tail, nothing started."""
+        """A finished attempt shown again (every turn of its conversation, each under its prompt):
+        its answers, counts and stderr tail, nothing started."""
         result = self.attempt.result
         assert result is not None
         answer = self.query_one(AnswerView)
-        answer.append(result.output)
+        turns = [self.attempt]
+        while turns[0].previous is not None:
+            turns.insert(0, turns[0].previous)
+        for turn in turns:
+            if turn is not turns[0]:
+                answer.append(turn_header(turn))
+            answer.append(turn.result.output if turn.result else "")
         self._stderr_unshown.extend(result.stderr_tail)
         self._show_result(result)
 
@@ -433,7 +450,7 @@ class RunPane(Vertical, can_focus=True):
         error.update(Content("\n").join([text.line(hint, 200, "not bold"), shown]) if hint else shown)
         error.set_class(failed, "-failed")
         error.set_class(bool(hint), "-hint")
-        error.display = bool(message)
+        error.display = bool(message or hint)
 
     def _tick(self, *, final: bool = False) -> None:
         """Refresh the clock and the counters a few times a second, not once per event.
@@ -516,6 +533,33 @@ class RunPane(Vertical, can_focus=True):
         argv, _ = login_offer(self.attempt)
         if argv:
             self.post_message(self.LoginRequested(self, argv))
+
+    def action_follow_up(self) -> None:
+        """`f`: follow up on this conversation, unless it cannot be continued (said on the pane)."""
+        why = follow_up_refused(self.attempt)
+        if why is not None:
+            self._show_error(
+                self.attempt.result.error if self.attempt.result else None, hint=f"no follow-up: {why}"
+            )
+            return
+        self.post_message(self.FollowUpRequested(self))
+
+    def continue_with(self, attempt: Attempt) -> None:
+        """The next turn of this pane's conversation: shown under the previous ones, as it streams."""
+        self.attempt = attempt
+        self._shown_state = ""
+        answer = self.query_one(AnswerView)
+        answer.go_on()
+        answer.append(turn_header(attempt))
+        answer.anchor()
+        self._show_error(None)
+        self._show_cancel(True)
+        self._clock = ""
+        self._show_subtitle()
+        self._stats_dirty = True
+        self.ticker.resume()
+        self.show_state()
+        self.follow()
 
     def action_rerun(self) -> None:
         """A new attempt beside this one (the screen makes it): this one stays as it is."""

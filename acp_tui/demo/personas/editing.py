@@ -15,20 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from acp import start_edit_tool_call, update_tool_call
+from acp.schema import StopReason, ToolCallLocation
 
-if TYPE_CHECKING:
-    from acp.schema import StopReason
-
-    from acp_tui.demo.agent import DemoAgent, Session
+from acp_tui.demo.turn import Turn
 
 DEFAULT_EDIT_LINES = 5
 DEFAULT_CREATED_FILES = 3
-DELAYS: dict[str, float] = {"edit": 0.0, "create": 0.0}
+VERBS = ("edit", "create")
 
 
 def targets(text: str, verb: str) -> list[str]:
@@ -37,7 +32,7 @@ def targets(text: str, verb: str) -> list[str]:
     match = re.search(rf"\b{verb}\b(.*)", text, re.IGNORECASE | re.DOTALL)
     names: list[str] = []
     for word in match.group(1).replace(",", " ").split() if match else ():
-        if word.lower() in PERSONAS:
+        if word.lower() in VERBS:
             break
         name = word.rstrip(".;:!?")
         if name and name.lower() != "and":
@@ -62,50 +57,40 @@ def _create(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-async def edit(agent: DemoAgent, session: Session, text: str) -> StopReason:
-    names = targets(text, "edit") or ["NOTES.md"]
-    steps = agent.chunks or DEFAULT_EDIT_LINES
-    return await _write_files(agent, session, names, steps, append=True)
+async def edit(turn: Turn) -> StopReason:
+    names = targets(turn.prompt, "edit") or ["NOTES.md"]
+    return await _write_files(turn, names, turn.chunks, append=True)
 
 
-async def create(agent: DemoAgent, session: Session, text: str) -> StopReason:
-    names = targets(text, "create") or [
-        f"created-{i}.txt" for i in range(1, (agent.chunks or DEFAULT_CREATED_FILES) + 1)
-    ]
-    return await _write_files(agent, session, names, 1, append=False)
+async def create(turn: Turn) -> StopReason:
+    names = targets(turn.prompt, "create") or [f"created-{i}.txt" for i in range(1, turn.chunks + 1)]
+    return await _write_files(turn, names, 1, append=False)
 
 
-async def _write_files(
-    agent: DemoAgent, session: Session, names: list[str], steps: int, *, append: bool
-) -> StopReason:
-    sid = session.session_id
-    tool_call_id = agent._tool_call_id("edit" if append else "create")
-    title = ("Edit " if append else "Create ") + ", ".join(names)
-    await agent.conn.session_update(
-        session_id=sid, update=start_edit_tool_call(tool_call_id, title, str(session.cwd), "")
+async def _write_files(turn: Turn, names: list[str], steps: int, *, append: bool) -> StopReason:
+    cwd = str(turn.cwd)
+    tool_call_id = await turn.start_tool(
+        "edit" if append else "create",
+        ("Edit " if append else "Create ") + ", ".join(names),
+        kind="edit",
+        status="pending",
+        locations=[ToolCallLocation(path=cwd)],
+        raw_input={"path": cwd, "content": ""},
     )
     for name in names:
-        path = _inside(session.cwd, name)
+        path = _inside(turn.cwd, name)
         if path is None:
-            await agent._say(session, f"Refused {name}: it is outside the working directory.\n")
+            await turn.say(f"Refused {name}: it is outside the working directory.\n")
             continue
         for step in range(1, steps + 1):
-            if await agent._pause(session):
-                await agent.conn.session_update(
-                    session_id=sid, update=update_tool_call(tool_call_id, status="failed")
-                )
+            if await turn.pause():
+                await turn.update_tool(tool_call_id, status="failed")
                 return "cancelled"
             if append:
                 await asyncio.to_thread(_append, path, f"edited by acp-tui demo: step {step}\n")
-                await agent._say(session, f"Edited {name} (step {step} of {steps}).\n")
+                await turn.say(f"Edited {name} (step {step} of {steps}).\n")
             else:
                 await asyncio.to_thread(_create, path, f"created by acp-tui demo: {name}\n")
-                await agent._say(session, f"Created {name}.\n")
-    await agent.conn.session_update(session_id=sid, update=update_tool_call(tool_call_id, status="completed"))
+                await turn.say(f"Created {name}.\n")
+    await turn.update_tool(tool_call_id, status="completed")
     return "end_turn"
-
-
-PERSONAS: dict[str, Callable[[DemoAgent, Session, str], Awaitable[StopReason]]] = {
-    "edit": edit,
-    "create": create,
-}

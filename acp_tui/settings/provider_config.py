@@ -1,5 +1,6 @@
-"""The ACP provider's config alone: cheap to import, so the settings can share its defaults before
-anything of the backend (run, process, SDK) is loaded."""
+"""The ACP provider's config: what one agent's runs are started with. A plain declaration, below the
+backend (run, process, SDK) that takes it and beside the settings that make it from a preset, which
+share its defaults."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any, Literal
 
 from acp_tui.policy.ask import PermissionPolicy
 
-SandboxMode = Literal["none", "workspace"]  # as acp_tui.process.sandbox, which this must not import
+# "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
+SandboxMode = Literal["none", "workspace"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +42,14 @@ class AcpProviderConfig:
     sandbox_readonly: Sequence[str] = ()  # seen read-only where hidden otherwise (a worktree's checkout)
     sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
     sandbox_network: bool = True  # False: no network at all (a loopback of its own)
+
+    def secrets(self) -> list[str]:
+        """What the run hands the agent that could be a credential: its env, and its MCP servers'
+        env and header values (as `session/new` carries them: lists of name/value)."""
+        values = list(self.env.values())
+        for server in self.mcp_servers:
+            for key in ("env", "headers"):
+                for item in server.get(key) or ():
+                    if isinstance(item, Mapping) and isinstance(item.get("value"), str):
+                        values.append(item["value"])
+        return values

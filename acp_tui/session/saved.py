@@ -1,0 +1,170 @@
+"""The app's sessions, kept as they go, so that they outlive the app.
+
+Each session of the app is one JSON-lines file under the state folder's `sessions/`: a first line
+that says what it is (`{"acp_tui_session": 1, "id", "started", "cwd"}`), then the record of each
+attempt as it ends (`acp_acp.reports.records`, with its `round` and `attempt`; a follow-up's has its
+`turn`). `acp-tui sessions` lists them; `acp-tui --session ID` reopens one: its panes with their
+answers, and follow-ups (`f`) continue its turns. Sessions beyond `keep` are pruned, oldest first.
+Nothing here follows a link: files are created new (`O_EXCL`) and appended to without following one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from acp_tui.core.files import (
+    UnreadableFile,
+    append_line,
+    parse_json,
+    private_dir,
+    read_text,
+    write_new,
+)
+from acp_tui.core.text import json_safe
+
+FORMAT = 1
+SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
+
+
+class SessionError(ValueError):
+    """A saved session that cannot be had, said in one line."""
+
+
+@dataclass(frozen=True)
+class SavedSummary:
+    """What `acp-tui sessions` says of one: id, when it started, its rounds, agents, first prompt."""
+
+    id: str
+    started: str
+    rounds: int
+    agents: tuple[str, ...]
+    first_prompt: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "started": self.started,
+            "rounds": self.rounds,
+            "agents": list(self.agents),
+            "first_prompt": self.first_prompt,
+        }
+
+
+class SessionStore:
+    def __init__(self, folder: Path, *, keep: int = 50) -> None:
+        self.folder = folder
+        self.keep = keep
+
+    def new(self, cwd: str) -> SavedSession:
+        """A new session's file (the oldest ones beyond `keep` go)."""
+        folder = private_dir(self.folder)
+        session_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        header = {
+            "acp_tui_session": FORMAT,
+            "id": session_id,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "cwd": cwd,
+        }
+        path = folder / f"{session_id}.jsonl"
+        write_new(path, _line(header) + "\n")
+        self._prune()
+        return SavedSession(session_id, path)
+
+    def open(self, session_id: str) -> tuple[SavedSession, list[dict[str, Any]]]:
+        """A session to go on with: its file (appended to from now on) and its records."""
+        if not SESSION_ID.fullmatch(session_id):
+            raise SessionError(f'--session "{session_id}": no such session (acp-tui sessions lists them)')
+        path = self.folder / f"{session_id}.jsonl"
+        _, records = _read(path, session_id)
+        return SavedSession(session_id, path), records
+
+    def summaries(self) -> list[SavedSummary]:
+        """Every session kept, newest first (unreadable files are left out)."""
+        found = []
+        for path in sorted(self._files(), reverse=True):
+            try:
+                header, records = _read(path, path.stem)
+            except SessionError:
+                continue
+            first = str(min(records, key=_round_of).get("prompt", "")) if records else ""
+            found.append(
+                SavedSummary(
+                    id=path.stem,
+                    started=str(header.get("started", "")),
+                    rounds=len({r.get("round") for r in records}),
+                    agents=tuple(dict.fromkeys(str(r.get("name", "")) for r in records)),
+                    first_prompt=first.strip().splitlines()[0] if first.strip() else "",
+                )
+            )
+        return found
+
+    def _files(self) -> list[Path]:
+        try:
+            entries = list(os.scandir(self.folder))
+        except OSError:
+            return []
+        return [
+            Path(entry.path)
+            for entry in entries
+            if entry.is_file(follow_symlinks=False)
+            and SESSION_ID.fullmatch(entry.name.removesuffix(".jsonl"))
+        ]
+
+    def _prune(self) -> None:
+        files = sorted(self._files())  # by name: oldest first
+        for path in files[: max(0, len(files) - self.keep)]:
+            try:
+                path.unlink()
+            except OSError:
+                continue
+
+
+@dataclass(frozen=True)
+class SavedSession:
+    id: str
+    path: Path
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """One attempt's record, as it ended (a failure to write is the caller's to say)."""
+        append_line(self.path, _line(record))
+
+
+def default_folder() -> Path:
+    import platformdirs
+
+    return platformdirs.user_state_path("acp-tui", appauthor=False) / "sessions"
+
+
+def _round_of(record: Mapping[str, Any]) -> int:
+    number = record.get("round")
+    return number if type(number) is int else 0
+
+
+def _line(value: Mapping[str, Any]) -> str:
+    import json
+
+    return json_safe(json.dumps(value, ensure_ascii=False, allow_nan=False))
+
+
+def _read(path: Path, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    try:
+        text = read_text(path, label=f"session {session_id}")
+    except UnreadableFile as exc:
+        raise SessionError(
+            f'--session "{session_id}": no such session (acp-tui sessions lists them)'
+        ) from exc
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        values = [parse_json(line) for line in lines]
+    except ValueError as exc:
+        raise SessionError(f"session {session_id}: its file is damaged ({exc})") from None
+    if not values or not isinstance(values[0], dict) or values[0].get("acp_tui_session") != FORMAT:
+        raise SessionError(f"session {session_id}: not a session file of ours")
+    return values[0], [value for value in values[1:] if isinstance(value, dict)]

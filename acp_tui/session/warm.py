@@ -1,0 +1,117 @@
+"""Spares: children started ahead of their runs, so that a run need not wait for its agent to boot.
+
+Agents take from a fraction of a second to five (measured: Codex 1.3 s, OpenCode 5.2 s) to answer
+`initialize` and `session/new`. The owner says which spares it wants (`want`): one per agent of the
+next round, each for its exact config and cwd, with its session already opened when it is a fresh
+round's, through `initialize` only when it is for a follow-up (which continues a session). A run
+`take`s the spare that matches it exactly, or starts cold. A spare serves one run; spares no longer
+wanted (an agent unchecked, its preset or the worktree box changed, a reload) and spares idle for
+`idle` seconds are disposed, as is everything at `aclose`. Their processes are ended like any run's:
+they are runs, waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_tui.acp.provider import AcpSubagentProvider
+    from acp_tui.acp.run import AcpSubagentRun
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
+log = logging.getLogger(__name__)
+WARM_IDLE = 600.0  # seconds a spare waits before it is disposed (settings: `warm_idle`)
+
+
+@dataclass(frozen=True, eq=True)
+class Wanted:
+    """A spare to keep ready: for runs of `config` in `cwd`; `follow_up` ones continue a session."""
+
+    config: AcpProviderConfig
+    cwd: str
+    follow_up: bool = False
+
+
+@dataclass(eq=False)
+class _Spare:
+    wanted: Wanted
+    provider: AcpSubagentProvider
+    run: AcpSubagentRun | None = None
+    idle: asyncio.TimerHandle | None = field(default=None, repr=False)
+
+
+class Spares:
+    def __init__(self, *, idle: float = WARM_IDLE) -> None:
+        self.idle = idle
+        self._spares: list[_Spare] = []
+        self._taken: list[AcpSubagentProvider] = []  # they hold the runs taken from spares
+        self._background: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    def want(self, wanted: Sequence[Wanted]) -> None:
+        """Keep one spare ready for each of `wanted` (started in the background); dispose the rest."""
+        if self._closed:
+            return
+        for spare in [s for s in self._spares if s.wanted not in wanted]:
+            self._retire(spare)
+        have = [spare.wanted for spare in self._spares]
+        for item in wanted:
+            if item not in have:  # configs hold dicts: compared, never hashed
+                have.append(item)
+                self._start(item)
+
+    def take(self, config: AcpProviderConfig, cwd: str, *, follow_up: bool) -> AcpSubagentRun | None:
+        """The spare for a run of `config` in `cwd`, if one is up (it is no longer a spare then)."""
+        wanted = Wanted(config, cwd, follow_up)
+        for spare in self._spares:
+            if spare.wanted == wanted and spare.run is not None and not spare.run.done():
+                self._spares.remove(spare)
+                if spare.idle is not None:
+                    spare.idle.cancel()
+                self._taken = [p for p in self._taken if p.live] + [spare.provider]
+                return spare.run
+        return None
+
+    async def aclose(self) -> None:
+        """Every spare disposed, and every run taken from one."""
+        self._closed = True
+        providers = [spare.provider for spare in self._spares] + self._taken
+        self._spares, self._taken = [], []
+        await asyncio.gather(*(provider.aclose() for provider in providers), *self._background)
+
+    def _start(self, wanted: Wanted) -> None:
+        from acp_tui.acp.provider import AcpSubagentProvider
+
+        spare = _Spare(wanted, AcpSubagentProvider(wanted.config))
+        self._spares.append(spare)
+        self._in_background(self._prepare(spare))
+
+    async def _prepare(self, spare: _Spare) -> None:
+        try:
+            run = await spare.provider.prepare(cwd=spare.wanted.cwd, presession=not spare.wanted.follow_up)
+        except Exception:  # a spare that cannot start: its runs start cold, and say why then
+            log.exception("a spare could not start")
+            self._retire(spare)
+            return
+        spare.run = run
+        if spare not in self._spares:  # retired (or all closed) while it started
+            await spare.provider.aclose()
+            return
+        spare.idle = asyncio.get_running_loop().call_later(self.idle, self._retire, spare)
+
+    def _retire(self, spare: _Spare) -> None:
+        """A spare no longer wanted (or idle too long): disposed, in the background."""
+        if spare in self._spares:
+            self._spares.remove(spare)
+        if spare.idle is not None:
+            spare.idle.cancel()
+        self._in_background(spare.provider.aclose())
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

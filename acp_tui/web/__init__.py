@@ -1,0 +1,1 @@
+"""The app in a browser (`acp-tui serve`): needs the `web` extra (textual-serve)."""

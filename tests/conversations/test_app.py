@@ -1,0 +1,144 @@
+"""Conversations in the app: `f` follows up in the same pane, spares start agents ahead of Enter,
+saved sessions reopen with their panes, ctrl+c asks once. Pilot, a stdlib agent over real stdio."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from acp_tui.session.saved import SessionStore
+from acp_tui.settings.schema import AgentPreset
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.confirm_screen import QuitScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.prompt_bar import PromptArea, PromptBar
+from tests.helpers import our_live_processes
+from tests.ui.helpers import all_finished, panes, settings, wait_until
+
+AGENT = str(Path(__file__).resolve().parent.parent / "sessions_agent.py")
+SIZE = (140, 40)
+
+
+def kept(name: str, store: Path, **options: object) -> AgentPreset:
+    args = (AGENT, f"store={store}", *(f"{k}={v}" for k, v in options.items()))
+    return AgentPreset(name, sys.executable, args)
+
+
+async def test_f_follows_up_in_the_same_pane_with_its_session(tmp_path: Path) -> None:
+    app = SupervisorApp(settings(kept("kept", tmp_path / "s"), prompt="the first task"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        pane = panes(app)["kept"]
+        pane.focus()
+        await pilot.press("f")
+        bar = app.query_one(PromptBar)
+        assert bar.follow_up is pane.attempt and app.query_one(PromptArea).has_focus
+        assert app.query_one(PromptArea).text == "" and "follow up: kept r1·a1" in str(bar.border_title)
+        await pilot.press(*"now the test", "enter")
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
+        assert (
+            pane.result is not None and pane.result.output == "turn 2: now the test (after: the first task)"
+        )
+        shown = pane.query_one(AnswerView).text
+        assert "turn 1: the first task" in shown and "follow up (r1·a1·t2)" in shown and "turn 2:" in shown
+        assert bar.follow_up is None  # sent: the mode is left
+        assert [a.turn for a in app.session.attempts] == [1, 2]
+        records = app.session.records()
+        assert [r["turn"] for r in records] == [1, 2] and records[0]["session_id"] == records[1]["session_id"]
+
+
+async def test_escape_leaves_follow_up_mode_and_f_says_when_it_cannot(tmp_path: Path) -> None:
+    app = SupervisorApp(settings(kept("plain", tmp_path / "s", offers="none")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        pane = panes(app)["plain"]
+        pane.focus()
+        await pilot.press("f")
+        assert app.query_one(PromptBar).follow_up is None
+        assert "no follow-up: plain offers neither session/resume nor session/load" in str(
+            pane.query_one("#error").render()
+        )
+    app = SupervisorApp(settings(kept("kept", tmp_path / "t")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        panes(app)["kept"].focus()
+        await pilot.press("f", "escape")
+        assert app.query_one(PromptBar).follow_up is None
+
+
+async def test_a_spare_started_while_the_person_reads_answers_enter_at_once(tmp_path: Path) -> None:
+    marks = tmp_path / "started"
+    slow = kept("slow", tmp_path / "s", start_delay=3, mark=marks)
+    app = SupervisorApp(settings(slow, warm=True))
+    async with app.run_test(size=SIZE) as pilot:
+        spares = app.driver.spares
+        assert spares is not None
+        await wait_until(
+            pilot,
+            lambda: bool(spares._spares) and all(s.run and s.run.ready.is_set() for s in spares._spares),
+        )
+        pressed = time.monotonic()
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        attempt = panes(app)["slow"].attempt
+        assert attempt.warm and attempt.first_output_at is not None
+        assert attempt.first_output_at - pressed < 1.0  # its 3 s start was paid before Enter
+        assert attempt.record()["warm"] is True
+        await wait_until(pilot, lambda: len(marks.read_text().splitlines()) == 2)  # the next one's spare
+    assert not our_live_processes()  # the spare went with the app
+
+
+async def test_unchecking_an_agent_disposes_its_spare(tmp_path: Path) -> None:
+    app = SupervisorApp(settings(kept("a", tmp_path / "s"), kept("b", tmp_path / "s"), warm=True))
+    async with app.run_test(size=SIZE) as pilot:
+        spares = app.driver.spares
+        assert spares is not None
+        await wait_until(pilot, lambda: len(spares._spares) == 2)
+        box = next(box for box in app.query("#targets Checkbox") if box.name == "b")
+        box.value = False
+        await wait_until(pilot, lambda: [s.wanted.config.name for s in spares._spares] == ["a"])
+
+
+async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    preset = kept("kept", tmp_path / "s")
+    app = SupervisorApp(settings(preset, prompt="remember blue"), store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+    [summary] = store.summaries()
+    assert summary.rounds == 1 and summary.agents == ("kept",) and summary.first_prompt == "remember blue"
+
+    reopened = store.open(summary.id)
+    app = SupervisorApp(settings(preset), store=store, reopened=reopened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "kept" in panes(app))
+        pane = panes(app)["kept"]
+        await wait_until(pilot, lambda: "turn 1: remember blue" in pane.query_one(AnswerView).text)
+        pane.focus()
+        await pilot.press("f", *"which colour", "enter")
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
+        assert pane.result is not None and pane.result.output == "turn 2: which colour (after: remember blue)"
+    _, records = store.open(summary.id)
+    assert [r["turn"] for r in records] == [1, 2]  # the follow-up kept in the same session
+
+
+async def test_ctrl_c_asks_once_with_a_run_live_and_twice_quits(tmp_path: Path) -> None:
+    from tests.ui.helpers import scripted_preset
+
+    app = SupervisorApp(settings(scripted_preset("busy", forever=1)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panes(app)["busy"].attempt.phase == "prompting")
+        await pilot.press("ctrl+c")
+        assert isinstance(app.screen, QuitScreen)
+        await pilot.press("x")  # anything else stays
+        assert not isinstance(app.screen, QuitScreen) and app.is_running
+        await pilot.press("ctrl+c")
+        assert isinstance(app.screen, QuitScreen)
+        await pilot.press("ctrl+c")  # twice: at once
+        await wait_until(pilot, lambda: not app.is_running)
