@@ -119,6 +119,18 @@ def test_the_ui_never_speaks_acp() -> None:
     assert spoken == []
 
 
+def test_only_settings_paths_asks_the_platform_for_folders() -> None:
+    """Every folder of ours comes from `settings.paths`, so that `ACP_TUI_HOME` (and every test's
+    folders) moves them all."""
+    assert [
+        f"{module}:{line}"
+        for module in modules()
+        if module != "acp_tui.settings.paths"
+        for imported, line in imports(module)
+        if imported.split(".")[0] == "platformdirs"
+    ] == []
+
+
 def test_nothing_of_ours_imports_the_demo_agent() -> None:
     assert [
         f"{module}:{line}"

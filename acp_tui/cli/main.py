@@ -23,6 +23,7 @@ from acp_tui.cli.run import run_command
 from acp_tui.cli.serve import serve_command
 from acp_tui.cli.sessions import sessions_command
 from acp_tui.core.text import one_line
+from acp_tui.settings import paths
 from acp_tui.settings.logs import route_logging
 
 EXIT_INTERRUPTED = 130
@@ -92,9 +93,9 @@ def main(
         return None
     settings = settings_of(ctx, config, agents)
     route_logging(secrets_of(settings.presets))
-    from acp_tui.session.saved import SessionError, SessionStore, default_folder
+    from acp_tui.session.saved import SessionError, SessionStore
 
-    store = SessionStore(default_folder(), keep=settings.keep_sessions)
+    store = SessionStore(paths.sessions_dir(), keep=settings.keep_sessions)
     try:
         reopened = store.open(session_id) if session_id is not None else None
     except SessionError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from acp_tui.cli.common import settings_of
+from acp_tui.settings import paths
 
 
 @click.command("sessions")
@@ -15,10 +16,10 @@ def sessions_command(ctx: click.Context, fmt: str) -> int:
     first; `acp-tui --session ID` reopens one."""
     from acp_tui.core.text import one_line
     from acp_tui.reports.records import json_line
-    from acp_tui.session.saved import SessionStore, default_folder
+    from acp_tui.session.saved import SessionStore
 
     settings = settings_of(ctx, None, ())
-    found = SessionStore(default_folder(), keep=settings.keep_sessions).summaries()
+    found = SessionStore(paths.sessions_dir(), keep=settings.keep_sessions).summaries()
     for summary in found:
         if fmt == "json":
             click.echo(json_line(summary.to_json()))

@@ -409,9 +409,9 @@ def modes(session: Session) -> SessionModeState:
 
 
 def login_mark() -> Path:
-    import platformdirs
+    from acp_tui.settings import paths
 
-    return platformdirs.user_cache_path("acp-tui", appauthor=False) / LOGIN_MARK
+    return paths.cache_dir() / LOGIN_MARK
 
 
 def logged_in() -> bool:

@@ -136,11 +136,6 @@ class SavedSession:
         append_line(self.path, _line(record))
 
 
-def default_folder() -> Path:
-    import platformdirs
-
-    return platformdirs.user_state_path("acp-tui", appauthor=False) / "sessions"
-
 
 def _round_of(record: Mapping[str, Any]) -> int:
     number = record.get("round")

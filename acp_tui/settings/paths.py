@@ -85,6 +85,11 @@ def exports_dir() -> Path:
     return state_dir() / "exports"
 
 
+def sessions_dir() -> Path:
+    """Where the app keeps its sessions as they go (`acp-tui sessions`, `acp-tui --session ID`)."""
+    return state_dir() / "sessions"
+
+
 def log_file() -> Path:
     return log_dir() / LOG_FILE_NAME
 
