@@ -239,10 +239,7 @@ async def test_the_demo_reports_usage_with_a_cost(tmp_path: Path) -> None:
     assert result.usage == Usage(used=201, size=200_000, cost=Cost(0.000402, "USD"))
 
 
-async def test_the_locked_demo_needs_a_login_and_says_how(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+async def test_the_locked_demo_needs_a_login_and_says_how(tmp_path: Path) -> None:
     locked, _ = await run_demo_with("locked", cwd=tmp_path)
     assert locked.stop_reason is SubagentStopReason.ERROR
     assert locked.error == (

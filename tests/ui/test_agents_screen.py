@@ -13,6 +13,7 @@ import pytest
 from textual.widgets import Select, Static
 
 from acp_tui.core.model import SubagentStopReason
+from acp_tui.settings import paths
 from acp_tui.settings.load import load_settings
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.login_screen import LoginConfirmScreen
@@ -175,9 +176,8 @@ async def test_a_run_that_edited_without_asking_says_its_policy_had_nothing_to_d
 
 
 async def test_authentication_required_offers_the_terminal_login_and_runs_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the demo's login mark goes there
     monkeypatch.delenv("ACP_TUI_DEMO_KEY", raising=False)
     app = SupervisorApp(settings(demo_preset("locked", "locked")))
     logins: list[list[str]] = []
@@ -207,14 +207,13 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
         await pilot.press("y")
         await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
         assert logins == [[sys.executable, "-m", "acp_tui.demo.agent", "--persona", "locked", "--login"]]
-        assert (tmp_path / "acp-tui" / "demo-login").exists()
+        assert (paths.cache_dir() / "demo-login").exists()  # the test's own folders (tests/conftest.py)
         again = [p for p in round_panes(app, 1) if p.attempt.attempt_no == 2]
         assert again and again[0].result is not None
         assert again[0].result.stop_reason is SubagentStopReason.COMPLETED
 
 
-async def test_a_failed_login_does_not_run_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+async def test_a_failed_login_does_not_run_again(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ACP_TUI_DEMO_KEY", raising=False)
     app = SupervisorApp(settings(demo_preset("locked", "locked")))
     logins: list[list[str]] = []
