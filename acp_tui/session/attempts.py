@@ -182,6 +182,14 @@ class Attempt:
         return self.prompt.strip().splitlines()[0] if self.prompt.strip() else ""
 
     @property
+    def opening(self) -> Attempt:
+        """The first turn of this attempt's conversation (itself, for a first prompt)."""
+        first = self
+        while first.previous is not None:
+            first = first.previous
+        return first
+
+    @property
     def finished(self) -> bool:
         return self.result is not None
 

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from textual.widgets import Static
+
 from acp_tui.session.saved import SessionStore
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
@@ -44,6 +46,9 @@ async def test_f_follows_up_in_the_same_pane_with_its_session(tmp_path: Path) ->
         shown = pane.query_one(AnswerView).text
         assert "turn 1: the first task" in shown and "follow up (r1·a1·t2)" in shown and "turn 2:" in shown
         assert bar.follow_up is None  # sent: the mode is left
+        pane.blur()  # the pane's line names the conversation's opening prompt, focused or not
+        await pilot.pause()
+        assert str(pane.query_one("#asked", Static).render()) == "the first task"
         assert [a.turn for a in app.session.attempts] == [1, 2]
         records = app.session.records()
         assert [r["turn"] for r in records] == [1, 2] and records[0]["session_id"] == records[1]["session_id"]
@@ -125,6 +130,14 @@ async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tm
         assert pane.result is not None and pane.result.output == "turn 2: which colour (after: remember blue)"
     _, records = store.open(summary.id)
     assert [r["turn"] for r in records] == [1, 2]  # the follow-up kept in the same session
+
+    app = SupervisorApp(settings(preset), store=store, reopened=store.open(summary.id))
+    async with app.run_test(size=SIZE) as pilot:  # both turns reopen in one pane, under its opening
+        await wait_until(pilot, lambda: "kept" in panes(app))
+        pane = panes(app)["kept"]
+        await wait_until(pilot, lambda: "turn 2: which colour" in pane.query_one(AnswerView).text)
+        assert "turn 1: remember blue" in pane.query_one(AnswerView).text
+        assert str(pane.query_one("#asked", Static).render()) == "remember blue"
 
 
 async def test_ctrl_c_asks_once_with_a_run_live_and_twice_quits(tmp_path: Path) -> None:

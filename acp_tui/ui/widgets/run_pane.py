@@ -201,10 +201,6 @@ class RunPane(Vertical, can_focus=True):
         return self.attempt.agent
 
     @property
-    def prompt(self) -> str:
-        return self.attempt.prompt
-
-    @property
     def round_no(self) -> int:
         return self.attempt.round_no
 
@@ -249,7 +245,8 @@ class RunPane(Vertical, can_focus=True):
             cancel = Button("Cancel", id="cancel", variant="error", compact=True)
             cancel.can_focus = False  # by mouse only: Enter on a focused button cancelled a wrong run
             yield cancel
-        yield Static(text.line(self.attempt.first_line), id="asked")
+        # The conversation's opening prompt: later turns are headed in the answer, each by its own.
+        yield Static(text.line(self.attempt.opening.first_line), id="asked")
         yield AnswerView(id="answer")
         yield Static("", id="error")
         yield Static("", id="failed-calls")
@@ -510,12 +507,12 @@ class RunPane(Vertical, can_focus=True):
 
     def _show_prompt(self, *, whole: bool) -> None:
         asked = self.query_one("#asked", Static)
-        prompt = self.prompt.strip()
+        prompt = self.attempt.opening.prompt.strip()
         if whole and "\n" not in prompt and len(prompt) < asked.size.width:
             whole = False  # one line that fits: already whole, and a focus change costs no layout
         if whole == asked.has_class("-whole"):
             return
-        asked.update(text.literal(prompt) if whole else text.line(self.attempt.first_line))
+        asked.update(text.literal(prompt) if whole else text.line(self.attempt.opening.first_line))
         asked.set_class(whole, "-whole")
 
     def zoomed(self, on: bool) -> None:
