@@ -136,7 +136,6 @@ class SavedSession:
         append_line(self.path, _line(record))
 
 
-
 def _round_of(record: Mapping[str, Any]) -> int:
     number = record.get("round")
     return number if type(number) is int else 0

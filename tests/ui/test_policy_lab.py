@@ -129,7 +129,11 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
         await pilot.press("ctrl+s")
         expected = [
             report.run_record(
-                app.settings.preset(p.agent), p.result, prompt=p.prompt, policy=p.policy, cwd=p.attempt.cwd
+                app.settings.preset(p.agent),
+                p.result,
+                prompt=p.attempt.prompt,
+                policy=p.policy,
+                cwd=p.attempt.cwd,
             )
             | report.NOT_ISOLATED
             | {"first_chunk_s": p.attempt.record()["first_chunk_s"], "round": 1, "attempt": 1}
