@@ -182,7 +182,7 @@ class AcpSubagentRun:
         the session it continues) are `request`'s; its clocks start now. ValueError if the spare
         cannot serve it (another cwd, taken, or its session is not the one asked for)."""
         cwd = request.cwd or self.config.cwd or os.getcwd()
-        if not self._spare or self._taken.is_set() or self.done():
+        if not self._spare or self._taken.is_set() or self.done() or self._interrupt.is_set():
             raise ValueError("not a spare that can be taken")
         if os.path.realpath(cwd) != os.path.realpath(self.cwd):
             raise ValueError(f"a spare working in {self.cwd} cannot run in {cwd}")

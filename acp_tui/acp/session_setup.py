@@ -84,20 +84,12 @@ class SessionSetup:
 
     # The steps ---------------------------------------------------------------------------------
 
-    async def start(
-        self, on_session: Callable[[str], None] = lambda _: None, *, continuing: str | None = None
-    ) -> str:
-        """initialize, then the session (`continuing` one, else a new one), then the options; the
-        session id. `on_session` is called as soon as the id is known (updates for it may already
-        be on their way)."""
-        await self.initialize()
-        return await self.open_session(on_session, continuing=continuing)
-
     async def open_session(
         self, on_session: Callable[[str], None] = lambda _: None, *, continuing: str | None = None
     ) -> str:
         """The session after `initialize`: `session/new`, or the one `continuing` names reached
-        again (`session/resume` when the agent offers it, else `session/load`); then the options."""
+        again (`session/resume` when the agent offers it, else `session/load`); then the options.
+        `on_session` is called as soon as the id is known (updates for it may be on their way)."""
         if continuing is None:
             session_id = await self.new_session()
             on_session(session_id)

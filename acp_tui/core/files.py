@@ -148,10 +148,7 @@ def write_new(path: str | Path, text: str, *, mode: int = 0o600) -> None:
 
 def append_line(path: str | Path, line: str, *, mode: int = 0o600) -> None:
     """Append `line` (and a newline) to `path`, made if missing; a link there is never followed."""
-    flags = (
-        os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    )
-    fd = os.open(path, flags, mode)
+    fd = os.open(path, _APPEND, mode)
     try:
         os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
     finally:

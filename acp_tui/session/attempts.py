@@ -106,8 +106,10 @@ class Attempt:
     open: bool = True  # shown in the grid
     worktree: Worktree | None = None  # once made (a follow-up shares its conversation's)
     change: Change | None = None  # what its worktree held when this turn ended (the whole change)
-    # Read back from a record: where its worktree was (path, base, cwd), to reopen for a follow-up.
+    # Read back from a record: where its worktree was (path, base, cwd), to reopen for a follow-up,
+    # and why it could not be reopened (then no follow-up runs, anywhere).
     recorded_worktree: tuple[str, str, str | None] | None = None
+    worktree_error: str | None = None
     config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
@@ -162,17 +164,26 @@ class Attempt:
             return self.result.session_id
         return self.previous.session_id if self.previous is not None else None
 
+    @property
+    def continuation(self) -> str | None:
+        """How its agent said its sessions are reached again (`resume`, `load`), once known: a turn
+        that failed before its session opened keeps what the turn before it learnt."""
+        if self.result is not None and self.result.continuation:
+            return self.result.continuation
+        return self.previous.continuation if self.previous is not None else None
+
     def cannot_follow_up(self, *, asking_the_agent: bool = False) -> str | None:
         """Why no follow-up can continue this attempt's session (None: one can). `asking_the_agent`:
         what its agent said it offers counts too (a record read back may not say; the fresh child
         says so itself)."""
-        result = self.result
-        if result is None:
+        if self.result is None:
             return "the run has not ended yet"
-        if not result.session_id:
+        if not self.session_id:
             return "the run opened no session to continue"
-        if asking_the_agent and result.continuation is None:
+        if asking_the_agent and self.continuation is None:
             return f"{self.agent} offers neither session/resume nor session/load"
+        if self.worktree_error is not None:
+            return f"its worktree cannot be reopened: {self.worktree_error}"
         if self.worktree is not None and self.worktree.removed:
             return f"its worktree is gone: {self.worktree.path}"
         return None
@@ -330,6 +341,11 @@ class Session:
         self.attempts.extend(restored)
         self.rounds = max([self.rounds, *(a.round_no for a in restored)])
         return list(latest.values())
+
+    def latest_turn(self, attempt: Attempt) -> Attempt:
+        """The newest turn of `attempt`'s conversation (a pane shows that one, under the others)."""
+        opening = attempt.opening
+        return next(a for a in reversed(self.attempts) if a.opening is opening)
 
     def live_for(self, agent: str) -> list[Attempt]:
         return [a for a in self.attempts if a.agent == agent and a.live]

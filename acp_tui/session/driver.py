@@ -289,12 +289,15 @@ class Driver:
         """The spare made for exactly this run, taken (after the seam's capability check), if any."""
         if self.spares is None or attempt.config is None or not attempt.preset.warm:
             return None
+        self.subagents.check(name, request)  # refused: the spare stays one
         cwd = os.path.abspath(request.cwd or attempt.config.cwd or os.getcwd())
         run = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
         if run is None:
             return None
-        self.subagents.check(name, request)
-        run.take(request)
+        try:
+            run.take(request)
+        except ValueError:  # it ended as it was taken: the run starts cold (quit disposes the spare)
+            return None
         attempt.warm = True
         return run
 

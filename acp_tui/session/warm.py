@@ -56,7 +56,8 @@ class Spares:
         """Keep one spare ready for each of `wanted` (started in the background); dispose the rest."""
         if self._closed:
             return
-        for spare in [s for s in self._spares if s.wanted not in wanted]:
+        # A spare whose agent exited while it waited is replaced, not kept counting as ready.
+        for spare in [s for s in self._spares if s.wanted not in wanted or (s.run and s.run.done())]:
             self._retire(spare)
         have = [spare.wanted for spare in self._spares]
         for item in wanted:

@@ -192,6 +192,18 @@ class SupervisorApp(App[None]):
             preset, policy_override=policy, ask_handler=self.driver.asks.ask, trace_dir=self.trace_dir
         )
 
+    def _renew_spares(self) -> None:
+        """Spares as the settings say (`warm`, `warm_idle`), none of the ones before kept: a reload
+        may have changed a preset, or the program behind it."""
+        from acp_tui.session.warm import Spares
+
+        if self.driver.spares is not None:
+            self.driver.spares.want([])
+            self.driver.spares.idle = self.settings.warm_idle
+        elif self.settings.warm:
+            self.driver.spares = Spares(idle=self.settings.warm_idle)
+        self.call_after_refresh(self.want_spares)
+
     def want_spares(self) -> None:
         """Spares for what the next prompt will start: a child per agent of the next round that
         works in its own directory (not a worktree: its cwd is not known yet), its session open;
@@ -199,7 +211,7 @@ class SupervisorApp(App[None]):
         spares = self.driver.spares
         if spares is None or not self.screen_stack:
             return
-        if self.trace_dir:  # traced runs start cold: every trace is a run's, none a spare's
+        if not self.settings.warm or self.trace_dir:  # traced runs start cold: every trace is a run's
             spares.want([])
             return
         from acp_tui.session.warm import Wanted
@@ -212,12 +224,8 @@ class SupervisorApp(App[None]):
                     wanted.append(Wanted(config, _cwd_of(config)))
             previous = self.main_screen.query_one(PromptBar).follow_up
             if previous is not None and previous.preset.warm and previous.cwd:
-                preset = (
-                    self.next_preset(previous.agent)
-                    if previous.agent in self.settings.names
-                    else previous.preset
-                )
-                config = self.config_for(preset, self.policies.get(previous.agent, previous.policy))
+                preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
+                config = self.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
                 wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
@@ -262,8 +270,10 @@ class SupervisorApp(App[None]):
                 continue
             if self.driver.isolation is None:
                 self.driver.isolation = Isolation()
-            with contextlib.suppress(IsolationError):  # gone: its follow-up says so
+            try:
                 attempt.worktree = self.driver.isolation.reopen(*attempt.recorded_worktree)
+            except IsolationError as exc:  # gone or not ours: `f` says so, and nothing runs
+                attempt.worktree_error = str(exc)
         if conversations:
             await self.main_screen.show(conversations)
 
@@ -329,6 +339,10 @@ class SupervisorApp(App[None]):
         await asyncio.gather(*(self.driver.cancel(attempt) for attempt in live))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        from acp_tui.ui.screens.confirm_screen import QuitScreen
+
+        if isinstance(self.screen, QuitScreen):  # y quits, a second ctrl+c too; any other key stays
+            return action in ("request_quit", "quit")
         if action == "answer_permission":
             return bool(self.asks)
         if action in TYPING_ACTIONS:  # in a text box, its own key (ctrl+k: delete to the line's end)
@@ -471,7 +485,7 @@ class SupervisorApp(App[None]):
         self.option_choices, self.sandboxes, self.offered = kept.options, kept.sandboxes, kept.offered
         self.bell_on, self.toasts_on = new.bell, new.toasts
         self.export_dir = new.export_dir or paths.exports_dir()
-        self.call_after_refresh(self.want_spares)  # the spares of the old file's presets go
+        self._renew_spares()
         self.run_worker(self._settings_reloaded(old, overruled))
 
     async def _settings_reloaded(self, old: Settings, overruled: list[str]) -> None:

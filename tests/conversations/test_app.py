@@ -152,6 +152,63 @@ async def test_ctrl_c_asks_once_with_a_run_live_and_twice_quits(tmp_path: Path) 
         await pilot.press("x")  # anything else stays
         assert not isinstance(app.screen, QuitScreen) and app.is_running
         await pilot.press("ctrl+c")
+        await pilot.press("ctrl+k")  # the app's own keys too: no "stop all" under the question
+        assert not isinstance(app.screen, QuitScreen) and panes(app)["busy"].attempt.live
+        await pilot.press("ctrl+c")
         assert isinstance(app.screen, QuitScreen)
         await pilot.press("ctrl+c")  # twice: at once
         await wait_until(pilot, lambda: not app.is_running)
+
+
+async def test_the_board_reopens_a_conversation_in_one_pane_from_its_newest_turn(tmp_path: Path) -> None:
+    app = SupervisorApp(settings(kept("kept", tmp_path / "s"), prompt="first"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        pane = panes(app)["kept"]
+        pane.focus()
+        await pilot.press("f", *"second", "enter")
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
+        first, second = app.session.attempts
+        assert app.main_screen.pane_for(first) is pane  # one pane for the conversation
+        pane.focus()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: not panes(app))
+        app.main_screen._jump_to(first)  # the board's Enter on turn 1
+        await wait_until(pilot, lambda: "kept" in panes(app))
+        await pilot.pause()
+        [again] = app.main_screen.panes()
+        assert again.attempt is second  # `f` there goes on from the newest turn
+        assert "turn 1: first" in again.query_one(AnswerView).text
+        assert "turn 2: second" in again.query_one(AnswerView).text
+
+
+async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path: Path) -> None:
+    """F2 may unconfine the agent since; its follow-up never is (the spare is made for exactly it)."""
+    from dataclasses import replace
+
+    from tests.sandbox.support import need_bwrap
+
+    need_bwrap()
+    work = tmp_path / "work"  # a sandbox's /tmp is its own: the agent keeps its sessions in its cwd
+    work.mkdir()
+    preset = replace(kept("kept", work / "s"), cwd=str(work), sandbox="workspace")
+    app = SupervisorApp(settings(preset, prompt="first", warm=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        pane = panes(app)["kept"]
+        assert pane.attempt.record()["sandbox"] == "workspace" and pane.result is not None
+        assert pane.result.output == "turn 1: first", pane.result.error
+        app.sandboxes["kept"] = "none"  # as F2 would
+        pane.focus()
+        await pilot.press("f")
+        spares = app.driver.spares
+        assert spares is not None
+        await wait_until(pilot, lambda: any(s.wanted.follow_up for s in spares._spares))
+        [follow_up] = [s.wanted for s in spares._spares if s.wanted.follow_up]
+        assert follow_up.config.sandbox == "workspace"
+        await pilot.press(*"second", "enter")
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
+        assert pane.result is not None and pane.result.output == "turn 2: second (after: first)"
+        assert pane.attempt.record()["sandbox"] == "workspace" and pane.attempt.warm

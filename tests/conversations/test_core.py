@@ -86,3 +86,29 @@ async def test_a_spare_never_taken_is_disposed_with_nothing_left(tmp_path: Path)
     await asyncio.wait_for(spare.dispose(), 10)
     result = await spare.result()
     assert result.stop_reason is SubagentStopReason.ABORTED and result.output == ""
+
+
+async def test_a_spare_whose_agent_exited_while_waiting_is_replaced(tmp_path: Path) -> None:
+    from acp_tui.session.warm import Spares, Wanted
+
+    spares = Spares()
+    wanted = [Wanted(agent(tmp_path / "sessions"), str(tmp_path))]
+    try:
+        spares.want(wanted)
+        [first] = spares._spares
+        await asyncio.wait_for(asyncio.gather(*spares._background), 20)  # its start, under way
+        assert first.run is not None
+        await asyncio.wait_for(first.run.ready.wait(), 20)
+        await first.run.dispose()  # as if the agent had exited on its own
+        spares.want(wanted)
+        [second] = spares._spares
+        assert second is not first
+        await asyncio.wait_for(asyncio.gather(*spares._background), 20)  # the first's disposal too
+        assert second.run is not None
+        await asyncio.wait_for(second.run.ready.wait(), 20)
+        run = spares.take(wanted[0].config, str(tmp_path), follow_up=False)
+        assert run is second.run
+        run.take(SubagentRequest(prompt="warm", cwd=str(tmp_path)))
+        assert (await asyncio.wait_for(run.result(), 20)).output == "turn 1: warm"
+    finally:
+        await asyncio.wait_for(spares.aclose(), 20)

@@ -49,7 +49,9 @@ class ConfirmScreen(DialogScreen[bool]):
 
 class QuitScreen(ConfirmScreen):
     """Quit with runs live or a request waiting? `y` quits; any other key stays (a second ctrl+c
-    quits at once: that is the app's binding)."""
+    quits at once: that is the app's binding; the app's other keys wait, see `check_action`)."""
+
+    BINDINGS = [Binding("escape,n", "no", "Stay"), Binding("y", "yes", "Quit")]
 
     def on_key(self, event: events.Key) -> None:
         if event.key not in ("y", "tab", "shift+tab", "enter", "left", "right"):

@@ -24,7 +24,7 @@ from textual.widgets import Header, Static
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.widgets.key_footer import KeyFooter
-from acp_tui.ui.widgets.prompt_bar import PromptBar
+from acp_tui.ui.widgets.prompt_bar import PromptArea, PromptBar
 from acp_tui.ui.widgets.round_box import MIN_PANE_HEIGHT, RoundBox
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from acp_tui.session.driver import Driver
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.widgets.run_pane import RunPane
+    from acp_tui.workspace.worktrees import Worktree
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
 
@@ -315,8 +316,14 @@ class MainScreen(Screen[object]):
         """Every pane on the grid, in reading order: round by round."""
         return [pane for box in self.boxes() for pane in box.panes()]
 
+    @on(PromptArea.LeaveFollowUp)
+    def _follow_up_left(self) -> None:
+        self.supervisor.want_spares()  # the follow-up's spare is no longer wanted
+
     def pane_for(self, attempt: Attempt) -> RunPane | None:
-        return next((pane for pane in self.panes() if pane.attempt is attempt), None)
+        """The pane of `attempt`'s conversation: one pane shows every turn of it."""
+        opening = attempt.opening
+        return next((pane for pane in self.panes() if pane.attempt.opening is opening), None)
 
     def on_resize(self, event: events.Resize) -> None:
         self.relayout(event.size)
@@ -509,11 +516,11 @@ class MainScreen(Screen[object]):
         """Asks first, with the focus on Cancel: applying writes to the user's own checkout."""
         from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen
 
-        worktree = attempt.worktree
-        change = worktree.change if worktree is not None else None
+        worktree, change = attempt.worktree, attempt.change  # this turn's change, not a later one's
         if worktree is None or change is None or not change.diff or change.stat is None:
             self.notify("This run has no recorded change to apply.", severity="warning")
             return
+        diff = change.diff
         if change.truncated:
             self.notify("This run's diff was cut at the size limit: it cannot be applied.", severity="error")
             return
@@ -527,19 +534,18 @@ class MainScreen(Screen[object]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.run_worker(self._apply(attempt), group="apply")
+                self.run_worker(self._apply(attempt, worktree, diff), group="apply")
 
         self.app.push_screen(ApplyConfirmScreen(question, "Apply (y)", "Cancel (n)"), answered)
 
-    async def _apply(self, attempt: Attempt) -> None:
+    async def _apply(self, attempt: Attempt, worktree: Worktree, diff: str) -> None:
+        """The change the person confirmed, whatever ran since."""
         from acp_tui.workspace.apply import ApplyRefused, apply_diff
         from acp_tui.workspace.git import IsolationError
 
-        worktree = attempt.worktree
-        assert worktree is not None and worktree.change is not None and worktree.change.diff
         target = worktree.origin.toplevel
         try:
-            paths = await apply_diff(worktree.change.diff, target, base=worktree.base)
+            paths = await apply_diff(diff, target, base=worktree.base)
         except (ApplyRefused, IsolationError) as exc:  # a refusal's message lists the conflicts
             self.notify(
                 f"Not applied: {text.safe_notice(str(exc))}", severity="error", markup=False, timeout=20
@@ -563,8 +569,8 @@ class MainScreen(Screen[object]):
         if attempt is None:
             return
         pane = self.pane_for(attempt)
-        if pane is None:
-            self.run_worker(self._reopen(attempt))
+        if pane is None:  # the conversation's pane again, from its newest turn (`f` goes on from there)
+            self.run_worker(self._reopen(self.supervisor.session.latest_turn(attempt)))
         else:
             pane.focus()
 
