@@ -110,6 +110,7 @@ class Attempt:
     # and why it could not be reopened (then no follow-up runs, anywhere).
     recorded_worktree: tuple[str, str, str | None] | None = None
     worktree_error: str | None = None
+    recorded: dict[str, Any] | None = field(default=None, repr=False)  # the record it was read from
     config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
@@ -146,6 +147,7 @@ class Attempt:
             cwd=cwd if isinstance(cwd, str) else None,
             trace=trace if isinstance(trace, str) else None,
             open=False,
+            recorded=dict(record),
         )
 
     @property
@@ -233,10 +235,13 @@ class Attempt:
         return self.phase
 
     def record(self) -> dict[str, Any]:
-        """The finished attempt's record (`acp_tui.reports.records`)."""
+        """The finished attempt's record (`acp_tui.reports.records`): one read back is given back
+        whole (its diff, tool calls and timings are not ours to rebuild)."""
         from acp_tui.reports.records import run_record
 
         assert self.result is not None
+        if self.recorded is not None:
+            return {k: v for k, v in self.recorded.items() if k not in ("round", "attempt")}
         first, since = self.first_output_at, self.spawned_at or self.started_at
         record = run_record(
             self.preset,

@@ -138,6 +138,7 @@ async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tm
         await wait_until(pilot, lambda: "turn 2: which colour" in pane.query_one(AnswerView).text)
         assert "turn 1: remember blue" in pane.query_one(AnswerView).text
         assert str(pane.query_one("#asked", Static).render()) == "remember blue"
+        assert app.session.records() == records  # exported as they were saved, nothing rebuilt
 
 
 async def test_ctrl_c_asks_once_with_a_run_live_and_twice_quits(tmp_path: Path) -> None:
