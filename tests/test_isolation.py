@@ -234,6 +234,45 @@ async def test_a_kept_worktree_outlives_its_process_and_the_next_prune(repo: Pat
     assert worktree_paths(repo) == [str(repo)]
 
 
+async def test_a_reopened_worktree_no_longer_kept_outlives_a_sweep_until_its_removal(repo: Path) -> None:
+    first = Isolation()
+    worktree = await first.add(await find_origin(repo), "kept")
+    worktree.keep()
+    await first.aclose()  # its process is gone: its slot is free, anyone's start sweeps it
+    marker = worktree.path.with_name(worktree.path.name + ".kept")
+    following = Isolation()
+    reopened = following.reopen(worktree.path, worktree.base, str(worktree.cwd))
+    reopened.keep(False)  # `acp-tui run --continue` without --keep-worktrees: removed at its end
+    other = Isolation()
+    assert await other.start() == [] and other.folder == worktree.path.parent  # takes that very slot
+    assert reopened.path.is_dir() and marker.is_file()  # in use: not swept
+    assert await following.aclose() == []
+    assert not reopened.path.exists() and not marker.exists()
+    assert worktree_paths(repo) == [str(repo)]
+    await other.aclose()
+
+
+async def test_reopen_takes_only_a_cwd_inside_the_worktree(repo: Path, tmp_path: Path) -> None:
+    isolation = Isolation()
+    worktree = await isolation.add(await find_origin(repo), "kept")
+    worktree.keep()
+    (worktree.path / "src" / "out").symlink_to(tmp_path)
+    (worktree.path / "src" / "in").symlink_to(worktree.path / "src")
+    path, base = worktree.path, worktree.base
+    again = Isolation()
+    assert again.reopen(path, base, str(path / "src")).cwd == path / "src"
+    assert again.reopen(path, base, str(path)).cwd == path
+    assert again.reopen(path, base, str(path / "src" / "in")).cwd == path / "src" / "in"
+    for cwd in (str(tmp_path), f"{path}/src/../..", "src", f"{path}-other"):
+        with pytest.raises(IsolationError, match="is not inside its worktree"):
+            again.reopen(path, base, cwd)
+    with pytest.raises(IsolationError, match=r"leads out of its worktree .* \(through a link\)"):
+        again.reopen(path, base, str(path / "src" / "out" / "deeper"))
+    worktree.keep(False)
+    assert await isolation.aclose() == []
+    assert worktree_paths(repo) == [str(repo)]
+
+
 # Applying -------------------------------------------------------------------------------------------
 
 

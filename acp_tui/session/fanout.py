@@ -179,7 +179,7 @@ class _Fanout:
                     worktree = driver.isolation.reopen(*previous.recorded_worktree)
                 except IsolationError as exc:
                     refused[attempt.id] = f"cannot continue: {exc}"
-                else:
+                else:  # not kept: its marker still guards it from any sweep until it is removed
                     worktree.keep(keep)
                     attempt.worktree = previous.worktree = worktree
             attempts.append(attempt)

@@ -262,13 +262,16 @@ class Worktree:
         return self.origin.base
 
     def keep(self, kept: bool = True) -> None:
-        """Keep (or no longer keep) this worktree past `remove()`, and past the next start's prune."""
+        """Keep (or no longer keep) this worktree past `remove()`, and past the next start's prune.
+        No longer kept, its marker stays until `remove()` deletes it: a reopened worktree sits in a
+        dead process's slot, which anyone's start sweeps, and it is in use until then."""
         self.kept = kept
-        marker = self.path.with_name(self.path.name + KEPT_SUFFIX)
         if kept:
-            replace_file(marker, f"{self.origin.toplevel}\n")
-        else:
-            marker.unlink(missing_ok=True)
+            replace_file(self._marker, f"{self.origin.toplevel}\n")
+
+    @property
+    def _marker(self) -> Path:
+        return self.path.with_name(self.path.name + KEPT_SUFFIX)
 
     async def _add(self) -> None:
         """Register the worktree (git's only part here) and check its files out through our git dir."""
@@ -340,7 +343,10 @@ class Worktree:
         if self.kept or self.removed:
             return None
         self.removed = True
-        return await remove_worktree(self.path, self.admin, known=True, turn=self._turn)
+        left = await remove_worktree(self.path, self.admin, known=True, turn=self._turn)
+        with contextlib.suppress(OSError):  # gone (or left, and said): a later sweep may retry
+            self._marker.unlink(missing_ok=True)
+        return left
 
     def _drop_ours(self) -> None:
         if self._ours is not None:
@@ -536,8 +542,9 @@ class Isolation:
         return worktree
 
     def reopen(self, path: str | Path, base: str, cwd: str | None = None) -> Worktree:
-        """A worktree a record names, to continue its conversation: ours and still there, else
-        an IsolationError naming it. It is kept as it was (kept or not) until `remove`."""
+        """A worktree a record names, to continue its conversation: ours, still there, and holding
+        the recorded `cwd`, else an IsolationError naming it. It is kept as it was (kept or not)
+        until `remove`."""
         path = Path(path)
         record = read_small(path.with_name(path.name + RECORD_SUFFIX), limit=4096)
         if record is None or not os.path.lexists(path):
@@ -545,7 +552,8 @@ class Isolation:
         admin = Path(record.strip())
         info = os.lstat(path)
         if (
-            not stat.S_ISDIR(info.st_mode)
+            not path.is_absolute()
+            or not stat.S_ISDIR(info.st_mode)
             or info.st_uid != os.geteuid()
             or not WORKTREE_NAME.fullmatch(path.name)
         ):
@@ -553,11 +561,10 @@ class Isolation:
         if gitdir_named(path / ".git") != admin.resolve() or not names_back(admin, path):
             raise IsolationError(f"{path} no longer names its repository: its agent replaced its .git")
         common = admin.parent.parent
-        prefix = os.path.relpath(cwd, path) if cwd else ""
         origin = Origin(
             toplevel=common.parent,
             common_dir=common,
-            prefix="" if prefix == "." else prefix,
+            prefix=_inside(path, cwd) if cwd else "",
             base=base,
             dirty=False,
             git_dir=common,
@@ -589,6 +596,22 @@ class Isolation:
             self._lock = None
             self._starting = None
         return [problem for problem in problems if problem]
+
+
+def _inside(worktree: Path, cwd: str) -> str:
+    """The recorded `cwd` relative to its `worktree` ("" at its root): an absolute path under it,
+    without `..`, whose links (as they stand now) lead nowhere else; else an IsolationError."""
+    where = Path(cwd)
+    if not where.is_absolute() or ".." in where.parts or not where.is_relative_to(worktree):
+        raise IsolationError(f"its cwd {cwd} is not inside its worktree {worktree}")
+    try:
+        escapes = not where.resolve().is_relative_to(worktree.resolve())
+    except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
+        escapes = True
+    if escapes:
+        raise IsolationError(f"its cwd {cwd} leads out of its worktree {worktree} (through a link)")
+    relative = where.relative_to(worktree).as_posix()
+    return "" if relative == "." else relative
 
 
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -166,9 +166,10 @@ async def test_a_kept_marker_replaces_a_planted_link_never_writes_through_it(
     worktree.keep()
     assert victim.read_text() == "the user's file\n"
     assert marker.is_file() and not marker.is_symlink()
-    worktree.keep(False)
-    assert not marker.exists() and victim.exists()
+    worktree.keep(False)  # its marker goes with it, at its removal
+    assert marker.is_file() and victim.exists()
     await isolation.aclose()
+    assert not marker.exists() and not worktree.path.exists() and victim.exists()
 
 
 # Permissions: as root and as an unprivileged user --------------------------------------------------
