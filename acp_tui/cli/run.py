@@ -14,7 +14,7 @@ import click
 from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
 from acp_tui.settings.logs import route_logging
 from acp_tui.settings.presets import parse_option_specs, with_options
-from acp_tui.settings.schema import AgentPreset, ConfigError, Settings
+from acp_tui.settings.schema import ConfigError
 
 if TYPE_CHECKING:
     from acp_tui.session.fanout import Job
@@ -152,8 +152,10 @@ def run_command(
             raise click.UsageError(
                 "--continue runs where each record ran: no --cwd, --worktree or --base", ctx
             )
+        from acp_tui.reports.records import preset_for
+
         follow_ups = _latest_turns(ctx, continue_file, settings.selected if agents else ())
-        presets = [_preset_of(record, settings) for record in follow_ups]
+        presets = [preset_for(record, settings) for record in follow_ups]
     jobs = []
     for preset in presets:
         if overlay:
@@ -246,15 +248,5 @@ def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[d
 
 
 def _turn(record: dict[str, Any]) -> int:
-    turn = record.get("turn")
-    return turn if type(turn) is int else 1
-
-
-def _preset_of(record: dict[str, Any], settings: Settings) -> AgentPreset:
-    """The preset of the record's name in the settings of now (its env, options, policy), else one
-    made of the record's own command."""
-    name = record["name"]
-    if name in settings.names:
-        return settings.preset(name)
-    command = record["command"]
-    return AgentPreset(name=name, command=command[0], args=tuple(command[1:]))
+    """A checked record's turn (`read_records`), 1 when it has none."""
+    return record.get("turn") or 1

@@ -25,8 +25,9 @@ def sessions_command(ctx: click.Context, fmt: str) -> int:
             click.echo(json_line(summary.to_json()))
         else:
             agents = ", ".join(one_line(agent, 24) for agent in summary.agents)
+            rounds = f"{summary.rounds} round{'s' * (summary.rounds != 1)}"
             click.echo(
-                f"{summary.id}  {summary.started}  {summary.rounds} round{'s' * (summary.rounds != 1)}"
+                f"{summary.id}  {one_line(summary.started, 24)}  {rounds}"
                 f"  {agents}  {one_line(summary.first_prompt, 60)}"
             )
     if not found and fmt == "text":

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui.core.files import UnreadableFile, parse_json, read_text
+from acp_tui.reports.records import result_from
 
 
 class RecordsError(ValueError):
@@ -16,7 +17,7 @@ class RecordsError(ValueError):
 
 def read_records(source: Path | str, *, label: str) -> list[dict[str, Any]]:
     """The run records of `source` (a path, or the text itself when it is a str), each checked to
-    be one: an object with a `name` and a `command` (a non-empty list of strings)."""
+    be one (`reports.records.result_from`: its `name`, `command`, result, `session_id`, `turn`...)."""
     if isinstance(source, Path):
         try:
             text = read_text(source, label=label, what="file of run records")
@@ -29,22 +30,18 @@ def read_records(source: Path | str, *, label: str) -> list[dict[str, Any]]:
     if whole is not None:
         items = [(1, item) for item in (whole if isinstance(whole, list) else [whole])]
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        # Lines end at "\n" only: JSON leaves U+2028, U+0085... unescaped, which `splitlines` cuts at.
+        for number, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 try:
                     items.append((number, parse_json(line)))
                 except ValueError as exc:
                     raise RecordsError(f"{label} line {number}: not JSON ({exc})") from None
     for number, item in items:
-        command = item.get("command") if isinstance(item, dict) else None
-        if (
-            not isinstance(item, dict)
-            or not isinstance(item.get("name"), str)
-            or not isinstance(command, list)
-            or not command
-            or not all(isinstance(part, str) for part in command)
-        ):
-            raise RecordsError(f"{label} line {number}: not a run record (no name and command)")
+        try:
+            result_from(item)
+        except ValueError as exc:
+            raise RecordsError(f"{label} line {number}: not a run record ({exc})") from None
     return [item for _, item in items]
 
 

@@ -26,13 +26,23 @@ The app's export (ctrl+s) holds every attempt of the session, each record follow
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from acp_tui.core.masking import SecretMask
-from acp_tui.core.model import PermissionOptionInfo, PermissionRecord, SubagentResult
+from acp_tui.core.model import (
+    AgentInfo,
+    Cost,
+    PermissionOptionInfo,
+    PermissionRecord,
+    SubagentResult,
+    SubagentStopReason,
+    Usage,
+)
 from acp_tui.core.text import json_safe
-from acp_tui.settings.schema import AgentPreset
+from acp_tui.settings.schema import AgentPreset, Settings
 
 RECORD_KEYS = (
     "name",
@@ -148,71 +158,167 @@ def json_line(record: Mapping[str, Any]) -> str:
 
 
 def result_from(record: Mapping[str, Any]) -> SubagentResult:
-    """The result a record describes, read back (a saved session, `acp-tui run --continue`); a
-    ValueError naming the key for what no record of ours holds."""
-    from acp_tui.core.model import AgentInfo, Cost, SubagentStopReason, Usage
-
+    """The result a record describes, read back (a saved session, `acp-tui run --continue`): the one
+    check of a record's shape. Every key read back is checked, the run's around its result too
+    (`_check_run`): anything no record of ours holds is a ValueError naming the key."""
+    if not isinstance(record, Mapping):
+        raise ValueError("not a JSON object")
+    _check_run(record)
     stop_reason = _field(record, "stop_reason", str)
     if stop_reason not in {reason.value for reason in SubagentStopReason}:
         raise ValueError('"stop_reason" is not a stop reason')
-    agent = _field(record, "agent", dict)
-    usage = _field(record, "usage", dict)
-    cost = usage.get("cost") if usage else None
-    continuation = _field(record, "continuation", str)
     return SubagentResult(
         stop_reason=SubagentStopReason(stop_reason),
         output=_field(record, "output", str) or "",
         error=_field(record, "error", str),
         exit_code=_field(record, "exit_code", int),
-        hidden={str(k): v for k, v in (_field(record, "hidden", dict) or {}).items() if type(v) is int},
+        hidden=_table(record, "hidden", int),
         permissions=[_permission_from(item) for item in _field(record, "permissions", list) or ()],
-        duration_s=float(_field(record, "duration_s", int | float) or 0.0),
-        truncated=record.get("truncated") is True,
-        ended_by=_field(record, "ended_by", str),
-        agent=AgentInfo(str(agent.get("name", "")), agent.get("title"), agent.get("version"))
-        if agent
-        else None,
-        options={str(k): str(v) for k, v in (_field(record, "options", dict) or {}).items()},
-        usage=Usage(
-            int(usage.get("used", 0)),
-            int(usage.get("size", 0)),
-            Cost(float(cost["amount"]), str(cost.get("currency", ""))) if isinstance(cost, dict) else None,
-        )
-        if usage
-        else None,
+        duration_s=_seconds(record, "duration_s"),
+        truncated=_field(record, "truncated", bool) is True,
+        ended_by=_field(record, "ended_by", str, among=("exit", "sigterm", "sigkill")),
+        agent=_agent_from(_field(record, "agent", dict)),
+        options=_table(record, "options", str),
+        usage=_usage_from(_field(record, "usage", dict)),
         session_id=_field(record, "session_id", str),
-        continuation=continuation if continuation in ("resume", "load") else None,
+        continuation=_field(record, "continuation", str, among=("resume", "load")),
     )
 
 
-def _field(record: Mapping[str, Any], key: str, kind: Any) -> Any:
-    """`record[key]` when it is a `kind` (None when absent or null); a ValueError when it is not."""
+def _check_run(record: Mapping[str, Any]) -> None:
+    """The keys of the run around its result that are read back: `name` and `command` (a command
+    line), `prompt`, `policy`, `cwd`, `trace`, `worktree` with its `base`, `sandbox`, `turn`,
+    `warm`, and an export's `round` and `attempt` (numbers from 1)."""
+    if not _field(record, "name", str, required=True).strip():
+        raise ValueError('"name" is empty')
+    command = _strings(record, "command")
+    if not command or not command[0].strip():
+        raise ValueError('"command" is not a command line (a non-empty list of strings)')
+    for key in ("prompt", "policy", "cwd", "trace", "base"):
+        _field(record, key, str)
+    if _field(record, "worktree", str) is not None and record.get("base") is None:
+        raise ValueError('"worktree" has no "base"')
+    _field(record, "sandbox", str, among=("none", "workspace"))
+    for key in ("turn", "round", "attempt"):
+        if _field(record, key, int) is not None and record[key] < 1:
+            raise ValueError(f'"{key}" is not a number from 1')
+    _field(record, "warm", bool)
+
+
+def _agent_from(agent: Mapping[str, Any] | None) -> AgentInfo | None:
+    if not agent:
+        return None
+    name = _field(agent, "name", str, within="agent", required=True)
+    return AgentInfo(
+        name, _field(agent, "title", str, within="agent"), _field(agent, "version", str, within="agent")
+    )
+
+
+def _usage_from(usage: Mapping[str, Any] | None) -> Usage | None:
+    if not usage:
+        return None
+    cost = _field(usage, "cost", dict, within="usage")
+    return Usage(
+        _field(usage, "used", int, within="usage", required=True),
+        _field(usage, "size", int, within="usage", required=True),
+        Cost(
+            _seconds(cost, "amount", within="usage.cost", required=True),
+            _field(cost, "currency", str, within="usage.cost", required=True),
+        )
+        if cost is not None
+        else None,
+    )
+
+
+def preset_for(record: Mapping[str, Any], settings: Settings) -> AgentPreset:
+    """The preset that follows up a record's run (a record `result_from` checked): the settings'
+    preset of its name (its env, options and policy of now), else one made of the record's own
+    command. A run that was confined stays confined: a follow-up never lifts a sandbox."""
+    name, command = record["name"], record["command"]
+    preset = (
+        settings.preset(name) if name in settings.names else AgentPreset(name, command[0], tuple(command[1:]))
+    )
+    return replace(preset, sandbox="workspace") if record.get("sandbox") == "workspace" else preset
+
+
+def _field(
+    record: Mapping[str, Any],
+    key: str,
+    kind: Any,
+    *,
+    among: tuple[str, ...] | None = None,
+    within: str = "",
+    required: bool = False,
+) -> Any:
+    """`record[key]` when it is a `kind` (one of `among`, if given); None when absent or null (unless
+    `required`); a ValueError naming the key (in `within`, for a key of a nested object) when not."""
     value = record.get(key)
     if value is None:
+        if required:
+            raise ValueError(f"{_named(key, within)} is missing")
         return None
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ValueError(f'"{key}" is not what a record holds')
+    if (
+        not isinstance(value, kind)
+        or (isinstance(value, bool) and kind is not bool)
+        or (among is not None and value not in among)
+    ):
+        raise ValueError(f"{_named(key, within)} is not what a record holds")
     return value
+
+
+def _named(key: str, within: str) -> str:
+    return f'"{within}.{key}"' if within else f'"{key}"'
+
+
+def _seconds(record: Mapping[str, Any], key: str, *, within: str = "", required: bool = False) -> float:
+    """A number of seconds (or an amount): finite, 0.0 when absent."""
+    value = _field(record, key, int | float, within=within, required=required) or 0
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer too large for a float
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise ValueError(f"{_named(key, within)} is out of range")
+    return seconds
+
+
+def _strings(record: Mapping[str, Any], key: str, *, within: str = "") -> list[str]:
+    """A list of strings ([] when absent)."""
+    items = _field(record, key, list, within=within) or []
+    if not all(isinstance(item, str) for item in items):
+        raise ValueError(f"{_named(key, within)} holds something that is not a string")
+    return items
+
+
+def _table(record: Mapping[str, Any], key: str, kind: type) -> dict[str, Any]:
+    """An object whose every value is a `kind` ({} when absent)."""
+    table = _field(record, key, dict) or {}
+    if not all(isinstance(value, kind) and not isinstance(value, bool) for value in table.values()):
+        raise ValueError(f'"{key}" holds a value that is not what a record holds')
+    return dict(table)
 
 
 def _permission_from(item: Any) -> PermissionRecord:
     if not isinstance(item, Mapping):
         raise ValueError('"permissions" holds something that is not a permission')
-    options = tuple(
-        PermissionOptionInfo(str(o.get("option_id")), str(o.get("name")), str(o.get("kind")))
-        for o in item.get("options") or ()
-        if isinstance(o, Mapping)
-    )
-    kind, option_id = _field(item, "kind", str), _field(item, "option_id", str)
+    where = "permissions"
+    options = []
+    for option in _field(item, "options", list, within=where) or ():
+        if not isinstance(option, Mapping):
+            raise ValueError('"permissions.options" holds something that is not an option')
+        option_id, name, kind = (
+            _field(option, key, str, within=f"{where}.options") or "" for key in ("option_id", "name", "kind")
+        )
+        options.append(PermissionOptionInfo(option_id, name, kind))
     return PermissionRecord(
-        title=str(item.get("title", "")),
-        kind=kind,
-        options=options,
-        decision=str(item.get("decision", "cancelled")),
-        option_id=option_id,
-        rule=str(item.get("rule", "")),
-        at=float(_field(item, "at", int | float) or 0.0),
+        title=_field(item, "title", str, within=where) or "",
+        kind=_field(item, "kind", str, within=where),
+        options=tuple(options),
+        decision=_field(item, "decision", str, within=where) or "cancelled",
+        option_id=_field(item, "option_id", str, within=where),
+        rule=_field(item, "rule", str, within=where) or "",
+        at=_seconds(item, "at", within=where),
         raw_input=item.get("raw_input"),
-        locations=tuple(path for path in item.get("locations") or () if isinstance(path, str)),
-        waited_s=float(_field(item, "waited_s", int | float) or 0.0),
+        locations=tuple(_strings(item, "locations", within=where)),
+        waited_s=_seconds(item, "waited_s", within=where),
     )

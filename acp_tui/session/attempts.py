@@ -327,15 +327,20 @@ class Session:
 
     def restore(
         self, records: list[dict[str, Any]], preset_for: Callable[[dict[str, Any]], AgentPreset]
-    ) -> list[Attempt]:
-        """A saved session's attempts as they ended (records that are not ours are left out),
-        each follow-up linked to the turn before it; the latest turn of each conversation."""
+    ) -> tuple[list[Attempt], int]:
+        """A saved session's attempts as they ended, each follow-up linked to the turn before it:
+        the latest turn of each conversation, and how many records were skipped (not ones of ours,
+        said by `result_from`, which checks each before `preset_for` is asked for its preset)."""
+        from acp_tui.reports.records import result_from
+
         restored: list[Attempt] = []
+        skipped = 0
         for record in records:
             try:
+                result_from(record)
                 restored.append(Attempt.from_record(record, preset_for(record), next(self._ids)))
-            except (ValueError, KeyError, TypeError):
-                continue
+            except ValueError:
+                skipped += 1
         restored.sort(key=lambda a: (a.round_no, a.attempt_no, a.turn))
         latest: dict[tuple[int, int, str], Attempt] = {}
         for attempt in restored:
@@ -345,7 +350,7 @@ class Session:
             latest[key] = attempt
         self.attempts.extend(restored)
         self.rounds = max([self.rounds, *(a.round_no for a in restored)])
-        return list(latest.values())
+        return list(latest.values()), skipped
 
     def latest_turn(self, attempt: Attempt) -> Attempt:
         """The newest turn of `attempt`'s conversation (a pane shows that one, under the others)."""

@@ -10,6 +10,7 @@ Nothing here follows a link: files are created new (`O_EXCL`) and appended to wi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -17,7 +18,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from acp_tui.core.files import (
     UnreadableFile,
@@ -78,19 +79,24 @@ class SessionStore:
         return SavedSession(session_id, path)
 
     def open(self, session_id: str) -> tuple[SavedSession, list[dict[str, Any]]]:
-        """A session to go on with: its file (appended to from now on) and its records."""
+        """A session to go on with: its file (appended to from now on) and its records. A line that
+        does not parse (cut short by a crash) is skipped and counted (`SavedSession.damaged`), and
+        left in the file; only a bad first line makes it no session file of ours."""
         if not SESSION_ID.fullmatch(session_id):
             raise SessionError(f'--session "{session_id}": no such session (acp-tui sessions lists them)')
         path = self.folder / f"{session_id}.jsonl"
-        _, records = _read(path, session_id)
-        return SavedSession(session_id, path), records
+        contents = _read(path, session_id)
+        if contents.ends_cut:  # the next record starts a line of its own
+            with contextlib.suppress(OSError):  # then appending fails too, and is said then
+                append_line(path, "")
+        return SavedSession(session_id, path, contents.damaged), contents.records
 
     def summaries(self) -> list[SavedSummary]:
         """Every session kept, newest first (unreadable files are left out)."""
         found = []
         for path in sorted(self._files(), reverse=True):
             try:
-                header, records = _read(path, path.stem)
+                header, records, _, _ = _read(path, path.stem)
             except SessionError:
                 continue
             first = str(min(records, key=_round_of).get("prompt", "")) if records else ""
@@ -98,7 +104,7 @@ class SessionStore:
                 SavedSummary(
                     id=path.stem,
                     started=str(header.get("started", "")),
-                    rounds=len({r.get("round") for r in records}),
+                    rounds=len({_round_of(r) for r in records}),
                     agents=tuple(dict.fromkeys(str(r.get("name", "")) for r in records)),
                     first_prompt=first.strip().splitlines()[0] if first.strip() else "",
                 )
@@ -130,6 +136,7 @@ class SessionStore:
 class SavedSession:
     id: str
     path: Path
+    damaged: int = 0  # lines of its file skipped when it was opened (no JSON object)
 
     def append(self, record: Mapping[str, Any]) -> None:
         """One attempt's record, as it ended (a failure to write is the caller's to say)."""
@@ -147,18 +154,32 @@ def _line(value: Mapping[str, Any]) -> str:
     return json_safe(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
-def _read(path: Path, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+class _Contents(NamedTuple):
+    header: dict[str, Any]
+    records: list[dict[str, Any]]
+    damaged: int  # lines that are no JSON object (a line cut short by a crash), skipped
+    ends_cut: bool  # the last line has no newline: the next record must not be appended to it
+
+
+def _read(path: Path, session_id: str) -> _Contents:
     try:
         text = read_text(path, label=f"session {session_id}")
     except UnreadableFile as exc:
         raise SessionError(
             f'--session "{session_id}": no such session (acp-tui sessions lists them)'
         ) from exc
-    lines = [line for line in text.splitlines() if line.strip()]
-    try:
-        values = [parse_json(line) for line in lines]
-    except ValueError as exc:
-        raise SessionError(f"session {session_id}: its file is damaged ({exc})") from None
+    # Lines end at "\n" only: JSON leaves U+2028, U+0085... unescaped, which `splitlines` cuts at.
+    lines = [line for line in text.split("\n") if line.strip()]
+    values = [_value(line) for line in lines]
     if not values or not isinstance(values[0], dict) or values[0].get("acp_tui_session") != FORMAT:
         raise SessionError(f"session {session_id}: not a session file of ours")
-    return values[0], [value for value in values[1:] if isinstance(value, dict)]
+    records = [value for value in values[1:] if isinstance(value, dict)]
+    return _Contents(values[0], records, len(values) - 1 - len(records), bool(text) and text[-1] != "\n")
+
+
+def _value(line: str) -> Any:
+    """The JSON value of one line; None for a line that does not parse."""
+    try:
+        return parse_json(line)
+    except ValueError:
+        return None

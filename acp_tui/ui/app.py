@@ -133,7 +133,7 @@ class SupervisorApp(App[None]):
         self.main_screen.query_one(PromptBar).focus_prompt()
         self.main_screen.update_subtitle()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
-        if self._reopened:
+        if self.saved is not None:  # a session reopened (a new one is made at its first end)
             self.run_worker(self._reopen_session(), group="reopen")
         self.call_after_refresh(self.want_spares)  # after the first frame, while the person reads
 
@@ -254,16 +254,22 @@ class SupervisorApp(App[None]):
     async def _reopen_session(self) -> None:
         """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
         worktrees, where those were kept)."""
+        from acp_tui.reports.records import preset_for
         from acp_tui.workspace.git import IsolationError
         from acp_tui.workspace.worktrees import Isolation
 
-        def preset_for(record: dict[str, Any]) -> AgentPreset:
-            if record.get("name") in self.settings.names:
-                return self.settings.preset(record["name"])
-            command = [str(part) for part in record["command"]]
-            return AgentPreset(str(record["name"]), command[0], tuple(command[1:]))
-
-        conversations = self.session.restore(self._reopened, preset_for)
+        saved = self.saved
+        assert saved is not None  # the session reopened
+        conversations, skipped = self.session.restore(
+            self._reopened, lambda record: preset_for(record, self.settings)
+        )
+        skipped += saved.damaged
+        if skipped:  # what is left of it reopens; the file keeps every line as it was
+            self.notify(
+                f"Session {saved.id}: skipped {skipped} damaged record{'s' * (skipped != 1)}.",
+                severity="warning",
+                markup=False,
+            )
         self._kept.update(attempt.id for attempt in self.session.attempts)  # saved already
         for attempt in conversations:
             if attempt.recorded_worktree is None:

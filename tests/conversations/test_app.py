@@ -213,3 +213,38 @@ async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path:
         await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
         assert pane.result is not None and pane.result.output == "turn 2: second (after: first)"
         assert pane.attempt.record()["sandbox"] == "workspace" and pane.attempt.warm
+
+
+async def test_a_reopened_session_skips_its_damaged_records_and_says_how_many_once(tmp_path: Path) -> None:
+    preset = kept("kept", tmp_path / "s")
+    store = SessionStore(tmp_path / "sessions")
+    session = store.new(str(tmp_path))
+    good = {
+        "name": "kept", "command": preset.argv, "prompt": "remember blue", "stop_reason": "completed",
+        "output": "turn 1: remember blue", "session_id": "kept-1", "round": 1, "attempt": 1,
+    }  # fmt: skip
+    for bad in ({"command": []}, {"duration_s": 10**400}, {"usage": {"used": [1]}}):
+        session.append({**good, "round": 2, **bad})
+    session.append(good)
+    with open(session.path, "a") as file:
+        file.write('{"name": "kept", "comm')  # cut short by a crash
+    app = SupervisorApp(settings(preset), store=store, reopened=store.open(session.id))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(pilot, lambda: "kept" in panes(app))
+        pane = panes(app)["kept"]
+        await wait_until(pilot, lambda: "turn 1: remember blue" in pane.query_one(AnswerView).text)
+        assert [str(note.message) for note in app._notifications] == [
+            f"Session {session.id}: skipped 4 damaged records."
+        ]
+        assert len(panes(app)) == 1
+
+    only_cut = store.new(str(tmp_path))
+    with open(only_cut.path, "a") as file:
+        file.write('{"name": "kept", "comm')
+    app = SupervisorApp(settings(preset), store=store, reopened=store.open(only_cut.id))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(pilot, lambda: bool(app._notifications))
+        assert [str(note.message) for note in app._notifications] == [
+            f"Session {only_cut.id}: skipped 1 damaged record."
+        ]
+        assert not panes(app)

@@ -133,3 +133,71 @@ def test_an_isolated_run_continues_in_its_own_kept_worktree(tmp_path: Path, repo
         gone["stop_reason"] == "error"
         and gone["error"] == f"cannot continue: its worktree is gone: {worktree}"
     )
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"usage": {"used": [1], "size": 2}}, '"usage.used" is not what a record holds'),
+        ({"usage": {"used": 1, "size": 2, "cost": {}}}, '"usage.cost.amount" is missing'),
+        ({"permissions": [{"options": 5}]}, '"permissions.options" is not what a record holds'),
+        ({"session_id": ["a", "list"]}, '"session_id" is not what a record holds'),
+        ({"turn": "2"}, '"turn" is not what a record holds'),
+        ({"duration_s": 10**400}, '"duration_s" is out of range'),
+        ({"command": []}, '"command" is not a command line'),
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_exit_2_naming_the_file_and_its_line(
+    tmp_path: Path, bad: dict[str, Any], said: str
+) -> None:
+    good = {"name": "a", "command": ["agent"], "stop_reason": "completed", "session_id": "s1"}
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, **bad}) + "\n")
+    result = run("--continue", str(path), "--prompt", "again")
+    assert result.exit_code == 2, result.output
+    assert f"--continue {path} line 2: not a run record ({said}" in result.stderr, result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_confined_run_is_continued_confined_without_sandbox(tmp_path: Path) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside.txt"
+    work.mkdir()
+    spec = agent("confined", work / "sessions", write=outside)  # each prompt also written out there
+    first = run("--prompt", "the first task", "--format", "json", "--agent", spec, "--cwd", str(work))
+    [record] = records(first).values()
+    assert record["sandbox"] == "none" and outside.read_text() == "the first task\n"
+    recorded = tmp_path / "r.jsonl"
+    recorded.write_text(json.dumps({**record, "sandbox": "workspace"}) + "\n")  # as a confined run's
+    for named in (["--agent", spec], []):  # the preset of the settings, or one made of the record
+        again = run("--continue", str(recorded), "--prompt", "next", "--format", "json", *named)
+        [follow] = records(again).values()
+        assert follow["sandbox"] == "workspace" and follow["turn"] == 2, again.stderr
+        assert outside.read_text() == "the first task\n"  # confined (or not run at all without bwrap)
+
+
+def test_a_recorded_cwd_outside_its_worktree_runs_nothing(tmp_path: Path, repo: Path) -> None:
+    store = tmp_path / "sessions"
+    spec = agent("editor", store, write="notes.txt")
+    first = run(
+        "--prompt", "first line", "--format", "json", "--agent", spec,
+        "--cwd", str(repo), "--worktree", "--keep-worktrees",
+    )  # fmt: skip
+    [record] = records(first).values()
+    worktree = Path(record["worktree"])
+    (worktree / "out").symlink_to(tmp_path)
+    outside, up, link = str(tmp_path), f"{worktree}/../..", f"{worktree}/out"
+    for cwd, said in [
+        (outside, f"its cwd {outside} is not inside its worktree {worktree}"),
+        (up, f"its cwd {up} is not inside its worktree {worktree}"),
+        (link, f"its cwd {link} leads out of its worktree {worktree} (through a link)"),
+    ]:
+        (tmp_path / "r.jsonl").write_text(json.dumps({**record, "cwd": cwd}) + "\n")
+        again = run(
+            "--continue", str(tmp_path / "r.jsonl"), "--prompt", "x", "--format", "json", "--agent", spec
+        )
+        assert again.exit_code == 1, again.stderr
+        [refused] = records(again).values()
+        assert refused["stop_reason"] == "error" and refused["output"] == ""
+        assert refused["error"] == f"cannot continue: {said}"
+        assert refused["ended_by"] is None and refused["worktree"] is None  # nothing was started there
+    assert worktree.is_dir() and (worktree / "notes.txt").read_text() == "first line\n"
