@@ -104,7 +104,8 @@ def json_values(text: str) -> list[tuple[int, Any]]:
     except ValueError as exc:
         raise JsonError(str(exc)) from None
     values = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: JSON leaves U+2028 and U+0085 unescaped, which splitlines() splits at.
+    for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
                 values.append((number, json_value(line)))

@@ -148,3 +148,13 @@ def test_any_trace_replays_without_a_traceback(
     )
     stdin = io.BytesIO(b"".join(json.dumps(frame).encode() + b"\n" for frame in client) + b"not json\n")
     assert replay.serve(stdin) in (0, 1)
+
+
+def test_json_lines_end_at_newlines_only() -> None:
+    """JSON written with ensure_ascii=False keeps U+2028, U+2029 and U+0085 as they are: a line of
+    records stays whole (splitlines() would cut an answer holding one)."""
+    from acp_tui.core.files import json_values as read
+
+    answer = {"name": "a", "output": "x\u2028y\u2029z\x85w"}
+    text = json.dumps(answer, ensure_ascii=False) + "\n" + json.dumps({"name": "b"}) + "\r\n"
+    assert read(text) == [(1, answer), (2, {"name": "b"})]
