@@ -113,6 +113,12 @@ def confine(
         *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readonly),
         *(_Mount(_expand(path, home, cwd), "hide", rank=3) for path in hidden),
     ]
+    hiding = _last_over(os.path.abspath(program), mounts)
+    if hiding is not None and hiding.kind == "hide":  # bwrap would say only "execvp: No such file"
+        raise SandboxError(
+            f"sandbox: the agent's program {program} is under {hiding.path}, which the sandbox hides "
+            '(a private /tmp, credentials, acp-tui\'s folders): install it elsewhere, or set sandbox = "none"'
+        )
     argv = [bwrap, *_mount_args(mounts)]
     argv += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if not network:
@@ -167,6 +173,12 @@ def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
                 "proc": ["--proc", path],
             }[mount.kind]
     return args
+
+
+def _last_over(path: str, mounts: Sequence[_Mount]) -> _Mount | None:
+    """The mount the agent finds `path` through: the last laid over it (see `_mount_args`)."""
+    real = sorted((_real(m) for m in mounts if _exists(m)), key=lambda m: (m.depth, m.rank))
+    return next((m for m in reversed(real) if _within(path, m.path)), None)
 
 
 def _effect(mount: _Mount) -> str:

@@ -496,3 +496,23 @@ async def test_a_confined_demo_follow_up_remembers_its_first_turn(tmp_path: Path
     follow = await asyncio.wait_for(again.result(), 30)
     assert follow.stop_reason is SubagentStopReason.COMPLETED, follow.error
     assert "earlier: hello" in follow.output
+
+
+async def test_a_program_the_sandbox_hides_is_refused_in_one_line(tmp_path: Path) -> None:
+    """An agent installed under /tmp (a checkout there, its venv) is not in the sandbox's private
+    /tmp: the run says so, rather than bwrap's "execvp: No such file or directory"."""
+    need_bwrap()
+    program = tmp_path / "bin" / "agent"  # tmp_path lies under /tmp
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    config = AcpProviderConfig(command=str(program), name="hidden", sandbox="workspace", cwd=str(work))
+    run = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hi"))
+    result = await asyncio.wait_for(run.result(), 20)
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.error == (
+        f"sandbox: the agent's program {program} is under /tmp, which the sandbox hides (a private "
+        '/tmp, credentials, acp-tui\'s folders): install it elsewhere, or set sandbox = "none"'
+    )
