@@ -132,10 +132,17 @@ class SupervisorApp(App[None]):
             self._driver.on_terminal_lost = self.terminal_lost
         self.main_screen.query_one(PromptBar).focus_prompt()
         self.main_screen.update_subtitle()
-        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if self._reopened:
             self.run_worker(self._reopen_session(), group="reopen")
-        self.call_after_refresh(self.want_spares)  # after the first frame, while the person reads
+
+    def on_ready(self) -> None:
+        """The first frame is painted: only now what the first round needs, while the person reads
+        (the SDK, the panes, the spares). Before it, none of it may compete with the first paint:
+        nothing of the SDK nor pydantic is imported until here (a test checks it)."""
+        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        self.want_spares()
+        gc.freeze()  # the start-up heap lives as long as the app: full passes skip it
+        gc.enable()  # `acp-tui` paused it for the start-up, whose objects all live on
 
     def _on_terminate_signal(self, sig: signal.Signals) -> None:
         if sig == signal.SIGHUP:
