@@ -198,17 +198,28 @@ class PtyApp:
         self._pending = ""  # the start of an escape sequence not yet whole
 
     def pump(self, timeout: float) -> float | None:
-        """Read what is there (waiting up to `timeout` for it); perf_counter() of the read, or None."""
+        """Read what is there (waiting up to `timeout` for it); perf_counter() of the last read, or None.
+
+        Everything the program has written is read before any of it is parsed, so that parsing a
+        frame that came in pieces does not delay reading its end.
+        """
         ready, _, _ = select.select([self.master], [], [], max(0.0, timeout))
         if not ready:
             return None
-        try:
-            data = os.read(self.master, 1 << 16)
-        except OSError:
-            raise EOFError("the program closed its terminal") from None
-        if not data:
-            raise EOFError("the program closed its terminal")
-        now = time.perf_counter()
+        pieces = []
+        while ready:
+            try:
+                data = os.read(self.master, 1 << 20)
+            except OSError:
+                data = b""
+            if not data:
+                if pieces:
+                    break
+                raise EOFError("the program closed its terminal")
+            now = time.perf_counter()
+            pieces.append(data)
+            ready, _, _ = select.select([self.master], [], [], 0)
+        data = b"".join(pieces)
         self.bytes_read += len(data)
         chunk = self._pending + self._decoder.decode(data)
         cut = chunk.rfind("\x1b")

@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Header, Static
 
 from acp_tui.session.attempts import Attempt
@@ -92,6 +93,15 @@ class MainScreen(Screen[object]):
         super().__init__()
         self._last_pane: RunPane | None = None
         self._comparing: list[Attempt] = []  # the runs of the compare view open, in its order
+        self.ticker: Timer | None = None
+
+    def on_mount(self) -> None:
+        # The panes' clocks and counters, a few times a second: one timer for all of them.
+        self.ticker = self.set_interval(0.2, self._tick_panes)
+
+    def _tick_panes(self) -> None:
+        for pane in self.panes():
+            pane.tick()
 
     @property
     def supervisor(self) -> Shell:

@@ -184,6 +184,7 @@ class RunPane(Vertical, can_focus=True):
         self.driver = driver
         self._shown_state = attempt.state
         self._stats_dirty = False
+        self.ticking = False  # the screen's clock ticks it (`tick`) while its run goes on
         self._stats_lines = 1
         self._clock = ""
         self._options = options_summary(attempt.preset.options)  # the session's, once it started
@@ -260,7 +261,7 @@ class RunPane(Vertical, can_focus=True):
         yield stderr
 
     def on_mount(self) -> None:
-        self.ticker = self.set_interval(0.2, self._tick)
+        self.ticking = True
         self.show_state()
         if self.attempt.finished:
             self._show_history()
@@ -370,7 +371,7 @@ class RunPane(Vertical, can_focus=True):
         self._show_worktree()
         self._stats_dirty = True
         self._tick(final=True)
-        self.ticker.pause()  # nothing moves in a finished pane
+        self.ticking = False  # nothing moves in a finished pane
 
     def _show_history(self) -> None:
         """A finished attempt shown again (every turn of its conversation, each under its prompt):
@@ -452,6 +453,11 @@ class RunPane(Vertical, can_focus=True):
         error.set_class(bool(hint), "-hint")
         error.display = bool(message or hint)
 
+    def tick(self) -> None:
+        """The screen's clock, a few times a second: one timer for every pane, not one each."""
+        if self.ticking:
+            self._tick()
+
     def _tick(self, *, final: bool = False) -> None:
         """Refresh the clock and the counters a few times a second, not once per event.
 
@@ -479,7 +485,7 @@ class RunPane(Vertical, can_focus=True):
         if self._stats_dirty:
             self._stats_dirty = False
             usage = usage_summary(self.attempt.usage)
-            self.query_one("#usage", Static).update(usage)
+            self.query_one("#usage", Static).update(usage, layout=False)  # its width is the row's rest
             lines = [
                 line
                 for line in (
@@ -557,7 +563,7 @@ class RunPane(Vertical, can_focus=True):
         self._clock = ""
         self._show_subtitle()
         self._stats_dirty = True
-        self.ticker.resume()
+        self.ticking = True
         self.show_state()
         self.follow()
 
