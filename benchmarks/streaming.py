@@ -433,9 +433,15 @@ def paced_config(folder: Path, panes: int, rate: float, seconds: float) -> Path:
     return path
 
 
+ESCDELAY_MS = "10"
+
+
 def pty_env(home: Path) -> dict[str, str]:
+    """Both apps' environment: a terminal; acp-tui's folders under `home`; and ESCDELAY, Textual's
+    wait after a lone escape byte (is more coming?), 100 ms by default in any Textual app, made
+    10 ms so that escape is timed on what the app does, as the other keys are."""
     env = dict(os.environ)
-    env.update(TERM="xterm-256color", ACP_TUI_HOME=str(home))
+    env.update(TERM="xterm-256color", ACP_TUI_HOME=str(home), ESCDELAY=ESCDELAY_MS)
     env.pop("TEXTUAL", None)
     return env
 

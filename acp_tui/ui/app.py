@@ -54,6 +54,7 @@ TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the p
 LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
 
 TYPING_ACTIONS = keys.typing_actions()
+AGENTS = "agents"  # F2's installed screen
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 
@@ -409,8 +410,10 @@ class SupervisorApp(App[None]):
 
         if isinstance(self.screen, HelpScreen):  # f1 again: closed, not a second one
             self.screen.dismiss(None)
-        else:
-            self.push_screen(HelpScreen())
+            return
+        if not self.is_screen_installed("help"):  # made once: its words never change
+            self.install_screen(HelpScreen(), "help")
+        self.push_screen("help")
 
     def action_agents(self) -> None:
         """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""
@@ -426,7 +429,21 @@ class SupervisorApp(App[None]):
 
         self.push_screen(self._agents_screen(), apply)
 
-    def _agents_screen(self) -> AgentsScreen:
+    def _agents_screen(self) -> str:
+        """F2's screen, installed: the one made before while what it shows is unchanged (it is
+        set back to that when it opens), else a new one (sixteen agents are sixteen menus: a
+        second to compose, half a second to take down)."""
+        screen = self._new_agents_screen()
+        kept = self.get_screen(AGENTS) if self.is_screen_installed(AGENTS) else None
+        if isinstance(kept, type(screen)) and kept.shows_the_same(screen):
+            return AGENTS
+        if kept is not None:
+            self.uninstall_screen(AGENTS)
+            kept.remove()  # not in the stack: nothing else takes it down
+        self.install_screen(screen, AGENTS)
+        return AGENTS
+
+    def _new_agents_screen(self) -> AgentsScreen:
         from acp_tui.ui.screens.policy_screen import AgentRow, AgentsScreen
 
         rows = [

@@ -17,6 +17,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.timer import Timer
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
 
+BOARD = "board"  # the board's installed screen
 INTRO_WIDTH = 74  # the first screen's lines of keys fit 80 columns
 STATE_ORDER = (
     "live",
@@ -219,11 +221,14 @@ class MainScreen(Screen[object]):
 
     @property
     def runs(self) -> VerticalScroll:
-        return self.query_one("#runs", VerticalScroll)
+        return self.get_child_by_id("runs", VerticalScroll)  # a child: no walk of every pane's widgets
 
     def boxes(self) -> list[RoundBox]:
-        runs = self.query("#runs")
-        return list(runs.first().query_children(RoundBox)) if runs else []
+        try:
+            runs = self.runs
+        except NoMatches:  # not composed yet
+            return []
+        return list(runs.query_children(RoundBox))
 
     def _box(self, round_no: int) -> RoundBox | None:
         return next((box for box in self.boxes() if box.round_no == round_no), None)
@@ -565,9 +570,13 @@ class MainScreen(Screen[object]):
         )
 
     def action_board(self) -> None:
+        """The board: one screen made once, its rows filled anew at each opening (not composed again:
+        a new screen is a stylesheet pass over every widget of it)."""
         from acp_tui.ui.screens.board_screen import BoardScreen
 
-        self.app.push_screen(BoardScreen(self.supervisor.session), self._jump_to)
+        if not self.app.is_screen_installed(BOARD):
+            self.app.install_screen(BoardScreen(self.supervisor.session), BOARD)
+        self.app.push_screen(BOARD, self._jump_to)
 
     def _jump_to(self, attempt: Attempt | None) -> None:
         if attempt is None:

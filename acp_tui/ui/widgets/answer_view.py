@@ -20,8 +20,10 @@ How the work is kept small, each measured with 16 panes streaming flat out:
   which brings the scrollbar, lays out.
 - A line is made into a `Strip` (with the offsets mouse selection needs) once, not at every frame:
   a frame of a pinned view mostly shows the lines of the last frame one row higher.
-- A view that is off screen is not repainted (Textual reflows the screen to place it); it is
-  painted afresh when it is next drawn (scrolled into sight, a zoom undone).
+- A view that is off screen is not repainted (Textual reflows the screen to place it), nor one
+  under a dialog or another screen (each repaint would render the dimmed screen under the dialog
+  again); it is painted afresh when it is next drawn (scrolled into sight, a zoom undone, the
+  dialog closed).
 
 What is shown is capped (`DISPLAY_CAP` characters: the tail, under a line saying how much came
 before); the run's result keeps the whole answer, and the export writes it.
@@ -54,6 +56,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
+from textual.widget import Widget
 
 from acp_tui.core.text import visible
 
@@ -344,9 +347,10 @@ class AnswerView(ScrollView, can_focus=False):
             self._after_change()
 
     def _after_change(self) -> None:
-        # Only a view on screen is repainted: Textual reflows the whole screen to place a repainted
-        # widget that is off screen. One that is not is painted afresh when it is next drawn.
-        if self.screen.can_view_partial(self):
+        # Only a view in sight is repainted: Textual reflows the whole screen to place a repainted
+        # widget that is off screen, and under a dialog each repaint renders the dimmed screen
+        # again. One that is not in sight is painted afresh when it is next drawn.
+        if in_sight(self):
             self.refresh()
         else:
             self._unpainted = True
@@ -501,6 +505,13 @@ class AnswerView(ScrollView, can_focus=False):
             assert block.lines is not None
             return block.lines[line_no - starts[index]]
         return None
+
+
+def in_sight(widget: Widget) -> bool:
+    """Whether a repaint of `widget` would be seen: its screen is the one on top (not under a
+    dialog) and the widget is at least partly within it."""
+    screen = widget.screen
+    return screen is widget.app.screen and screen.can_view_partial(widget)
 
 
 def _blank(line: Line) -> bool:

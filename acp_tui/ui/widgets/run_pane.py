@@ -57,7 +57,7 @@ from acp_tui.ui.summary import (
     turn_header,
     usage_summary,
 )
-from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.answer_view import AnswerView, in_sight
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, StatusBadge, colour_key
 
 if TYPE_CHECKING:
@@ -461,13 +461,14 @@ class RunPane(Vertical, can_focus=True):
     def _tick(self, *, final: bool = False) -> None:
         """Refresh the clock and the counters a few times a second, not once per event.
 
-        Only while the pane is on screen (or once at the end): Textual reflows the whole screen to
+        Only while the pane is in sight (or once at the end): Textual reflows the whole screen to
         place a repainted widget that is off screen, and a pane scrolled out of sight, or its
-        hidden stderr view, would pay that at every tick.
+        hidden stderr view, would pay that at every tick; under a dialog each repaint renders the
+        dimmed screen again.
         """
         if not self.is_attached:  # being removed, or the app is shutting down
             return
-        if not (final or self.screen.can_view_partial(self)):
+        if not (final or in_sight(self)):
             return
         if self.attempt.result is None:
             now = time.monotonic()
