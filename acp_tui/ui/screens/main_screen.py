@@ -14,14 +14,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import events, on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Header, Static
+from textual.widgets._header import HeaderTitle
 
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
@@ -90,6 +93,9 @@ def intro_lines(width: int = INTRO_WIDTH) -> list[Content]:
 
 class MainScreen(Screen[object]):
     BINDINGS = keys.bindings("grid")
+    # Textual repaints the whole screen when the focus moves (the reactive's default): the two
+    # widgets whose focus changed repaint themselves, and sixteen panes repainted cost 100-150 ms.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
 
     def __init__(self) -> None:
         super().__init__()
@@ -358,7 +364,15 @@ class MainScreen(Screen[object]):
             for key in STATE_ORDER
             if counts.get(key)
         ]
-        self.app.sub_title = " · ".join(parts) if parts else "no run yet"
+        sub_title = " · ".join(parts) if parts else "no run yet"
+        if sub_title == self.app.sub_title:
+            return
+        # Set without the reactive's repaint of the whole screen (100-150 ms with sixteen panes):
+        # the header's line is all that changes, and it is updated here.
+        self.app.set_reactive(App.sub_title, sub_title)
+        header = self.query(Header)
+        if header:
+            header.first().query_one(HeaderTitle).update(header.first().format_title())
 
     # Focus -------------------------------------------------------------------------------------
 

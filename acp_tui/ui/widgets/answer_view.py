@@ -65,7 +65,7 @@ STEP_CHARS = 4 * 1024  # new text taken into one rendering step
 OPEN_CAP = 8 * 1024  # a block still growing past this is cut, so that no render of it is long
 KEEP_LINES = 400  # rendered lines kept (besides the growing block); the rest is rendered again
 FLUSH_INTERVAL = 1 / 15  # seconds between rendering steps of the growing answers, at the least...
-RENDER_SHARE = 0.2  # ...and long enough that rendering them takes at most this share of the time
+RENDER_SHARE = 0.1  # ...and long enough that rendering them takes at most this share of the time
 
 # The parser Rich's Markdown uses (a block boundary found here is one there too), made once: Rich
 # makes one per document, which cost as much as the rendering.
