@@ -7,10 +7,11 @@ still growing is rendered again; and the screen asks only for the lines it shows
 API), so the cost of a frame does not grow with the answer.
 
 How the work is kept small, each measured with 16 panes streaming flat out:
-- Text is rendered a slice at a time (`STEP_CHARS`), at most 15 times a second, every growing view
-  of the app in the same step (one timer, one screen update for all of them, not one each), and
-  the views together spend at most `RENDER_SHARE` of the time rendering: sixteen views streaming
-  at once step less often than one, instead of taking the whole loop.
+- Text is rendered a slice at a time (`STEP_CHARS`), at most 15 times a second, the growing views
+  of the app in rounds on one timer (a few views, then their screen update, then the next few:
+  a key waits for one group, not for sixteen views), and the views together spend at most
+  `RENDER_SHARE` of the time rendering: sixteen views streaming at once step less often than one
+  (about 5 times a second each), instead of taking the whole loop.
 - Markdown is parsed once per step; a finished block keeps its tokens for its render.
 - Rendered lines are kept only for the blocks last shown or written (`KEEP_LINES`), and rendered
   again if scrolled back to: kept for every block, they were most of the heap, and the garbage
@@ -519,36 +520,51 @@ def _blank(line: Line) -> bool:
 
 
 class _RenderClock:
-    """Steps the growing views of an app together: one timer and one screen update for all of
-    them. The pause after a step is long enough that rendering takes at most RENDER_SHARE of the
-    time (FLUSH_INTERVAL at the least, unless a backlog is being caught up with)."""
+    """Steps the growing views of an app in rounds on one timer: each view once a round, a few
+    views at a time (a screen update each, short enough for a key to be handled between two). The
+    pause after a round is long enough that rendering takes at most RENDER_SHARE of the time
+    (FLUSH_INTERVAL at the least, unless a backlog is being caught up with)."""
+
+    GROUP = 4  # views stepped, then painted, before the loop may handle a key
 
     def __init__(self, app: App[object]) -> None:
         self._app = app
-        self._views: dict[AnswerView, None] = {}  # in the order they asked
+        self._views: dict[AnswerView, None] = {}  # waiting for the next round, in the order they asked
+        self._round: list[AnswerView] = []  # this round's views not stepped yet
         self._armed = False
+        self._started = 0.0  # this round's start
+        self._spent = 0.0  # this round's rendering so far
         self._next = 0.0
 
     def add(self, view: AnswerView) -> None:
         self._views[view] = None
+        self._arm(self._next)
+
+    def _arm(self, at: float) -> None:
         if not self._armed:
             self._armed = True
-            self._app.set_timer(max(0.001, self._next - time.monotonic()), self._tick, name="answers")
+            self._app.set_timer(max(0.001, at - time.monotonic()), self._tick, name="answers")
 
     def _tick(self) -> None:
         self._armed = False
-        views, self._views = list(self._views), {}
+        if not self._round:
+            self._round, self._views = [v for v in self._views if v not in self._round], {}
+            self._started, self._spent = time.monotonic(), 0.0
+        group, self._round = self._round[: self.GROUP], self._round[self.GROUP :]
         started = time.monotonic()
         with self._app.batch_update():
-            for view in views:
+            for view in group:
                 if view.is_attached:
                     view._step()
-        spent = time.monotonic() - started
+        self._spent += time.monotonic() - started
+        if self._round:  # the rest of the round, once the loop had its turn
+            self._arm(0.0)
+            return
         behind = any(view._backlog for view in self._views)
-        self._next = started + (spent / RENDER_SHARE if behind else max(FLUSH_INTERVAL, spent / RENDER_SHARE))
-        if self._views and not self._armed:
-            self._armed = True
-            self._app.set_timer(max(0.001, self._next - time.monotonic()), self._tick, name="answers")
+        pause = self._spent / RENDER_SHARE
+        self._next = self._started + (pause if behind else max(FLUSH_INTERVAL, pause))
+        if self._views:
+            self._arm(self._next)
 
 
 _clocks: weakref.WeakKeyDictionary[App[object], _RenderClock] = weakref.WeakKeyDictionary()
