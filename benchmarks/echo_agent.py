@@ -8,6 +8,8 @@
   paced=R          answer with markdown_text(R * seconds) at R chunks a second (a model's pace):
                    Markdown of 3 to 6 words a chunk, with headings, lists and code blocks
   seconds=S        with paced=: how long the answer streams (default 60)
+  ask=1            ask a permission (session/request_permission) as the answer starts, go on
+                   streaming meanwhile, and end the turn only once it is answered
   forever=1        after the answer, stream "." every `delay` seconds (default 0.02) until cancelled
   on_cancel=MODE   honour (default: end the turn `cancelled` at once) | ignore (keep streaming)
   ignore_term=1    ignore SIGTERM (only SIGKILL ends it)
@@ -74,6 +76,26 @@ _CHUNK_HEAD = (
 _CHUNK_TAIL = b"}}}}\n"
 
 
+PERMISSION_REQUEST = {
+    "jsonrpc": "2.0",
+    "id": "bench-ask",
+    "method": "session/request_permission",
+    "params": {
+        "sessionId": SESSION,
+        "toolCall": {
+            "toolCallId": "call-1",
+            "title": "bench: may it write?",
+            "kind": "edit",
+            "status": "pending",
+        },
+        "options": [
+            {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        ],
+    },
+}
+
+
 def chunk_line(text: str) -> bytes:
     return _CHUNK_HEAD + json.dumps(text).encode() + _CHUNK_TAIL
 
@@ -85,6 +107,7 @@ def main() -> None:
     out = sys.stdout.buffer
     lock = threading.Lock()
     cancelled = threading.Event()
+    answered = threading.Event()
 
     def send(data: bytes) -> None:
         with lock:
@@ -97,6 +120,8 @@ def main() -> None:
     def answer(rid: object, prompt_text: str) -> None:
         n = int(opts.get("chunks", "0"))
         paced = float(opts.get("paced", "0"))
+        if opts.get("ask"):
+            send(json.dumps(PERMISSION_REQUEST).encode() + b"\n")
         if paced:
             total = int(paced * float(opts.get("seconds", "60")))
             started = time.monotonic()
@@ -120,6 +145,8 @@ def main() -> None:
             while not cancelled.is_set() or opts.get("on_cancel") == "ignore":
                 send(chunk_line("."))
                 time.sleep(delay)
+        while opts.get("ask") and not answered.is_set() and not cancelled.is_set():
+            answered.wait(0.05)
         stop = "cancelled" if cancelled.is_set() else "end_turn"
         reply(rid, {"stopReason": stop})
 
@@ -139,6 +166,8 @@ def main() -> None:
             threading.Thread(target=answer, args=(rid, text), daemon=True).start()
         elif method == "session/cancel":
             cancelled.set()
+        elif rid == PERMISSION_REQUEST["id"] and method is None:
+            answered.set()
         elif rid is not None and method is not None:
             error = {"code": -32601, "message": "Method not found"}
             send(json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}).encode() + b"\n")

@@ -2,9 +2,10 @@
 
     python benchmarks/startup.py [--pairs N] [--settle SECONDS]
 
-Measured in a real pseudo-terminal (stdlib `pty`, 160x45, TERM=xterm-256color), as a user sees it:
+Measured in a real pseudo-terminal (`_pty.PtyApp`, 160x45, TERM=xterm-256color), as a user sees it:
 the app is spawned on the pty's slave side and we read the master side, strip the escape sequences,
-and look for text.
+and look for text. acp-tui's folders are a temporary one (`ACP_TUI_HOME`: no config, the demo
+agents), and its bytecode is compiled first, as installing it does (see `compile_bytecode`).
 
 - first frame: from spawn until the prompt bar's "send to:" label has been painted.
 - first chunk: we press Enter ("\\r") as soon as the first frame is there (or after --settle
@@ -13,7 +14,7 @@ and look for text.
 
 References, in the same rounds (rotating which goes first):
 - minimal_app.py: the least Textual app with an input and a label, to its first frame (the floor
-  Textual itself sets; the target is absolute: < 1.0 s).
+  Textual itself sets). Target: the app's first frame within 1.2x of it (issue 20).
 - bare_client.py --first-chunk: spawns the same three demo agents, imports the SDK, initialize,
   session/new, prompt; time from its spawn to the first answer chunk of any agent. Target: the
   app's Enter-to-first-chunk within 1.2x of it.
@@ -22,18 +23,12 @@ References, in the same rounds (rotating which goes first):
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import os
-import re
-import select
 import shlex
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 
 from _common import (
@@ -51,105 +46,43 @@ from _common import (
     verdict,
     wait_no_marked_processes,
 )
+from _pty import PtyApp
 
 COLS, ROWS = 160, 45
-ANSI = re.compile(
-    rb"\x1b\[[0-9;?<>=!]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()*+][0-9A-Za-z]|\x1b[=>78NOPc]"
-)
-FRAME_MARK = b"send to:"
-ANSWER_MARK = b"You asked"
+FRAME_MARK = "send to:"
+ANSWER_MARK = "You asked"
 TIMEOUT = 60.0
+FRAME_TARGET = 1.2  # the first frame, at most this ratio to the minimal app's
 
 
-class PtyApp:
-    """A program on a pseudo-terminal, whose painted text we can wait for."""
-
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        self.master = master
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            start_new_session=True,
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
-        )
-        os.close(slave)
-        self.screen = b""  # everything painted so far, escape sequences stripped
-        self._raw = b""
-
-    def wait_for(self, text: bytes, since: int = 0, timeout: float = TIMEOUT) -> float:
-        """perf_counter() when `text` was first painted after offset `since` of the stripped output."""
-        deadline = time.perf_counter() + timeout
-        while text not in self.screen[since:]:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                raise TimeoutError(f"{text!r} not painted within {timeout} s")
-            ready, _, _ = select.select([self.master], [], [], min(left, 0.5))
-            if ready:
-                try:
-                    data = os.read(self.master, 1 << 16)
-                except OSError:
-                    raise TimeoutError("the app closed its terminal") from None
-                now = time.perf_counter()
-                self._raw += data
-                # Strip only up to the last ESC that could start an unfinished sequence.
-                cut = self._raw.rfind(b"\x1b")
-                if cut == -1 or len(self._raw) - cut > 64:
-                    cut = len(self._raw)
-                self.screen += ANSI.sub(b"", self._raw[:cut])
-                self._raw = self._raw[cut:]
-                if text in self.screen[since:]:
-                    return now
-        return time.perf_counter()
-
-    def send(self, data: bytes) -> float:
-        now = time.perf_counter()
-        os.write(self.master, data)
-        return now
-
-    def drain(self) -> None:
-        while select.select([self.master], [], [], 0)[0]:
-            try:
-                if not os.read(self.master, 1 << 16):
-                    return
-            except OSError:
-                return
-
-    def close(self, quit_key: bytes = b"\x03", timeout: float = 20.0) -> None:
-        """Quit the way a user does, and wait for the process; force it only if it hangs."""
-        with contextlib.suppress(OSError):
-            self.send(quit_key)
-        deadline = time.perf_counter() + timeout
-        while self.proc.poll() is None and time.perf_counter() < deadline:
-            self.drain()
-            time.sleep(0.02)
-        if self.proc.poll() is None:
-            print(f"warning: {self.proc.args[0]} did not quit within {timeout} s; killed", file=sys.stderr)
-            self.proc.kill()
-            self.proc.wait()
-        os.close(self.master)
-
-
-def app_env(config_home: str) -> dict[str, str]:
+def app_env(home: str) -> dict[str, str]:
+    """The environment of both programs: a terminal, and acp-tui's folders (no config: the demo
+    agents) under `home`."""
     env = dict(os.environ)
-    env.update(TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS), XDG_CONFIG_HOME=config_home)
+    env.update(TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS), ACP_TUI_HOME=home)
     env.pop("TEXTUAL", None)
     return env
 
 
+def compile_bytecode() -> None:
+    """acp-tui's bytecode, as installing it (a wheel) writes it: with `PYTHONDONTWRITEBYTECODE`
+    set (as on these machines) an editable install compiles every module at every start, ~50 ms
+    of its first frame that no installed copy pays. Textual's, like any installed library's, is
+    there already."""
+    import compileall
+
+    import acp_tui
+
+    compileall.compile_dir(os.path.dirname(acp_tui.__file__), quiet=1)
+
+
 def measure_app(env: dict[str, str], settle: float, out: dict[str, list[float]]) -> float:
-    app = PtyApp(acp_tui_command(), env)
+    app = PtyApp(acp_tui_command(), env, COLS, ROWS)
     try:
         frame_at = app.wait_for(FRAME_MARK)
         if settle:
-            time.sleep(settle)
-            app.drain()
-        since = len(app.screen)
+            app.idle(settle)
+        since = len(app.text)
         enter_at = app.send(b"\r")
         chunk_at = app.wait_for(ANSWER_MARK, since=since)
     finally:
@@ -160,7 +93,7 @@ def measure_app(env: dict[str, str], settle: float, out: dict[str, list[float]])
 
 
 def measure_minimal(env: dict[str, str]) -> float:
-    app = PtyApp([PY, str(HERE / "minimal_app.py")], env)
+    app = PtyApp([PY, str(HERE / "minimal_app.py")], env, COLS, ROWS)
     try:
         return app.wait_for(FRAME_MARK) - app.started
     finally:
@@ -198,8 +131,9 @@ def main() -> int:
     header("Start-up in a pseudo-terminal: first frame, and first answer chunk after Enter")
     commands = demo_commands()
     app_times: dict[str, list[float]] = {"frame": [], "chunk": []}
-    with tempfile.TemporaryDirectory() as config_home:
-        env = app_env(config_home)
+    compile_bytecode()
+    with tempfile.TemporaryDirectory() as home:
+        env = app_env(home)
         try:
             measure_app(env, args.settle, {"frame": [], "chunk": []})  # warm-up
             measure_minimal(env)
@@ -230,8 +164,8 @@ def main() -> int:
                     "minimal Textual app",
                     median(series["minimal"]),
                     frame_ratio,
-                    "< 1.0 s",
-                    verdict(median(app_times["frame"]) < 1.0),
+                    f"<= {FRAME_TARGET}x",
+                    verdict(frame_ratio <= FRAME_TARGET),
                 ],
                 [
                     "first chunk after Enter",

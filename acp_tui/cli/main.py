@@ -91,6 +91,9 @@ def main(
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"config": config, "agents": agents}  # `acp-tui --config X run ...` means it too
         return None
+    import gc
+
+    gc.disable()  # until the first frame (`SupervisorApp.on_ready`): the start-up's objects all live on
     settings = settings_of(ctx, config, agents)
     route_logging(secrets_of(settings.presets))
     from acp_tui.session.saved import SessionError, SessionStore

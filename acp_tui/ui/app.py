@@ -54,6 +54,7 @@ TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the p
 LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
 
 TYPING_ACTIONS = keys.typing_actions()
+AGENTS = "agents"  # F2's installed screen
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 
@@ -132,10 +133,18 @@ class SupervisorApp(App[None]):
             self._driver.on_terminal_lost = self.terminal_lost
         self.main_screen.query_one(PromptBar).focus_prompt()
         self.main_screen.update_subtitle()
-        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if self.saved is not None:  # a session reopened (a new one is made at its first end)
             self.run_worker(self._reopen_session(), group="reopen")
-        self.call_after_refresh(self.want_spares)  # after the first frame, while the person reads
+
+    def on_ready(self) -> None:
+        """The first frame is painted: only now what the first round needs, while the person reads
+        (the SDK, the panes, the spares). Before it, none of it may compete with the first paint:
+        nothing of the SDK nor pydantic is imported until here (a test checks it)."""
+        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        self.want_spares()
+        if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
+            gc.freeze()  # the start-up heap lives as long as the app: full passes skip it
+            gc.enable()
 
     def _on_terminate_signal(self, sig: signal.Signals) -> None:
         if sig == signal.SIGHUP:
@@ -422,8 +431,10 @@ class SupervisorApp(App[None]):
 
         if isinstance(self.screen, HelpScreen):  # f1 again: closed, not a second one
             self.screen.dismiss(None)
-        else:
-            self.push_screen(HelpScreen())
+            return
+        if not self.is_screen_installed("help"):  # made once: its words never change
+            self.install_screen(HelpScreen(), "help")
+        self.push_screen("help")
 
     def action_agents(self) -> None:
         """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""
@@ -439,7 +450,21 @@ class SupervisorApp(App[None]):
 
         self.push_screen(self._agents_screen(), apply)
 
-    def _agents_screen(self) -> AgentsScreen:
+    def _agents_screen(self) -> str:
+        """F2's screen, installed: the one made before while what it shows is unchanged (it is
+        set back to that when it opens), else a new one (sixteen agents are sixteen menus: a
+        second to compose, half a second to take down)."""
+        screen = self._new_agents_screen()
+        kept = self.get_screen(AGENTS) if self.is_screen_installed(AGENTS) else None
+        if isinstance(kept, type(screen)) and kept.shows_the_same(screen):
+            return AGENTS
+        if kept is not None:
+            self.uninstall_screen(AGENTS)
+            kept.remove()  # not in the stack: nothing else takes it down
+        self.install_screen(screen, AGENTS)
+        return AGENTS
+
+    def _new_agents_screen(self) -> AgentsScreen:
         from acp_tui.ui.screens.policy_screen import AgentRow, AgentsScreen
 
         rows = [

@@ -218,3 +218,95 @@ async def test_the_answer_can_be_selected_with_the_mouse() -> None:
         assert any(segment.style and segment.style.meta.get("offset") for segment in strip)
         selected = view.get_selection(Selection(Offset(6, 0), Offset(6, 2)))
         assert selected == ("paragraph\n\nsecond", "\n")
+
+
+class TwoViewsApp(App[None]):
+    """Two views side by side, as panes are; the second can be zoomed (maximized) over the first."""
+
+    CSS = "Horizontal > AnswerView { width: 1fr; height: 6; }"
+
+    def compose(self) -> ComposeResult:
+        from textual.containers import Horizontal
+
+        with Horizontal():
+            yield AnswerView(id="first")
+            yield AnswerView(id="second")
+
+
+def painted(app: App[None]) -> str:
+    """What the screen shows, as the terminal gets it: Textual's lines, not the view's own."""
+    return "\n".join(line.text for line in app.screen._compositor.render_strips())
+
+
+async def test_text_streamed_under_a_zoomed_pane_is_painted_once_it_is_unzoomed() -> None:
+    # The symptom: streamed text showed only at the next resize. A view out of sight is not
+    # repainted (Textual reflows the whole screen to place it), and the lines Textual kept of it
+    # were shown again when it came back, unchanged.
+    app = TwoViewsApp()
+    async with app.run_test(size=(80, 8)) as pilot:
+        first, second = app.query(AnswerView)
+        first.append("first words")
+        await wait_until(pilot, lambda: "first words" in painted(app))
+        app.screen.maximize(second, container=False)
+        await pilot.pause()
+        assert not app.screen.can_view_partial(first)
+        first.append(" and later ones")  # on the same line: the view's height does not change
+        await wait_until(pilot, lambda: not first._pending and not first._backlog)
+        app.screen.minimize()
+        await pilot.pause()
+        assert "first words and later ones" in painted(app)
+
+
+async def test_a_new_width_renders_only_what_is_shown() -> None:
+    # A zoom or a resize of a long answer: the blocks in sight are rendered at the new width, the
+    # others when they are scrolled to (not the whole answer at every width).
+    app = ViewApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        view = app.query_one(AnswerView)
+        paragraphs = "".join(f"Paragraph {i}: some words to wrap at a width.\n\n" for i in range(300))
+        await write(pilot, view, paragraphs)
+        renders = 0
+        render = view._render_lines
+
+        def counted(*args: object, **kwargs: object) -> object:
+            nonlocal renders
+            renders += 1
+            return render(*args, **kwargs)  # type: ignore[arg-type]
+
+        view._render_lines = counted  # type: ignore[method-assign]
+        for width in (40, 120, 80):
+            await pilot.resize_terminal(width, 10)
+            await pilot.pause()
+            assert any("Paragraph 299" in line for line in shown(view))  # the end, pinned
+        assert renders < 60  # 300 blocks: a whole-answer render at each width would be 900
+        view.scroll_home(animate=False)
+        await pilot.pause()
+        assert shown(view)[0].startswith("Paragraph 0")  # rendered when shown
+
+
+async def test_a_growing_answer_lays_out_the_screen_only_when_its_scrollbar_appears() -> None:
+    # A layout reflows the whole screen (40-70 ms with 16 panes): a longer answer changes only
+    # this view's scroll range and scrollbar.
+    app = ViewApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        view = app.query_one(AnswerView)
+        layouts = 0
+        refresh_layout = app.screen._refresh_layout
+
+        def counted(*args: object, **kwargs: object) -> None:
+            nonlocal layouts
+            layouts += 1
+            refresh_layout(*args, **kwargs)  # type: ignore[arg-type]
+
+        app.screen._refresh_layout = counted  # type: ignore[method-assign]
+        text = "".join(f"line {i} of a growing answer\n\n" for i in range(200))
+        for start in range(0, len(text), 100):
+            view.append(text[start : start + 100])
+            await pilot.pause(0.01)
+        view.finish()
+        await wait_until(pilot, lambda: not view._backlog)
+        await pilot.pause()
+        assert layouts <= 3  # the view's first size, and its scrollbar's coming
+        assert view.text == text
+        assert shown(view)[-2] == "line 199 of a growing answer"
+        assert view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y  # pinned to the end

@@ -35,8 +35,9 @@ def fixed_board_times(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def freeze_clocks(app: SupervisorApp) -> None:
     """Stop what moves with time: pane clocks and the prompt's blinking cursor."""
+    if app.main_screen.ticker is not None:  # the panes' clocks (there once the screen is mounted)
+        app.main_screen.ticker.pause()
     for pane in panes(app).values():
-        pane.ticker.pause()
         pane.query_one("#elapsed", Static).update("1.0 s")
     app.query_one(PromptArea).cursor_blink = False
 

@@ -1,5 +1,7 @@
 """The board: one row per attempt of the session, closed panes included. Who is stuck, at a glance.
 
+The app keeps one board (`MainScreen.action_board`), filled anew each time it opens.
+
 Sortable by any column (`s` on the column under the cursor, or a click on its header), filtered
 by state (`f` cycles through the states present); Enter jumps to the attempt's pane, reopening it
 when it was closed.
@@ -102,9 +104,22 @@ class BoardScreen(Screen[Attempt | None]):
 
     def on_mount(self) -> None:
         self.query_one("#dialog").border_title = "board: every run of the session"
+        self.ticker = self.set_interval(1.0, self.fill, pause=True)
+
+    def on_screen_resume(self) -> None:
+        """Opened: the screen is made once (the app keeps it), its rows are those of now, shown as
+        a fresh board shows them (start order, every state, the first row), filled every second
+        while it is open."""
+        self.sort_column = None
+        self.state_filter = None
+        table = self.query_one(DataTable)
+        table.move_cursor(row=0, animate=False)
         self.fill()
-        self.set_interval(1.0, self.fill)
-        self.query_one(DataTable).focus()
+        self.ticker.resume()
+        table.focus()
+
+    def on_screen_suspend(self) -> None:
+        self.ticker.pause()
 
     def shown(self) -> list[Attempt]:
         now = time.monotonic()

@@ -14,12 +14,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import events, on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Header, Static
+from textual.widgets._header import HeaderTitle
 
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
@@ -36,6 +41,7 @@ if TYPE_CHECKING:
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
 
+BOARD = "board"  # the board's installed screen
 INTRO_WIDTH = 74  # the first screen's lines of keys fit 80 columns
 STATE_ORDER = (
     "live",
@@ -88,11 +94,23 @@ def intro_lines(width: int = INTRO_WIDTH) -> list[Content]:
 
 class MainScreen(Screen[object]):
     BINDINGS = keys.bindings("grid")
+    # Textual repaints the whole screen when the focus moves (the reactive's default): the two
+    # widgets whose focus changed repaint themselves, and sixteen panes repainted cost 100-150 ms.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
 
     def __init__(self) -> None:
         super().__init__()
         self._last_pane: RunPane | None = None
         self._comparing: list[Attempt] = []  # the runs of the compare view open, in its order
+        self.ticker: Timer | None = None
+
+    def on_mount(self) -> None:
+        # The panes' clocks and counters, a few times a second: one timer for all of them.
+        self.ticker = self.set_interval(0.2, self._tick_panes)
+
+    def _tick_panes(self) -> None:
+        for pane in self.panes():
+            pane.tick()
 
     @property
     def supervisor(self) -> Shell:
@@ -210,11 +228,14 @@ class MainScreen(Screen[object]):
 
     @property
     def runs(self) -> VerticalScroll:
-        return self.query_one("#runs", VerticalScroll)
+        return self.get_child_by_id("runs", VerticalScroll)  # a child: no walk of every pane's widgets
 
     def boxes(self) -> list[RoundBox]:
-        runs = self.query("#runs")
-        return list(runs.first().query_children(RoundBox)) if runs else []
+        try:
+            runs = self.runs
+        except NoMatches:  # not composed yet
+            return []
+        return list(runs.query_children(RoundBox))
 
     def _box(self, round_no: int) -> RoundBox | None:
         return next((box for box in self.boxes() if box.round_no == round_no), None)
@@ -350,7 +371,15 @@ class MainScreen(Screen[object]):
             for key in STATE_ORDER
             if counts.get(key)
         ]
-        self.app.sub_title = " · ".join(parts) if parts else "no run yet"
+        sub_title = " · ".join(parts) if parts else "no run yet"
+        if sub_title == self.app.sub_title:
+            return
+        # Set without the reactive's repaint of the whole screen (100-150 ms with sixteen panes):
+        # the header's line is all that changes, and it is updated here.
+        self.app.set_reactive(App.sub_title, sub_title)
+        header = self.query(Header)
+        if header:
+            header.first().query_one(HeaderTitle).update(header.first().format_title())
 
     # Focus -------------------------------------------------------------------------------------
 
@@ -561,9 +590,13 @@ class MainScreen(Screen[object]):
         )
 
     def action_board(self) -> None:
+        """The board: one screen made once, its rows filled anew at each opening (not composed again:
+        a new screen is a stylesheet pass over every widget of it)."""
         from acp_tui.ui.screens.board_screen import BoardScreen
 
-        self.app.push_screen(BoardScreen(self.supervisor.session), self._jump_to)
+        if not self.app.is_screen_installed(BOARD):
+            self.app.install_screen(BoardScreen(self.supervisor.session), BOARD)
+        self.app.push_screen(BOARD, self._jump_to)
 
     def _jump_to(self, attempt: Attempt | None) -> None:
         if attempt is None:

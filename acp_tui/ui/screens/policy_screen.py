@@ -116,6 +116,30 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         self.rules = dict(rules)
         self.prober = prober
         self._shown_policy = self.rows[0].policy if self.rows else ""
+        self._opened = False
+
+    def shows_the_same(self, other: PolicyScreen) -> bool:
+        """Whether `other` would show what this one shows (then this one is opened again)."""
+        return (self.rows, self.policies, self.rules) == (other.rows, other.policies, other.rules)
+
+    def on_screen_resume(self) -> None:
+        """Opened again (the app keeps the screen while what it shows is unchanged): every choice
+        back to what the next runs get, as a new screen shows it, the focus on the first row."""
+        if not self._opened:
+            self._opened = True
+            return
+        for i, row in enumerate(self.rows):
+            select = self.query_one(f"#agent-{i} .policy", Select)
+            select.value = row.policy if row.policy in self.policies else Select.NULL
+            self.query_one(f"#sandbox-{i}", Toggle).value = row.sandbox == "workspace"
+            for j, option in enumerate(row.offered):
+                name = f"option-{i}-{j}"
+                for chosen in self.query(f"#options-{i} Select").results(Select):
+                    if chosen.name == name:
+                        chosen.value = row.options.get(option.id, option.current)
+        self.query_one("#status", Static).update("")
+        if self.rows:
+            self.query_one("#agent-0 .policy", Select).focus()
 
     def compose_dialog(self) -> ComposeResult:
         yield Static(

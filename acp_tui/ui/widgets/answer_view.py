@@ -7,15 +7,24 @@ still growing is rendered again; and the screen asks only for the lines it shows
 API), so the cost of a frame does not grow with the answer.
 
 How the work is kept small, each measured with 16 panes streaming flat out:
-- Text is rendered a slice at a time (`STEP_CHARS`), at most 15 times a second, and each view
-  spends at most `RENDER_SHARE` of its time rendering: no single step holds the screen long.
+- Text is rendered a slice at a time (`STEP_CHARS`), at most 15 times a second, the growing views
+  of the app in rounds on one timer (a few views, then their screen update, then the next few:
+  a key waits for one group, not for sixteen views), and the views together spend at most
+  `RENDER_SHARE` of the time rendering: sixteen views streaming at once step less often than one
+  (about 5 times a second each), instead of taking the whole loop.
 - Markdown is parsed once per step; a finished block keeps its tokens for its render.
 - Rendered lines are kept only for the blocks last shown or written (`KEEP_LINES`), and rendered
   again if scrolled back to: kept for every block, they were most of the heap, and the garbage
   collector's full passes over them froze the screen for 0.2 s.
-- While pinned to the bottom the view shows the newest lines at once, but tells the layout (scroll
-  range, scrollbar) only twice a second: a layout is a reflow of the whole screen.
-- A view that is off screen is not repainted (Textual reflows the screen to place it).
+- A growing answer changes only its own scroll range and scrollbar, never the screen's layout (a
+  layout is a reflow of the whole screen, 40 to 70 ms with 16 panes): only the first overflow,
+  which brings the scrollbar, lays out.
+- A line is made into a `Strip` (with the offsets mouse selection needs) once, not at every frame:
+  a frame of a pinned view mostly shows the lines of the last frame one row higher.
+- A view that is off screen is not repainted (Textual reflows the screen to place it), nor one
+  under a dialog or another screen (each repaint would render the dimmed screen under the dialog
+  again); it is painted afresh when it is next drawn (scrolled into sight, a zoom undone, the
+  dialog closed).
 
 What is shown is capped (`DISPLAY_CAP` characters: the tail, under a line saying how much came
 before); the run's result keeps the whole answer, and the export writes it.
@@ -48,6 +57,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
+from textual.widget import Widget
 
 from acp_tui.core.text import visible
 
@@ -55,10 +65,8 @@ DISPLAY_CAP = 256 * 1024  # characters of an answer kept on screen (the tail)
 STEP_CHARS = 4 * 1024  # new text taken into one rendering step
 OPEN_CAP = 8 * 1024  # a block still growing past this is cut, so that no render of it is long
 KEEP_LINES = 400  # rendered lines kept (besides the growing block); the rest is rendered again
-FLUSH_INTERVAL = 1 / 15  # seconds between rendering steps of a growing answer, at the least...
-RENDER_SHARE = 0.2  # ...and long enough that rendering takes at most this share of the time
-SIZE_INTERVAL = 0.5  # seconds between layouts of a growing answer
-RESIZE_BUDGET = 0.008  # seconds of rendering at a new width before yielding to the screen
+FLUSH_INTERVAL = 1 / 15  # seconds between rendering steps of the growing answers, at the least...
+RENDER_SHARE = 0.1  # ...and long enough that rendering them takes at most this share of the time
 
 # The parser Rich's Markdown uses (a block boundary found here is one there too), made once: Rich
 # makes one per document, which cost as much as the rendering.
@@ -149,8 +157,9 @@ class Piece:
 @dataclass(eq=False)
 class _Block:
     piece: Piece
-    height: int = 0  # lines at `width`
-    width: int = 0  # 0: not rendered at the view's width yet
+    height: int = 0  # lines at the view's width (a guess from the last render, at another width)
+    width: int = 0  # the width of its last render (0: none yet)
+    rendered: int = 0  # lines at `width`
     lines: list[Line] | None = None  # None: not kept (rendered again when shown)
 
 
@@ -178,11 +187,10 @@ class AnswerView(ScrollView, can_focus=False):
         self._notice: list[Line] = []  # the line saying how much of the answer is not shown
         self._kept: OrderedDict[_Block, None] = OrderedDict()  # blocks with lines, least recent first
         self._width = 0
-        self._stale = 0  # blocks before this index may have a height for another width
         self._finished = False
-        self._step_armed = False
-        self._next_step = 0.0
         self._line_style = Style()
+        self._unpainted = False  # changed while off screen: what Textual kept of it is stale
+        self._strips: dict[int, tuple[tuple[Line, int, Style], Strip]] = {}  # line number -> strip
 
     # Writing ---------------------------------------------------------------------------------
 
@@ -215,15 +223,12 @@ class AnswerView(ScrollView, can_focus=False):
         self._kept.clear()
         self._growing = _Block(Piece("", 0))
         self._notice = []
-        self._stale = 0
         self._finished = False
         self._reindex()
         self._sync_size()
 
     def _arm_step(self) -> None:
-        if not self._step_armed:
-            self._step_armed = True
-            self.set_timer(max(0.001, self._next_step - time.monotonic()), self._step, name="render")
+        _render_clock(self.app).add(self)
 
     def _absorb(self) -> None:
         """Move what was appended into `text` and the backlog, within the cap."""
@@ -246,7 +251,6 @@ class AnswerView(ScrollView, can_focus=False):
             self._kept.pop(block, None)
             count += 1
         del self._blocks[:count]
-        self._stale = max(0, self._stale - count)
         if forgotten < excess:
             forgotten += self._growing.piece.covers
             self._growing = _Block(Piece("", 0))
@@ -261,11 +265,9 @@ class AnswerView(ScrollView, can_focus=False):
 
     def _step(self) -> None:
         """Render a slice of the backlog: the blocks it completes once, the growing one again."""
-        self._step_armed = False
         self._absorb()
         if not self._width:  # the first resize renders it
             return
-        started = time.monotonic()
         if self._backlog:
             growing = self._growing.piece
             taken, self._backlog = self._backlog[:STEP_CHARS], self._backlog[STEP_CHARS:]
@@ -279,21 +281,17 @@ class AnswerView(ScrollView, can_focus=False):
             self._render_block(self._growing, keep=False)
             self._forget_old_lines()
             self._after_change()
-        spent = time.monotonic() - started
-        pause = spent / RENDER_SHARE if self._backlog else max(FLUSH_INTERVAL, spent / RENDER_SHARE)
-        self._next_step = started + pause
         if self._backlog:
             self._arm_step()
         elif self._finished:
-            self._sync_size()
-            self.refresh()
+            self._after_change()
 
     # Rendering -------------------------------------------------------------------------------
 
     def _render_block(self, block: _Block, *, keep: bool = True) -> None:
         block.lines = self._render_lines(block.piece.source, block.piece.tokens)
         block.piece.tokens = None  # used once: a block rendered again (scrolled back to) is parsed again
-        block.height = len(block.lines)
+        block.height = block.rendered = len(block.lines)
         block.width = self._width
         if keep:
             self._kept[block] = None
@@ -340,53 +338,71 @@ class AnswerView(ScrollView, can_focus=False):
         notice = f"*… {self.omitted:,} earlier characters not shown (ctrl+s exports the whole answer)*"
         self._notice = self._render_lines(notice) if self.omitted else []
 
-    def _reindex(self) -> None:
+    def _reindex(self, *, repaint: bool = True) -> None:
         """Recount where each block starts (after blocks were forgotten or rendered anew)."""
         starts = [len(self._notice)]
         for block in self._blocks:
             starts.append(starts[-1] + block.height)
         self._starts = starts
-        self._after_change()
+        if repaint:
+            self._after_change()
 
     def _after_change(self) -> None:
-        # Only a view on screen is repainted: Textual reflows the whole screen to place a repainted
-        # widget that is off screen. A view scrolled back into sight catches up at its next step,
-        # and the last step repaints in any case.
-        if self.screen.can_view_partial(self):
+        # Only a view in sight is repainted: Textual reflows the whole screen to place a repainted
+        # widget that is off screen, and under a dialog each repaint renders the dimmed screen
+        # again. One that is not in sight is painted afresh when it is next drawn.
+        if in_sight(self):
             self.refresh()
-        _layout_clock(self.app).add(self)
+        else:
+            self._unpainted = True
+        self._sync_size()
 
     def _sync_size(self) -> None:
-        self.virtual_size = Size(self._width, self._starts[-1] + self._growing.height)
+        """The scroll range for the lines there are now: this view's scrollbar, not a layout of the
+        screen (its size does not change), unless the scrollbar appears or goes."""
+        size = Size(self._width, self._starts[-1] + self._growing.height)
+        if size == self.virtual_size:
+            return
+        if not self.is_mounted or not self.container_size:
+            self.virtual_size = size
+            return
+        scrollbar = self.show_vertical_scrollbar
+        self.set_reactive(ScrollView.virtual_size, size)
+        self._scroll_update(size)  # Textual's own step after a size change: scrollbars, scroll bounds
+        if self.show_vertical_scrollbar != scrollbar:
+            self.refresh(layout=True)  # the scrollbar is placed by a layout
+        elif self.is_anchored and not self._anchor_released:  # what a layout does for an anchored view
+            self.scroll_target_y = self.scroll_y = self.max_scroll_y
 
     def on_resize(self) -> None:
+        """A new width: only what is shown is rendered at it (a zoom, a resized terminal, a pane
+        that moved); the other blocks keep a height guessed from their last render, and are
+        rendered when they are shown."""
         width = self.scrollable_content_region.width
         if width <= 0 or width == self._width:
             return
-        first = not self._width
-        self._width = width
+        old, self._width = self._width, width
         self._render_notice()
-        if first:
+        if not old:
             self._reindex()
             self._step()
             self._sync_size()
-        else:  # render again from the bottom up (what a pinned view shows), a slice per step
-            self._stale = len(self._blocks)
-            self._render_block(self._growing, keep=False)
-            self._rerender_step()
-
-    def _rerender_step(self) -> None:
-        deadline = time.monotonic() + RESIZE_BUDGET
-        while self._stale > 0 and time.monotonic() < deadline:
-            self._stale -= 1
-            if self._blocks[self._stale].width != self._width:
-                self._render_block(self._blocks[self._stale])
+            return
+        for block in self._blocks:
+            block.height = (
+                block.rendered
+                if block.width == width
+                else max(1, round(block.rendered * block.width / width))
+            )
+        self._render_block(self._growing, keep=False)
+        shown, index = self._growing.height, len(self._blocks)
+        if self.pinned:  # it shows the end: the blocks that fill the view, from the bottom up
+            while index > 0 and shown < self.scrollable_content_region.height:
+                index -= 1
+                self._render_block(self._blocks[index])
+                shown += self._blocks[index].height
         self._forget_old_lines()
         self._reindex()
-        if self._stale > 0:
-            self.call_later(self._rerender_step)
-        else:
-            self._sync_size()
 
     # The line API ----------------------------------------------------------------------------
 
@@ -396,21 +412,30 @@ class AnswerView(ScrollView, can_focus=False):
         return self.is_anchored and self.scroll_y >= self.max_scroll_y
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        if self._unpainted:  # changed while off screen: Textual's lines of it are stale
+            self._unpainted = False
+            self._styles_cache.clear()
         self._line_style = self.rich_style  # once a frame, not once a line: it walks every ancestor
-        return super().render_lines(crop)
+        strips = super().render_lines(crop)
+        height = max(1, self.size.height)
+        if len(self._strips) > 4 * height:  # keep the strips of the lines around those shown
+            top = self._top()
+            self._strips = {n: v for n, v in self._strips.items() if top - height <= n < top + 2 * height}
+        return strips
+
+    def _top(self) -> int:
+        """The answer's line shown first."""
+        if self.pinned:  # the newest lines, even before the scroll position has caught up
+            return max(0, self._starts[-1] + self._growing.height - self.scrollable_content_region.height)
+        return self.scroll_offset.y
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        if self.pinned:  # the newest lines, before the layout has caught up with them
-            top = max(0, self._starts[-1] + self._growing.height - self.scrollable_content_region.height)
-        else:
-            top = self.scroll_offset.y
-        line_no = top + y
+        line_no = self._top() + y
         line = self._line(line_no)
         if line is None:
             return Strip.blank(width, self._line_style)
-        strip = Strip(line, width) if width == self._width else Strip(line).crop_extend(0, width, None)
-        strip = strip.apply_style(self._line_style)
+        strip = self._strip(line_no, line, width)
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(line_no)) is not None:
             start, end = span
@@ -419,7 +444,25 @@ class AnswerView(ScrollView, can_focus=False):
                 before, chosen, after = strip.divide([start, end, width])
                 style = self.screen.get_component_rich_style("screen--selection")
                 strip = Strip.join([before, chosen.apply_style(style), after])
-        return strip.apply_offsets(0, line_no)  # mouse selection: where each cell is in the answer
+        return strip
+
+    def _strip(self, line_no: int, line: Line, width: int) -> Strip:
+        """The line as the screen takes it, styled and with the offsets of mouse selection (where
+        each cell is in the answer): made again only if the line, the width or the style changed."""
+        key = (line, width, self._line_style)
+        cached = self._strips.get(line_no)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        if width != self._width:  # being rendered at a new width: cut or padded meanwhile
+            line = Segment.adjust_line_length(line, width)
+        base, x, segments = self._line_style, 0, []
+        for text, style, _ in line:  # the style and the offsets in one pass: one strip, not three
+            offset = Style.from_meta({"offset": (x, line_no)})
+            segments.append(Segment(text, base + style + offset if style else base + offset))
+            x += len(text)
+        strip = Strip(segments, width)
+        self._strips[line_no] = (key, strip)
+        return strip
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The text selected with the mouse, as shown (the rendered lines, not the Markdown)."""
@@ -437,58 +480,100 @@ class AnswerView(ScrollView, can_focus=False):
         self.refresh()
 
     def _line(self, line_no: int) -> Line | None:
-        starts = self._starts
-        if line_no < starts[0]:
-            return self._notice[line_no]
-        if line_no >= starts[-1]:
-            lines = self._growing.lines or []
-            offset = line_no - starts[-1]
-            return lines[offset] if offset < len(lines) else None
-        index = bisect_right(starts, line_no) - 1
-        block = self._blocks[index]
-        if block.width != self._width:  # being rendered anew at this width: soon
-            return None
-        if block.lines is None:  # scrolled back to: render it again
-            self._render_block(block)
-            self.call_later(self._forget_old_lines)
-        else:
-            self._kept.move_to_end(block)
-        assert block.lines is not None
-        return block.lines[line_no - starts[index]]
+        for _ in range(len(self._blocks) + 1):
+            starts = self._starts
+            if line_no < starts[0]:
+                return self._notice[line_no]
+            if line_no >= starts[-1]:
+                lines = self._growing.lines or []
+                offset = line_no - starts[-1]
+                return lines[offset] if offset < len(lines) else None
+            index = bisect_right(starts, line_no) - 1
+            block = self._blocks[index]
+            if block.width != self._width:  # its height at this width was a guess: rendered now
+                guessed = block.height
+                self._render_block(block)
+                self.call_later(self._forget_old_lines)
+                if block.height != guessed:  # the lines below it moved: placed again
+                    self._reindex(repaint=False)
+                    self.call_later(self._after_change)
+                    continue
+            elif block.lines is None:  # scrolled back to: render it again
+                self._render_block(block)
+                self.call_later(self._forget_old_lines)
+            else:
+                self._kept.move_to_end(block)
+            assert block.lines is not None
+            return block.lines[line_no - starts[index]]
+        return None
+
+
+def in_sight(widget: Widget) -> bool:
+    """Whether a repaint of `widget` would be seen: its screen is the one on top (not under a
+    dialog) and the widget is at least partly within it."""
+    screen = widget.screen
+    return screen is widget.app.screen and screen.can_view_partial(widget)
 
 
 def _blank(line: Line) -> bool:
     return all(not segment.text.strip() and not (segment.style and segment.style.bgcolor) for segment in line)
 
 
-class _LayoutClock:
-    """Lays out the views of an app that grew, all together, twice a second: a layout is a reflow
-    of the whole screen, so sixteen growing views should cost one of them, not sixteen."""
+class _RenderClock:
+    """Steps the growing views of an app in rounds on one timer: each view once a round, a few
+    views at a time (a screen update each, short enough for a key to be handled between two). The
+    pause after a round is long enough that rendering takes at most RENDER_SHARE of the time
+    (FLUSH_INTERVAL at the least, unless a backlog is being caught up with)."""
+
+    GROUP = 4  # views stepped, then painted, before the loop may handle a key
 
     def __init__(self, app: App[object]) -> None:
         self._app = app
-        self._views: weakref.WeakSet[AnswerView] = weakref.WeakSet()
+        self._views: dict[AnswerView, None] = {}  # waiting for the next round, in the order they asked
+        self._round: list[AnswerView] = []  # this round's views not stepped yet
+        self._armed = False
+        self._started = 0.0  # this round's start
+        self._spent = 0.0  # this round's rendering so far
+        self._next = 0.0
 
     def add(self, view: AnswerView) -> None:
-        if not self._views:
-            self._app.set_timer(SIZE_INTERVAL, self._tick, name="answer layout")
-        self._views.add(view)
+        self._views[view] = None
+        self._arm(self._next)
+
+    def _arm(self, at: float) -> None:
+        if not self._armed:
+            self._armed = True
+            self._app.set_timer(max(0.001, at - time.monotonic()), self._tick, name="answers")
 
     def _tick(self) -> None:
-        views, self._views = list(self._views), weakref.WeakSet()
+        self._armed = False
+        if not self._round:
+            self._round, self._views = [v for v in self._views if v not in self._round], {}
+            self._started, self._spent = time.monotonic(), 0.0
+        group, self._round = self._round[: self.GROUP], self._round[self.GROUP :]
+        started = time.monotonic()
         with self._app.batch_update():
-            for view in views:
+            for view in group:
                 if view.is_attached:
-                    view._sync_size()
+                    view._step()
+        self._spent += time.monotonic() - started
+        if self._round:  # the rest of the round, once the loop had its turn
+            self._arm(0.0)
+            return
+        behind = any(view._backlog for view in self._views)
+        pause = self._spent / RENDER_SHARE
+        self._next = self._started + (pause if behind else max(FLUSH_INTERVAL, pause))
+        if self._views:
+            self._arm(self._next)
 
 
-_clocks: weakref.WeakKeyDictionary[App[object], _LayoutClock] = weakref.WeakKeyDictionary()
+_clocks: weakref.WeakKeyDictionary[App[object], _RenderClock] = weakref.WeakKeyDictionary()
 _themes: dict[str, Theme] = {}  # app theme name -> Markdown styles
 
 
-def _layout_clock(app: App[object]) -> _LayoutClock:
+def _render_clock(app: App[object]) -> _RenderClock:
     if app not in _clocks:
-        _clocks[app] = _LayoutClock(app)
+        _clocks[app] = _RenderClock(app)
     return _clocks[app]
 
 

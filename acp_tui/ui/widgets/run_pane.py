@@ -57,7 +57,7 @@ from acp_tui.ui.summary import (
     turn_header,
     usage_summary,
 )
-from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.answer_view import AnswerView, in_sight
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, StatusBadge, colour_key
 
 if TYPE_CHECKING:
@@ -184,6 +184,7 @@ class RunPane(Vertical, can_focus=True):
         self.driver = driver
         self._shown_state = attempt.state
         self._stats_dirty = False
+        self.ticking = False  # the screen's clock ticks it (`tick`) while its run goes on
         self._stats_lines = 1
         self._clock = ""
         self._options = options_summary(attempt.preset.options)  # the session's, once it started
@@ -257,7 +258,7 @@ class RunPane(Vertical, can_focus=True):
         yield stderr
 
     def on_mount(self) -> None:
-        self.ticker = self.set_interval(0.2, self._tick)
+        self.ticking = True
         self.show_state()
         if self.attempt.finished:
             self._show_history()
@@ -367,7 +368,7 @@ class RunPane(Vertical, can_focus=True):
         self._show_worktree()
         self._stats_dirty = True
         self._tick(final=True)
-        self.ticker.pause()  # nothing moves in a finished pane
+        self.ticking = False  # nothing moves in a finished pane
 
     def _show_history(self) -> None:
         """A finished attempt shown again (every turn of its conversation, each under its prompt):
@@ -449,16 +450,22 @@ class RunPane(Vertical, can_focus=True):
         error.set_class(bool(hint), "-hint")
         error.display = bool(message or hint)
 
+    def tick(self) -> None:
+        """The screen's clock, a few times a second: one timer for every pane, not one each."""
+        if self.ticking:
+            self._tick()
+
     def _tick(self, *, final: bool = False) -> None:
         """Refresh the clock and the counters a few times a second, not once per event.
 
-        Only while the pane is on screen (or once at the end): Textual reflows the whole screen to
+        Only while the pane is in sight (or once at the end): Textual reflows the whole screen to
         place a repainted widget that is off screen, and a pane scrolled out of sight, or its
-        hidden stderr view, would pay that at every tick.
+        hidden stderr view, would pay that at every tick; under a dialog each repaint renders the
+        dimmed screen again.
         """
         if not self.is_attached:  # being removed, or the app is shutting down
             return
-        if not (final or self.screen.can_view_partial(self)):
+        if not (final or in_sight(self)):
             return
         if self.attempt.result is None:
             now = time.monotonic()
@@ -476,7 +483,7 @@ class RunPane(Vertical, can_focus=True):
         if self._stats_dirty:
             self._stats_dirty = False
             usage = usage_summary(self.attempt.usage)
-            self.query_one("#usage", Static).update(usage)
+            self.query_one("#usage", Static).update(usage, layout=False)  # its width is the row's rest
             lines = [
                 line
                 for line in (
@@ -554,7 +561,7 @@ class RunPane(Vertical, can_focus=True):
         self._clock = ""
         self._show_subtitle()
         self._stats_dirty = True
-        self.ticker.resume()
+        self.ticking = True
         self.show_state()
         self.follow()
 

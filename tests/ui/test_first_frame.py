@@ -1,0 +1,96 @@
+"""The first frame pays for nothing the first round needs: no ACP SDK, and no pydantic with the demo agents.
+
+The cause of a threefold regression of the first frame (issue 20) was the SDK and pydantic imported
+before it. Here the real `acp-tui` runs in a real pseudo-terminal; a hook in the child takes the
+list of its modules at the first frame Textual writes to the terminal (`App._display`), before
+anything else can run. Everything that loads the SDK starts after that frame (`on_ready`), so the
+list is the same at every run.
+
+With a config file pydantic validates it before the app starts (that is `settings.load`'s job, and
+the reason a file's first start costs more); the SDK still waits for the first frame.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from tests.ui.test_terminal import Terminal, _become_terminal_owner
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux pty")
+
+ROOT = Path(__file__).parents[2]
+
+# Run in the child: note the modules at the first frame painted, then go on as `acp-tui` does.
+CHILD = """
+import json, sys
+from textual.app import App
+
+noted, display = sys.argv[1], App._display
+
+def first_display(self, screen, renderable):
+    display(self, screen, renderable)
+    if renderable is not None and not hasattr(App, "_noted"):
+        App._noted = True
+        with open(noted, "w") as f:
+            json.dump(sorted(sys.modules), f)
+
+App._display = first_display
+from acp_tui.cli.main import main
+sys.argv = ["acp-tui", *sys.argv[2:]]
+main()
+"""
+
+
+def modules_at_first_frame(tmp_path: Path, *args: str) -> list[str]:
+    noted = tmp_path / "modules.json"
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(noted), *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        preexec_fn=_become_terminal_owner,
+        env=env,
+        cwd=tmp_path,
+    )
+    os.close(slave)
+    terminal = Terminal(master, process)
+    try:
+        terminal.wait_for(lambda: noted.exists() and b"send to:" in terminal.seen())
+        terminal.type(b"\x03")  # ctrl+c: no run is live, so it quits at once (spares disposed)
+        process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    return list(json.loads(noted.read_text()))
+
+
+def sdk_or_pydantic(modules: list[str]) -> list[str]:
+    return [name for name in modules if name == "acp" or name.startswith(("acp.", "pydantic"))]
+
+
+def test_nothing_of_the_sdk_nor_pydantic_before_the_first_frame_with_the_demo_agents(tmp_path: Path) -> None:
+    modules = modules_at_first_frame(tmp_path)
+    assert "acp_tui.ui.screens.main_screen" in modules  # the frame was the app's
+    assert sdk_or_pydantic(modules) == []
+
+
+def test_with_a_config_file_the_sdk_still_waits_for_the_first_frame(tmp_path: Path) -> None:
+    config = tmp_path / "agents.toml"
+    config.write_text(f'warm = false\n\n[[agent]]\nname = "echo"\ncommand = {json.dumps(sys.executable)}\n')
+    modules = modules_at_first_frame(tmp_path, "--config", str(config))
+    assert "pydantic" in modules  # the file was validated
+    assert [name for name in sdk_or_pydantic(modules) if not name.startswith("pydantic")] == []

@@ -1,0 +1,95 @@
+"""What keeps the app responsive at a model's pace (issue 20): screens made once, not at every key;
+answers streamed by many panes at once shown exactly, without a resize."""
+
+from __future__ import annotations
+
+from textual.widgets import Select
+
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.board_screen import BoardScreen
+from acp_tui.ui.screens.help_screen import HelpScreen
+from acp_tui.ui.screens.policy_screen import AgentsScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
+from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
+
+SIZE = (150, 40)
+
+
+def two_agents() -> SupervisorApp:
+    return SupervisorApp(
+        settings(
+            scripted_preset("first", text="## One\n\nThe first answer, " * 20, chunks=40),
+            scripted_preset("second", text="- a list\n- of items\n\n" * 20, chunks=40),
+        )
+    )
+
+
+async def test_the_board_and_the_help_are_made_once_and_opened_again() -> None:
+    app = two_agents()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        opened = []
+        for _ in range(2):
+            await pilot.press("b")
+            await wait_until(pilot, lambda: isinstance(app.screen, BoardScreen))
+            board = app.screen
+            assert isinstance(board, BoardScreen)
+            opened.append(board)
+            await pilot.press("s")  # sorted by the column under the cursor
+            assert board.sort_column is not None
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not isinstance(app.screen, BoardScreen))
+        assert opened[0] is opened[1]
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, BoardScreen))
+        assert opened[0].sort_column is None  # opened as a new board is: in start order
+        assert opened[0].query_one("#board").row_count == 2
+        await pilot.press("escape")
+        helps = []
+        for _ in range(2):
+            await pilot.press("question_mark")
+            await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+            helps.append(app.screen)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        assert helps[0] is helps[1]
+
+
+async def test_f2_is_opened_again_as_it_was_left_only_when_nothing_changed() -> None:
+    app = two_agents()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        screen = app.screen
+        assert isinstance(screen, AgentsScreen)
+        policy = screen.query(Select).first()
+        assert policy.value == "reject"
+        policy.value = "allow"  # changed, then escape: nothing applied
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
+        assert app.policies["first"] == "reject"
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        assert app.screen is screen  # the same screen, not composed again...
+        assert screen.query(Select).first().value == "reject"  # ...showing what the next runs get
+        app.policies["first"] = "allow"  # as applying would: what it shows changed
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        assert app.screen is not screen
+        assert app.screen.query(Select).first().value == "allow"
+
+
+async def test_answers_streamed_side_by_side_are_shown_exactly_without_a_resize() -> None:
+    app = two_agents()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        for pane in panes(app).values():
+            view = pane.query_one(AnswerView)
+            assert pane.result is not None
+            await wait_until(pilot, lambda view=view, pane=pane: view.text == pane.result.output)  # type: ignore[misc]
+            last = pane.result.output.strip().splitlines()[-1].strip("- #")
+            assert any(last in line for line in (view.render_line(y).text for y in range(view.size.height)))
