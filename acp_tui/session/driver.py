@@ -301,6 +301,21 @@ class Driver:
         attempt.warm = True
         return run
 
+    def reopen_worktree(self, attempt: Attempt) -> None:
+        """A recorded turn's worktree again, for its follow-up (`attempt.worktree`), or why it cannot
+        be (`attempt.worktree_error`: gone, not ours, its cwd outside it; then nothing runs)."""
+        from acp_tui.workspace.git import IsolationError
+        from acp_tui.workspace.worktrees import Isolation
+
+        if attempt.recorded_worktree is None:
+            return
+        if self.isolation is None:
+            self.isolation = Isolation(self._isolation_root)
+        try:
+            attempt.worktree = self.isolation.reopen(*attempt.recorded_worktree)
+        except IsolationError as exc:
+            attempt.worktree_error = str(exc)
+
     async def _worktree_for(self, attempt: Attempt) -> Worktree:
         from acp_tui.workspace.worktrees import Isolation, find_origin
 

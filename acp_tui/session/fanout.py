@@ -158,9 +158,6 @@ class _Fanout:
         self, session: Session, driver: Driver, records: Sequence[Mapping[str, Any]], *, keep: bool
     ) -> tuple[list[Attempt], dict[int, str]]:
         """The next turn of each record's run, and why those that cannot run cannot (by attempt id)."""
-        from acp_tui.workspace.git import IsolationError
-        from acp_tui.workspace.worktrees import Isolation
-
         attempts: list[Attempt] = []
         refused: dict[int, str] = {}
         for number, (record, job) in enumerate(zip(records, self.jobs, strict=True), start=1):
@@ -171,17 +168,12 @@ class _Fanout:
                 refused[attempt.id] = f"cannot continue: the record is not one of ours ({exc})"
                 attempts.append(attempt)
                 continue
+            driver.reopen_worktree(previous)
+            if previous.worktree is not None:  # not kept: its marker still guards it until removed
+                previous.worktree.keep(keep)
             attempt = session.follow_up(previous, self.prompt, job.policy, job.preset)
-            if previous.recorded_worktree is not None:
-                if driver.isolation is None:
-                    driver.isolation = Isolation()
-                try:
-                    worktree = driver.isolation.reopen(*previous.recorded_worktree)
-                except IsolationError as exc:
-                    refused[attempt.id] = f"cannot continue: {exc}"
-                else:  # not kept: its marker still guards it from any sweep until it is removed
-                    worktree.keep(keep)
-                    attempt.worktree = previous.worktree = worktree
+            if previous.worktree_error is not None:
+                refused[attempt.id] = f"cannot continue: {previous.worktree_error}"
             attempts.append(attempt)
         return attempts, refused
 

@@ -264,8 +264,6 @@ class SupervisorApp(App[None]):
         """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
         worktrees, where those were kept)."""
         from acp_tui.reports.records import preset_for
-        from acp_tui.workspace.git import IsolationError
-        from acp_tui.workspace.worktrees import Isolation
 
         saved = self.saved
         assert saved is not None  # the session reopened
@@ -281,14 +279,7 @@ class SupervisorApp(App[None]):
             )
         self._kept.update(attempt.id for attempt in self.session.attempts)  # saved already
         for attempt in conversations:
-            if attempt.recorded_worktree is None:
-                continue
-            if self.driver.isolation is None:
-                self.driver.isolation = Isolation()
-            try:
-                attempt.worktree = self.driver.isolation.reopen(*attempt.recorded_worktree)
-            except IsolationError as exc:  # gone or not ours: `f` says so, and nothing runs
-                attempt.worktree_error = str(exc)
+            self.driver.reopen_worktree(attempt)  # gone or not ours: `f` says so, and nothing runs
         if conversations:
             await self.main_screen.show(conversations)
 

@@ -12,22 +12,15 @@ the reason a file's first start costs more); the SDK still waits for the first f
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import struct
-import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
 
-from tests.ui.test_terminal import Terminal, _become_terminal_owner
+from tests.ui.test_terminal import in_a_pty
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux pty")
-
-ROOT = Path(__file__).parents[2]
 
 # Run in the child: note the modules at the first frame painted, then go on as `acp-tui` does.
 CHILD = """
@@ -52,29 +45,10 @@ main()
 
 def modules_at_first_frame(tmp_path: Path, *args: str) -> list[str]:
     noted = tmp_path / "modules.json"
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
-    process = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(noted), *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        preexec_fn=_become_terminal_owner,
-        env=env,
-        cwd=tmp_path,
-    )
-    os.close(slave)
-    terminal = Terminal(master, process)
-    try:
+    with in_a_pty(["-c", CHILD, str(noted), *args], tmp_path) as terminal:
         terminal.wait_for(lambda: noted.exists() and b"send to:" in terminal.seen())
         terminal.type(b"\x03")  # ctrl+c: no run is live, so it quits at once (spares disposed)
-        process.wait(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        os.close(master)
+        terminal.process.wait(timeout=20)
     return list(json.loads(noted.read_text()))
 
 

@@ -73,19 +73,19 @@ def _become_terminal_owner() -> None:
 
 
 @contextmanager
-def app_in_a_pty(config: Path, columns: int = 120, rows: int = 40) -> Iterator[Terminal]:
+def in_a_pty(argv: list[str], cwd: Path, columns: int = 120, rows: int = 40) -> Iterator[Terminal]:
+    """`argv` (run by our Python) on a pseudo-terminal of its own, as its controlling terminal."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-    args = ["--config", str(config)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "acp_tui", *args],
+        [sys.executable, *argv],
         stdin=slave,
         stdout=slave,
         stderr=slave,
         preexec_fn=_become_terminal_owner,
         env=env,
-        cwd=ROOT,
+        cwd=cwd,
     )
     os.close(slave)
     terminal = Terminal(master, process)
@@ -97,6 +97,12 @@ def app_in_a_pty(config: Path, columns: int = 120, rows: int = 40) -> Iterator[T
             process.wait()
         with contextlib.suppress(OSError):  # closed by the test already
             os.close(master)
+
+
+@contextmanager
+def app_in_a_pty(config: Path, columns: int = 120, rows: int = 40) -> Iterator[Terminal]:
+    with in_a_pty(["-m", "acp_tui", "--config", str(config)], ROOT, columns, rows) as terminal:
+        yield terminal
 
 
 def agents_file(directory: Path, agents: dict[str, list[str]]) -> Path:
