@@ -30,6 +30,7 @@ from acp_tui.acp.updates import SessionUpdates
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
 from acp_tui.process.environment import child_environment, protect_own_environment
+from acp_tui.runs.base import RunBase
 from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Confinement, Launch
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
@@ -37,13 +38,12 @@ from acp_tui.runs.output import StderrTail, TextGuard
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
 
-    from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.acp.session_setup import SessionSetup
     from acp_tui.settings.provider_config import AcpProviderConfig
 
 CONNECTION_CLOSE_GRACE = 1.0  # after a broken pipe the SDK's close() can hang or re-raise
 
-TakeRun = Callable[["AcpHandshake", SubagentRequest], "AcpSubagentRun"]
+TakeRun = Callable[["AcpHandshake", SubagentRequest], RunBase]
 
 
 def carrier_for(config: AcpProviderConfig) -> Carrier:
@@ -86,7 +86,7 @@ class AcpHandshake:
         self.trace: TraceWriter | None = None
         self.ready = asyncio.Event()  # a spare: initialized (its session open), or failed
         self.failure: str | None = None  # why a spare cannot serve, in one line
-        self.run: AcpSubagentRun | None = None  # the run it serves, once one took it
+        self.run: RunBase | None = None  # the run it serves, once one took it
         self._heard = False
         self._on_take = on_take
         self._transport: StdioTransport | None = None
@@ -243,7 +243,7 @@ class AcpHandshake:
         self._root = loop.create_task(self._wait_as_spare(spawned), name="acp-tui spare")
         await spawned.wait()
 
-    def attach(self, run: AcpSubagentRun) -> None:
+    def attach(self, run: RunBase) -> None:
         """`run` converses over it from now on: what was kept for it is its own."""
         self.run = run
         self.updates.attach(run)
@@ -256,7 +256,7 @@ class AcpHandshake:
         gone = child is not None and child.returncode is not None
         return self.run is not None or self.failure is not None or self._released.is_set() or gone
 
-    def take(self, request: SubagentRequest) -> AcpSubagentRun:
+    def take(self, request: SubagentRequest) -> RunBase:
         """A new run over this spare, started: its prompt (and, unless the spare opened its
         session already, the session it continues) are `request`'s; its clocks start now.
         ValueError if the spare cannot serve it (another cwd, taken, ended, or its session is not

@@ -87,20 +87,6 @@ class PermissionRecord:
     locations: tuple[str, ...] = ()
     waited_s: float = 0.0  # from the request to its answer (a person deciding takes a while)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "title": self.title,
-            "kind": self.kind,
-            "options": [{"option_id": o.option_id, "name": o.name, "kind": o.kind} for o in self.options],
-            "decision": self.decision,
-            "option_id": self.option_id,
-            "rule": self.rule,
-            "at": round(self.at, 3),
-            "raw_input": self.raw_input,
-            "locations": list(self.locations),
-            "waited_s": round(self.waited_s, 3),
-        }
-
 
 @dataclass(frozen=True)
 class ToolCallInfo:
@@ -145,10 +131,6 @@ class Usage:
     size: int
     cost: Cost | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        cost = {"amount": self.cost.amount, "currency": self.cost.currency} if self.cost else None
-        return {"used": self.used, "size": self.size, "cost": cost}
-
 
 @dataclass(frozen=True)
 class AgentInfo:
@@ -157,9 +139,6 @@ class AgentInfo:
     name: str
     title: str | None = None
     version: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "version": self.version}
 
 
 @dataclass(frozen=True)
@@ -173,16 +152,6 @@ class AuthMethodInfo:
     vars: tuple[str, ...] = ()  # for `env_var`: the variables the agent reads
     args: tuple[str, ...] = ()  # for `terminal`: what to add to the agent's command line to log in
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description}
-        if self.type is not None:
-            data["type"] = self.type
-        if self.vars:
-            data["vars"] = list(self.vars)
-        if self.args:
-            data["args"] = list(self.args)
-        return data
-
 
 @dataclass(frozen=True)
 class ConfigOptionInfo:
@@ -194,15 +163,6 @@ class ConfigOptionInfo:
     category: str | None
     current: str
     values: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "category": self.category,
-            "current": self.current,
-            "values": list(self.values),
-        }
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
     import anyio
 
-    from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.session.attempts import Attempt
     from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
@@ -302,7 +301,7 @@ class SessionDriver:
                 await self.subagents.unregister(name)  # the run is over: its provider goes too
         return await run.result()
 
-    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> AcpSubagentRun | None:
+    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> SubagentRun | None:
         """The spare made for exactly this run, taken (after the seam's capability check), if any."""
         if self.spares is None or attempt.config is None or not attempt.preset.warm:
             return None

@@ -39,6 +39,7 @@ from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
     from acp_tui.core.model import ConfigOptionInfo
+    from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
     from acp_tui.settings.provider_config import AcpProviderConfig, SandboxMode
@@ -291,7 +292,7 @@ class SupervisorApp(App[None]):
         try:
             if self.saved is None:
                 self.saved = self.store.new(os.getcwd())
-            self.saved.append({**attempt.record(), "round": attempt.round_no, "attempt": attempt.attempt_no})
+            self.saved.append(attempt.record(numbered=True))
         except OSError as exc:  # the session goes on; it is just not kept
             logging.getLogger(__name__).warning("could not keep the session: %s", exc)
 
@@ -659,13 +660,13 @@ class SupervisorApp(App[None]):
         await self._close_driver()
 
 
-def comparison_report(records: list[dict[str, object]]) -> str:
+def comparison_report(records: list[RunRecord]) -> str:
     """The comparison report (`acp_tui.reports.compare`), one per round of the session."""
     from acp_tui.reports.compare import comparison_markdown
 
-    rounds: dict[object, list[dict[str, object]]] = {}
+    rounds: dict[int | None, list[RunRecord]] = {}
     for record in records:
-        rounds.setdefault(record.get("round"), []).append(record)
+        rounds.setdefault(record.round, []).append(record)
     return "\n".join(
         comparison_markdown(runs, title=f"acp-tui comparison, round {number}")
         for number, runs in rounds.items()

@@ -51,7 +51,7 @@ async def test_f_follows_up_in_the_same_pane_with_its_session(tmp_path: Path) ->
         assert str(pane.query_one("#asked", Static).render()) == "the first task"
         assert [a.turn for a in app.session.attempts] == [1, 2]
         records = app.session.records()
-        assert [r["turn"] for r in records] == [1, 2] and records[0]["session_id"] == records[1]["session_id"]
+        assert [r.turn for r in records] == [1, 2] and records[0].session_id == records[1].session_id
 
 
 async def test_escape_leaves_follow_up_mode_and_f_says_when_it_cannot(tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ async def test_a_spare_started_while_the_person_reads_answers_enter_at_once(tmp_
         attempt = panes(app)["slow"].attempt
         assert attempt.warm and attempt.first_output_at is not None
         assert attempt.first_output_at - pressed < 1.0  # its 3 s start was paid before Enter
-        assert attempt.record()["warm"] is True
+        assert attempt.record().warm is True
         await wait_until(pilot, lambda: len(marks.read_text().splitlines()) == 2)  # the next one's spare
     assert not our_live_processes()  # the spare went with the app
 
@@ -139,7 +139,8 @@ async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tm
         await wait_until(pilot, lambda: "turn 2: which colour" in pane.query_one(AnswerView).text)
         assert "turn 1: remember blue" in pane.query_one(AnswerView).text
         assert str(pane.query_one("#asked", Static).render()) == "remember blue"
-        assert app.session.records() == records  # exported as they were saved, nothing rebuilt
+        # exported as they were saved, nothing rebuilt
+        assert [r.model_dump(mode="json") for r in app.session.records()] == records
 
 
 async def test_ctrl_c_asks_once_with_a_run_live_and_twice_quits(tmp_path: Path) -> None:
@@ -200,7 +201,7 @@ async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["kept"]
-        assert pane.attempt.record()["sandbox"] == "workspace" and pane.result is not None
+        assert pane.attempt.record().sandbox == "workspace" and pane.result is not None
         assert pane.result.output == "turn 1: first", pane.result.error
         app.sandboxes["kept"] = "none"  # as F2 would
         pane.focus()
@@ -213,7 +214,7 @@ async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path:
         await pilot.press(*"second", "enter")
         await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
         assert pane.result is not None and pane.result.output == "turn 2: second (after: first)"
-        assert pane.attempt.record()["sandbox"] == "workspace" and pane.attempt.warm
+        assert pane.attempt.record().sandbox == "workspace" and pane.attempt.warm
 
 
 async def test_a_reopened_session_skips_its_damaged_records_and_says_how_many_once(tmp_path: Path) -> None:

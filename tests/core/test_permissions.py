@@ -126,8 +126,10 @@ async def test_fixed_policies_pick_as_the_rfc_says_and_record_it(
 
 async def test_the_permission_record_serialises_its_fields() -> None:
     result, _ = await run_to_end(scripted(policy="allow", permission="allow_always_first", text=ANSWER))
-    [record] = result.permissions
-    as_json = record.to_json()
+    from acp_tui.reports.records import run_record
+    from acp_tui.settings.schema import AgentPreset
+
+    [as_json] = run_record(AgentPreset("a", "a"), result, prompt="go").model_dump(mode="json")["permissions"]
     assert as_json["title"] == "Write proof.txt"
     assert as_json["kind"] == "edit"
     assert as_json["decision"] == "allow_always"
