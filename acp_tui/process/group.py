@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from acp_tui.compat import ExitNoticingProtocol, process_of
 from acp_tui.process.watchdog import (
     SUPERVISOR_MARK,
     Proc,
@@ -51,26 +52,13 @@ _run_numbers = itertools.count(1)
 _leaders: set[int] = set()  # the children of live runs: ancestry stops at the first one met
 
 
-class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """Notices the leader's exit as it happens. Python 3.11's `Process.wait()` also waits for the
-    pipes to close, which never happens while a wrapper's grandchild still holds them."""
-
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=limit, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
 @dataclass(frozen=True)
 class Child:
     """A spawned agent: its pipes, the group it leads (pgid == pid), and its run mark."""
 
     process: asyncio.subprocess.Process
     exited: asyncio.Future[None]
+    transport: asyncio.SubprocessTransport = field(compare=False, repr=False)  # its pipes, to close
     mark: str  # the value of ACP_TUI_RUN in its environment and its descendants'
     started: int  # its start time (clock ticks since boot): descendants start no earlier
     # Every process found of this run (pid -> start time): still its own once it lost its parent.
@@ -137,7 +125,7 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
     token = watchdog.ensure_started()
     become_subreaper()
     mark = f"{token}.{next(_run_numbers)}"
-    protocol = _ChildProtocol(limit=1 << 16, loop=loop)
+    protocol = ExitNoticingProtocol(limit=1 << 16, loop=loop)
     transport, _ = await loop.subprocess_exec(
         lambda: protocol,
         command,
@@ -149,8 +137,8 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
         env={**env, SUPERVISOR_MARK: token, RUN_MARK: mark},
         start_new_session=True,
     )
-    process = asyncio.subprocess.Process(transport, protocol, loop)
-    child = Child(process, protocol.exited, mark, start_time(process.pid))
+    process = process_of(transport, protocol, loop)
+    child = Child(process, protocol.exited, transport, mark, start_time(process.pid))
     _leaders.add(child.pid)
     watchdog.watch(child.pid)
     return child
@@ -176,10 +164,8 @@ def become_subreaper() -> None:
 
 def close_pipes(child: Child) -> None:
     """Close our ends of the child's pipes, so a stray holder cannot keep our descriptors."""
-    transport = getattr(child.process, "_transport", None)
-    if transport is not None:
-        with contextlib.suppress(Exception):
-            transport.close()
+    with contextlib.suppress(Exception):
+        child.transport.close()
 
 
 def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:
