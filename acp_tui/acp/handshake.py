@@ -67,12 +67,7 @@ def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
 
 class AcpHandshake:
     def __init__(
-        self,
-        config: AcpProviderConfig,
-        cwd: str,
-        *,
-        presession: bool = False,
-        on_take: TakeRun | None = None,
+        self, config: AcpProviderConfig, cwd: str, *, presession: bool = False, on_take: TakeRun | None = None
     ) -> None:
         self.config = config
         self.cwd = cwd
@@ -127,7 +122,7 @@ class AcpHandshake:
                 # by its fragments.
                 trace_mask = SecretMask(self.guard.secrets, fragments=True)
                 self.trace = TraceWriter.for_run(
-                    self.config.trace_dir, self.label, self.child.pid, trace_mask, self.tail.note
+                    self.config.trace_dir, self.label, self.child.leader.pid, trace_mask, self.tail.note
                 )
         stdout, stdin = self.child.stdio
         self._transport = StdioTransport(
@@ -253,7 +248,7 @@ class AcpHandshake:
     def done(self) -> bool:
         """It can serve no run: it failed, ended, its child exited, or a run took it already."""
         child = self.child
-        gone = child is not None and child.returncode is not None
+        gone = child is not None and child.leader.returncode is not None
         return self.run is not None or self.failure is not None or self._released.is_set() or gone
 
     def take(self, request: SubagentRequest) -> RunBase:
@@ -281,7 +276,7 @@ class AcpHandshake:
             await self._root_done()
 
     async def _wait_as_spare(self, spawned: asyncio.Event) -> None:
-        deadlines = Deadlines(handshake=self.config.handshake_timeout, cancel_grace=self.config.cancel_grace)
+        deadlines = Deadlines.of(self.config)
         try:
             await self.launch()
         except ChildStartError as exc:

@@ -24,12 +24,12 @@ class AcpSubagentProvider:
         self.config = config
         chosen = config.permission_policy
         self._policy = resolve(chosen) if isinstance(chosen, str) else chosen
-        self._runs: set[RunBase] = set()  # live runs: each leaves the set as it ends
+        self._runs: list[RunBase] = []  # its runs, those that ended let go at each start
         self._spares: set[AcpHandshake] = set()  # spares no run took (yet)
 
     async def start(self, request: SubagentRequest, *, abort: Any = None) -> AcpSubagentRun:
-        run = AcpSubagentRun(self.config, request, self._policy, abort=abort, on_end=self._runs.discard)
-        self._runs.add(run)
+        run = AcpSubagentRun(self.config, request, self._policy, abort=abort)
+        self._keep(run)
         await run.start()
         return run
 
@@ -43,18 +43,22 @@ class AcpSubagentProvider:
 
     def _take(self, spare: AcpHandshake, request: SubagentRequest) -> AcpSubagentRun:
         self._spares.discard(spare)
-        run = AcpSubagentRun(self.config, request, self._policy, handshake=spare, on_end=self._runs.discard)
-        self._runs.add(run)
+        run = AcpSubagentRun(self.config, request, self._policy, handshake=spare)
+        self._keep(run)
         run.begin()
         return run
+
+    def _keep(self, run: RunBase) -> None:
+        self._runs = [*(kept for kept in self._runs if not kept.done()), run]
 
     @property
     def live(self) -> bool:
         """Whether a run of this provider has yet to end, or a spare to be taken."""
-        return bool(self._runs or self._spares)
+        return bool(self._spares) or not all(run.done() for run in self._runs)
 
     async def aclose(self) -> None:
         """Dispose every live run (they end `aborted`) and every spare, all at once."""
-        runs, spares = list(self._runs), list(self._spares)
+        runs, spares = self._runs, list(self._spares)
+        self._runs = []
         self._spares.clear()
         await asyncio.gather(*(run.dispose() for run in runs), *(spare.dispose() for spare in spares))

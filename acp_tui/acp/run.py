@@ -19,7 +19,6 @@ from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.core.model import EndedBy, SessionStarted, SubagentRequest, SubagentStopReason
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.runs.base import Outcome, RunBase
-from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.phase import Phase
 
 if TYPE_CHECKING:
@@ -36,7 +35,6 @@ class AcpSubagentRun(RunBase):
         *,
         abort: Any = None,
         handshake: AcpHandshake | None = None,
-        on_end: Callable[[RunBase], None] = lambda run: None,
     ) -> None:
         """`handshake`: a spare's, already started (a warm start); else the run makes its own."""
         self.config = config
@@ -44,22 +42,8 @@ class AcpSubagentRun(RunBase):
         cwd = handshake.cwd if handshake else request.cwd or config.cwd or os.getcwd()
         self.request = dataclasses.replace(request, cwd=cwd)
         self._link = handshake or AcpHandshake(config, cwd)
-        super().__init__(
-            cwd=cwd,
-            secrets=config.secrets(),
-            policy=policy,
-            deadlines=Deadlines(
-                handshake=config.handshake_timeout,
-                cancel_grace=config.cancel_grace,
-                run_timeout=config.run_timeout,
-                idle_timeout=config.idle_timeout,
-            ),
-            max_output_chars=config.max_output_chars,
-            term_grace=config.term_grace,
-            abort=abort,
-            stderr=self._link.tail,
-            on_end=on_end,
-        )
+        super().__init__(config, policy, cwd=cwd, abort=abort)
+        self.adopt_stderr(self._link.tail)
         self.child = self._link.child
         self._link.attach(self)
 

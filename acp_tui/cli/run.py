@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
+from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of, usage_errors
 from acp_tui.settings.logs import route_logging
 from acp_tui.settings.presets import parse_option_specs, with_options
 from acp_tui.settings.schema import ConfigError
@@ -122,10 +122,8 @@ def run_command(
     if not prompt.strip():
         raise click.UsageError("the prompt is empty", ctx)
     overlay = _parse_env(ctx, env)
-    try:
+    with usage_errors(ctx):
         chosen_options = parse_option_specs(options)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc), ctx) from None
     settings = settings_of(ctx, config, agents)
     if policy == "ask":
         raise click.UsageError(
@@ -246,4 +244,3 @@ def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[R
     if not latest:
         raise click.UsageError(f"--continue {label}: no run to follow up on", ctx)
     return list(latest.values())
-

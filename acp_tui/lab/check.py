@@ -263,17 +263,13 @@ def _answered(answer: dict[str, Any] | None, options: tuple[PermissionOptionInfo
     return "cancelled"
 
 
+# What a policy reads of a request that its record keeps, under the same names.
+ASKED = ("title", "kind", "options", "content", "raw_input", "locations")
+
+
 def ask_of(record: PermissionRecord, cwd: str | None = None) -> PermissionAsk:
     """A recorded request asked again: everything a policy reads, from the run's record."""
-    return PermissionAsk(
-        title=record.title,
-        kind=record.kind,
-        options=record.options,
-        content=record.content,
-        raw_input=record.raw_input,
-        locations=record.locations,
-        cwd=cwd,
-    )
+    return PermissionAsk(**{name: getattr(record, name) for name in ASKED}, cwd=cwd)
 
 
 # Deciding ---------------------------------------------------------------------------------------

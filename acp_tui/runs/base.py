@@ -9,6 +9,9 @@ A provider's run subclasses `RunBase` and writes its conversation only:
 - `wind_down(graceful, on_step)`: end the child (by default: `self.child.end`), to how it ended;
 - `result_fields()`: what the provider adds to the result (its agent, session, options...).
 
+Its limits (timeouts, graces, the answer's cap, the secrets to mask) come from the provider's config,
+read through `RunLimits`.
+
 The run is one coroutine (`_lifecycle`). The contract has `start()` return a live run and nothing
 for the caller to `async with`, so that coroutine is a task of its own, and everything it starts
 lives in its anyio task group. Its phase only moves forward (`Phase`). `stop()` (dispose, the abort
@@ -28,7 +31,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -51,7 +54,7 @@ from acp_tui.core.model import (
 from acp_tui.core.text import one_line
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.runs.child import ChildProcess, ChildStartError
-from acp_tui.runs.deadlines import Deadlines
+from acp_tui.runs.deadlines import Deadlines, Timeouts
 from acp_tui.runs.output import OutputBuffer, StderrTail, TextGuard
 from acp_tui.runs.permissions import PermissionBroker
 from acp_tui.runs.phase import Phase
@@ -64,33 +67,32 @@ Outcome = tuple[SubagentStopReason, str | None]
 T = TypeVar("T")
 
 
+class RunLimits(Timeouts, Protocol):
+    """A provider's config, as far as a run goes (`AcpProviderConfig` is one)."""
+
+    @property
+    def term_grace(self) -> float: ...
+    @property
+    def max_output_chars(self) -> int: ...
+    def secrets(self) -> list[str]: ...
+
+
 class Interrupted(Exception):
     """The run was told to stop while it waited for the agent."""
 
 
 class RunBase:
-    def __init__(
-        self,
-        *,
-        cwd: str,
-        secrets: list[str],
-        policy: PermissionPolicy,
-        deadlines: Deadlines,
-        max_output_chars: int,
-        term_grace: float,
-        abort: Any = None,
-        stderr: StderrTail | None = None,
-        on_end: Callable[[RunBase], None] = lambda run: None,
-    ) -> None:
-        """`stderr`: the tail a child started ahead of the run (a spare) kept so far: the run's now."""
+    def __init__(self, limits: RunLimits, policy: PermissionPolicy, *, cwd: str, abort: Any = None) -> None:
         self.cwd = cwd
         self.phase = Phase.NEW
-        self.deadlines = deadlines
-        self.term_grace = term_grace
+        self.deadlines = deadlines = Deadlines.of(limits)
+        self.term_grace = limits.term_grace
+        secrets = limits.secrets()
         self.guard = TextGuard(secrets)
-        self.output = OutputBuffer(secrets, max_output_chars, lambda text: self.emit(OutputDelta(text)))
-        self.stderr = stderr or StderrTail(self.guard)
-        self.stderr.on_line = lambda line: self.emit(StderrLine(line))
+        self.output = OutputBuffer(
+            secrets, limits.max_output_chars, lambda text: self.emit(OutputDelta(text))
+        )
+        self.stderr = StderrTail(self.guard, self._stderr_line)
         self.permissions = PermissionBroker(
             policy, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(PermissionDecided(r))
         )
@@ -100,7 +102,6 @@ class RunBase:
         self.turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
         self.ended_by: EndedBy | None = None
         self._abort = abort
-        self._on_end = on_end
         self._events: EventStream[RunEvent] = EventStream()
         self._stopping = False
         self._stop_reason: str | None = None
@@ -113,15 +114,21 @@ class RunBase:
         self._group: TaskGroup | None = None
         self._result: SubagentResult | None = None
         self._root: asyncio.Task[None] | None = None
-        for line in self.stderr.lines:
-            self.emit(StderrLine(line))
+
+    def adopt_stderr(self, tail: StderrTail) -> None:
+        """The tail of a child started ahead of the run (a spare): the lines it kept, then its next
+        ones, are the run's."""
+        self.stderr = tail
+        tail.on_line = self._stderr_line
+        for line in tail.lines:
+            self._stderr_line(line)
 
     # The public face ---------------------------------------------------------------------------
 
     @property
     def pid(self) -> int | None:
         """The child's pid, which is also its process group id."""
-        return self.child.pid if self.child else None
+        return self.child.leader.pid if self.child else None
 
     @property
     def status(self) -> str:
@@ -209,6 +216,12 @@ class RunBase:
         if phase > self.phase:
             self.phase = phase
             self._events.push(StatusChanged(phase.status))
+
+    def _output_text(self, text: str) -> None:
+        self.emit(OutputDelta(text))
+
+    def _stderr_line(self, line: str) -> None:
+        self.emit(StderrLine(line))
 
     def hide(self, kind: str) -> None:
         """An update that is not the answer: counted, never shown."""
@@ -354,7 +367,7 @@ class RunBase:
             stop_reason=stop_reason,
             output=self.output.close(),
             error=one_line(self.guard(error), ERROR_CHARS, shown=False) if error else error,
-            exit_code=self.child.returncode if self.child else None,
+            exit_code=self.child.leader.returncode if self.child else None,
             hidden=dict(self.hidden),
             permissions=list(self.permissions.records),
             duration_s=self.deadlines.elapsed(),
@@ -366,4 +379,3 @@ class RunBase:
         self.advance(Phase.FINISHED)
         self._events.push(Finished(self._result))
         self._ended.set()
-        self._on_end(self)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ class ChildStartError(Exception):
 
 @dataclass(frozen=True)
 class Confinement:
-    """What the sandbox opens beyond the cwd (see `process.sandbox.confine`)."""
+    """What the sandbox opens beyond the cwd: `process.sandbox.confine`'s arguments, by name."""
 
     writable: Sequence[str] = ()
     readonly: Sequence[str] = ()
@@ -71,17 +72,8 @@ class LocalCarrier:
         argv = [launch.command, *launch.args]
         try:
             if launch.confinement is not None:
-                box = launch.confinement
-                argv = confine(
-                    launch.command,
-                    launch.args,
-                    cwd=launch.cwd,
-                    env=launch.env,
-                    writable=box.writable,
-                    readonly=box.readonly,
-                    hidden=box.hidden,
-                    network=box.network,
-                )
+                opened = dataclasses.asdict(launch.confinement)
+                argv = confine(launch.command, launch.args, cwd=launch.cwd, env=launch.env, **opened)
             return await spawn(argv[0], argv[1:], cwd=launch.cwd, env=launch.env)
         except SandboxError as exc:  # never unconfined instead: nothing runs
             raise ChildStartError(str(exc)) from None
@@ -93,25 +85,17 @@ LOCAL = LocalCarrier()
 
 
 class ChildProcess:
-    def __init__(self, child: Child, tail: StderrTail, *, confined: bool = False) -> None:
-        self.child = child
+    def __init__(self, leader: Child, tail: StderrTail, *, confined: bool = False) -> None:
+        self.leader = leader  # the child we spawned, which leads its process group
         self.tail = tail
         self.confined = confined
         self.drained = asyncio.Event()  # its stderr reached its end
         self.gone = False  # it exited, and its pipes stayed open after it
 
     @property
-    def pid(self) -> int:
-        return self.child.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self.child.returncode
-
-    @property
     def stdio(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Its stdout and stdin, for the protocol's transport."""
-        process = self.child.process
+        process = self.leader.process
         assert process.stdout is not None and process.stdin is not None
         return process.stdout, process.stdin
 
@@ -119,15 +103,15 @@ class ChildProcess:
 
     async def drain(self) -> None:
         """Its stderr into the tail, to the end."""
-        assert self.child.process.stderr is not None
+        assert self.leader.process.stderr is not None
         try:
-            await drain_lines(self.child.process.stderr, self.tail.line)
+            await drain_lines(self.leader.process.stderr, self.tail.line)
         finally:
             self.drained.set()
 
     async def watch_exit(self, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
         """`on_gone()` when it has exited and its stdout is still open `PIPE_CLOSE_GRACE` later."""
-        await self.child.wait_exit()
+        await self.leader.wait_exit()
         with anyio.move_on_after(PIPE_CLOSE_GRACE):
             await stdout_closed.wait()
         if not stdout_closed.is_set():
@@ -147,11 +131,11 @@ class ChildProcess:
         """End all of it and return how it ended. `graceful`: it may first exit by itself on
         stdin's end (for `term_grace`); else it is signalled at once."""
         try:
-            stdin = self.child.process.stdin
+            stdin = self.leader.process.stdin
             if stdin is not None:
                 stdin.close()
             ended = await terminate_group(
-                self.child,
+                self.leader,
                 term_grace=term_grace,
                 exit_grace=term_grace if graceful and not self.gone else 0.0,
                 on_step=on_step,
@@ -162,11 +146,11 @@ class ChildProcess:
                     await stdout_closed.wait()
             return cast(EndedBy, ended)
         finally:
-            close_pipes(self.child)  # whatever still holds them, we keep no descriptor of this run
+            close_pipes(self.leader)  # whatever still holds them, we keep no descriptor of this run
 
     async def why_broken(self, *, heard: bool) -> str:
         """Why the conversation broke, in one line: the exit code or signal, the last stderr line."""
-        code = await self.child.wait_exit(PIPE_CLOSE_GRACE)
+        code = await self.leader.wait_exit(PIPE_CLOSE_GRACE)
         if code is None:
             return "the agent closed the connection"
         with anyio.move_on_after(0.2):  # its last words may still be in the pipe

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from acp_tui.core.model import StderrLine, SubagentStopReason
@@ -70,28 +70,18 @@ def run_jobs(
     return asyncio.run(fanout.run(isolation, follow_ups, keep_worktrees=keep_worktrees))
 
 
+@dataclass
 class _Fanout:
-    def __init__(
-        self,
-        jobs: Sequence[Job],
-        prompt: str,
-        *,
-        cwd: str | None,
-        timeout: float | None,
-        fmt: Format,
-        out: TextIO,
-        err: TextIO,
-    ) -> None:
-        self.jobs = jobs
-        self.prompt = prompt
-        self.cwd = cwd
-        self.timeout = timeout
-        self.fmt = fmt
-        self.out = out
-        self.err = err
-        self.interrupted: str | None = None
-        self.driver: SessionDriver | None = None
-        self._out_closed = False
+    jobs: Sequence[Job]
+    prompt: str
+    cwd: str | None
+    timeout: float | None
+    fmt: Format
+    out: TextIO
+    err: TextIO
+    interrupted: str | None = field(default=None, init=False)
+    driver: SessionDriver | None = field(default=None, init=False)
+    _out_closed: bool = field(default=False, init=False)
 
     async def run(
         self,

@@ -85,7 +85,7 @@ async def test_a_spare_serves_one_run_in_its_own_cwd_only(tmp_path: Path) -> Non
 async def test_a_spare_never_taken_is_disposed_with_nothing_left(tmp_path: Path) -> None:
     spare = await AcpSubagentProvider(agent(tmp_path / "sessions")).prepare(cwd=str(tmp_path))
     await asyncio.wait_for(spare.dispose(), 10)
-    assert spare.done() and spare.child is not None and not group_alive(spare.child.pid)
+    assert spare.done() and spare.child is not None and not group_alive(spare.child.leader.pid)
     with pytest.raises(ValueError, match="not a spare"):
         spare.take(SubagentRequest(prompt="x", cwd=str(tmp_path)))
 
@@ -100,8 +100,8 @@ async def test_a_spare_whose_agent_exited_while_waiting_is_replaced(tmp_path: Pa
         [first] = spares._spares
         assert await asyncio.wait_for(first.ready(), 20)
         assert first.handshake is not None and first.handshake.child is not None
-        first.handshake.child.child.process.kill()  # the agent exits on its own
-        await asyncio.wait_for(first.handshake.child.child.wait_exit(), 10)
+        first.handshake.child.leader.process.kill()  # the agent exits on its own
+        await asyncio.wait_for(first.handshake.child.leader.wait_exit(), 10)
         spares.want(wanted)
         [second] = spares._spares
         assert second is not first
