@@ -65,6 +65,8 @@ async def test_asyncio_notices_a_childs_exit_while_its_pipes_stay_open() -> None
         import os
         import signal
 
-        os.killpg(process.pid, signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)  # the grandchild, in the child's group
+        assert process.stdout is not None
+        await asyncio.wait_for(process.stdout.read(), 20)  # its end of the pipe closed: it is gone
         transport.close()
         await asyncio.wait_for(waiting, 20)

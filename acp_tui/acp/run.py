@@ -73,6 +73,7 @@ class AcpSubagentRun(RunBase):
         link = self._link
         if not self.warm:
             link.connect()
+            assert self.task_group is not None
             link.start_helpers(self.task_group)
         self.advance(Phase.INITIALIZING)
         try:

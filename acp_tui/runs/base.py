@@ -92,7 +92,7 @@ class RunBase:
         self.output = OutputBuffer(
             secrets, limits.max_output_chars, lambda text: self.emit(OutputDelta(text))
         )
-        self.stderr = StderrTail(self.guard, self._stderr_line)
+        self.stderr = StderrTail(self.guard, lambda line: self.emit(StderrLine(line)))
         self.permissions = PermissionBroker(
             policy, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(PermissionDecided(r))
         )
@@ -103,7 +103,7 @@ class RunBase:
         self.ended_by: EndedBy | None = None
         self._abort = abort
         self._events: EventStream[RunEvent] = EventStream()
-        self._stopping = False
+        self.stopping = False
         self._stop_reason: str | None = None
         self._in_turn = False
         # Plain asyncio events: they exist before the spawn, where anyio's backend is not loaded yet.
@@ -111,17 +111,16 @@ class RunBase:
         self._spawned = asyncio.Event()
         self._ended = asyncio.Event()
         self._talk: anyio.CancelScope | None = None
-        self._group: TaskGroup | None = None
+        self.task_group: TaskGroup | None = None  # while the run converses: for its helpers
         self._result: SubagentResult | None = None
         self._root: asyncio.Task[None] | None = None
 
     def adopt_stderr(self, tail: StderrTail) -> None:
         """The tail of a child started ahead of the run (a spare): the lines it kept, then its next
         ones, are the run's."""
-        self.stderr = tail
-        tail.on_line = self._stderr_line
+        tail.on_line, self.stderr = self.stderr.on_line, tail
         for line in tail.lines:
-            self._stderr_line(line)
+            tail.on_line(line)
 
     # The public face ---------------------------------------------------------------------------
 
@@ -129,10 +128,6 @@ class RunBase:
     def pid(self) -> int | None:
         """The child's pid, which is also its process group id."""
         return self.child.leader.pid if self.child else None
-
-    @property
-    def status(self) -> str:
-        return "spawning" if self.phase is Phase.NEW else self.phase.status
 
     def events(self) -> AsyncIterator[RunEvent]:
         return aiter(self._events)
@@ -153,7 +148,7 @@ class RunBase:
     def begin(self) -> None:
         """Start the run's coroutine (see the module's docstring: a task of its own)."""
         if self._abort is not None and self._abort.is_set():
-            self._stopping = True  # pre-abort: nothing is spawned, no prompt is sent
+            self.stopping = True  # pre-abort: nothing is spawned, no prompt is sent
         self._root = asyncio.get_running_loop().create_task(self._lifecycle(), name="acp-tui run")
 
     async def dispose(self, reason: str | None = None) -> None:
@@ -166,9 +161,9 @@ class RunBase:
     def stop(self, reason: str | None = None) -> None:
         """Ask the run to stop (dispose, the abort event, a timeout): it ends `aborted`, `reason`
         its error. From any task, any number of times: the first reason is the one kept."""
-        if self.done() or self._stopping:
+        if self.done() or self.stopping:
             return
-        self._stopping, self._stop_reason = True, reason
+        self.stopping, self._stop_reason = True, reason
         self._stop_asked.set()
         self.permissions.halt()
         if self._root is not None:
@@ -198,15 +193,6 @@ class RunBase:
     def result_fields(self) -> dict[str, Any]:
         return {}
 
-    @property
-    def task_group(self) -> TaskGroup:
-        assert self._group is not None, "only while the run converses"
-        return self._group
-
-    @property
-    def stopping(self) -> bool:
-        return self._stopping
-
     def emit(self, event: RunEvent) -> None:
         if not self.done():
             self._events.push(event)
@@ -216,12 +202,6 @@ class RunBase:
         if phase > self.phase:
             self.phase = phase
             self._events.push(StatusChanged(phase.status))
-
-    def _output_text(self, text: str) -> None:
-        self.emit(OutputDelta(text))
-
-    def _stderr_line(self, line: str) -> None:
-        self.emit(StderrLine(line))
 
     def hide(self, kind: str) -> None:
         """An update that is not the answer: counted, never shown."""
@@ -238,14 +218,14 @@ class RunBase:
 
     def failed(self, message: str) -> Outcome:
         """A failure; once a stop was asked for, whatever went wrong is an abort."""
-        return self.aborted() if self._stopping else (SubagentStopReason.ERROR, message)
+        return self.aborted() if self.stopping else (SubagentStopReason.ERROR, message)
 
     async def turn(self, request: Callable[[], Awaitable[T]], cancel: Callable[[], Awaitable[object]]) -> T:
         """The turn: `request()` to its answer. Told to stop meanwhile, the run sends `cancel()` and
         gives the request what is left of the cancel grace to end (the agent ends its turn, or not);
         past it the request is abandoned: Interrupted. Cancelling the task awaiting a request sends
         nothing to the agent, hence `cancel`."""
-        if self._stopping:  # the race before the turn: never send a request once told to stop
+        if self.stopping:  # the race before the turn: never send a request once told to stop
             raise Interrupted
         answers: list[T] = []
         failures: list[Exception] = []
@@ -285,7 +265,7 @@ class RunBase:
     async def _lifecycle(self) -> None:
         outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
         try:
-            if not self._stopping:
+            if not self.stopping:
                 outcome = await self._live()
         except Exception as exc:  # a bug of ours still ends the run cleanly, and says so
             log.exception("run failed")
@@ -303,24 +283,24 @@ class RunBase:
         finally:
             self._spawned.set()
         outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
-        async with anyio.create_task_group() as self._group:
+        async with anyio.create_task_group() as self.task_group:
             try:
                 await asyncio.sleep(0)  # let runs started alongside spawn too, before what comes next
                 outcome = await self._conversation()
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._clean_up()
-                self._group.cancel_scope.cancel()  # the helpers (stderr drain, watchers) end here
+                self.task_group.cancel_scope.cancel()  # the helpers (stderr drain, watchers) end here
         return outcome
 
     async def _conversation(self) -> Outcome:
-        assert self._group is not None
+        assert self.task_group is not None
         if self._abort is not None:
-            self._group.start_soon(self._watch_abort)
-        self._group.start_soon(self._watch_clocks)
+            self.task_group.start_soon(self._stop_when, self._abort.wait)  # the caller's signal
+        self.task_group.start_soon(self._stop_when, self.deadlines.expired)  # run and idle timeouts
         try:
             with anyio.CancelScope() as self._talk:
-                if self._stopping:
+                if self.stopping:
                     self._talk.cancel()
                 try:
                     return await self.converse()
@@ -328,17 +308,16 @@ class RunBase:
                     pass
         finally:
             self._talk = None  # a stop from now on has no conversation to cancel
-        if self._stopping:
+        if self.stopping:
             return self.aborted()
         assert self.child is not None, "only a child's end cancels a conversation unasked"
         return self.failed(await self.child.why_broken(heard=self.heard))
 
-    async def _watch_abort(self) -> None:
-        await self._abort.wait()
-        self.stop(None)
-
-    async def _watch_clocks(self) -> None:
-        self.stop(await self.deadlines.expired())  # the lifecycle does the rest, as for dispose()
+    async def _stop_when(self, said: Callable[[], Awaitable[object]]) -> None:
+        """Stop the run once `said()` returns (a timeout's reason, or an abort event's True); the
+        lifecycle does the rest, as for dispose()."""
+        reason = await said()
+        self.stop(reason if isinstance(reason, str) else None)
 
     async def _clean_up(self) -> None:
         """End the child; whatever fails here, the result still comes."""
@@ -347,8 +326,8 @@ class RunBase:
         # its turn within the grace: then it is signalled at once. After a turn the agent ended, a
         # SIGTERM to a process that stays up on stdin's end is housekeeping, not a stop: no
         # `Stopping` step (the result still says `ended_by`).
-        graceful = self.turn_ended or not self._stopping
-        quiet = self.turn_ended and not self._stopping
+        graceful = self.turn_ended or not self.stopping
+        quiet = self.turn_ended and not self.stopping
         try:
             self.ended_by = await self.wind_down(
                 graceful=graceful, on_step=(lambda step: None) if quiet else self._step
