@@ -103,7 +103,7 @@ class RunBase:
         self.ended_by: EndedBy | None = None
         self._abort = abort
         self._events: EventStream[RunEvent] = EventStream()
-        self.stopping = False
+        self.stopping = False  # told to stop (dispose, the abort event, a timeout): it ends aborted
         self._stop_reason: str | None = None
         self._in_turn = False
         # Plain asyncio events: they exist before the spawn, where anyio's backend is not loaded yet.
