@@ -223,7 +223,9 @@ def test_the_compat_module_imports_its_libraries_only_where_used() -> None:
     tree = ast.parse(modules()["acp_tui.compat"].read_text(encoding="utf-8"))
     top = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
     names = [
-        alias.name if isinstance(node, ast.Import) else node.module or "" for node in top for alias in node.names
+        alias.name if isinstance(node, ast.Import) else node.module or ""
+        for node in top
+        for alias in node.names
     ]
     libraries = ("textual", "textual_serve", "pydantic", "acp", "acp_tui")
     assert [name for name in names if name.split(".")[0] in libraries] == []
