@@ -865,7 +865,7 @@ class Candidates(NamedTuple):
     """What a reject or ask rule tries its globs on (see `any_candidates`)."""
 
     texts: tuple[str, ...]  # matched whole
-    tails: tuple[str, ...]  # matched from any word on (see `globs.Wildcard.match_from_a_word`)
+    tails: tuple[str, ...]  # matched from any of their words on (see `rules.commands_match`)
     opaque: str | None  # the line, or a script it hands a shell, cannot be read off the text
     unreadable: bool  # part of it is nested too deep or too long to read: nothing is known
 
