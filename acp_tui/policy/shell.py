@@ -11,13 +11,14 @@ an allow rule never matches it, while a reject rule still sees every command fou
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeGuard
+
+import bracex
 
 # Raw-input fields holding the command line, as agents send them: Claude Code's Bash `command`
 # (a string), Codex's exec approval `command` (an argv list, often ["bash", "-lc", SCRIPT]), `cmd`
@@ -547,92 +548,35 @@ def _plain_word(text: str) -> Word:
 def _braced(raw: str) -> bool:
     """The word as written holds a brace expression."""
     try:
-        return "{" in raw and _brace_group(raw) is not None
-    except _Unreadable:  # a sequence too long to expand: one all the same
+        return "{" in raw and _brace_expansions(raw) != [raw]
+    except _Unreadable:  # one that gives too many words: one all the same
         return True
 
 
 # Brace expansion: `{git,} push` runs `git push` ------------------------------------------------
 
-_NUMBER = r"(-?[0-9]{1,18})"  # bash's numbers have 64 bits: a longer one is no sequence
-_SEQUENCE = re.compile(
-    rf"{_NUMBER}\.\.{_NUMBER}(?:\.\.{_NUMBER})?|([A-Za-z])\.\.([A-Za-z])(?:\.\.{_NUMBER})?"
-)
 MAX_BRACES = 1024  # words one brace expansion may give: more is unreadable
+# What bracex, which knows no shell quotes, must not expand: an escaped character, `'...'`, `$'...'`, `"..."`.
+_QUOTED = re.compile(r"""\\.|'[^']*'?|\$?"(?:[^"\\]|\\.)*"?|\$'(?:[^'\\]|\\.)*'?""", re.DOTALL)
+_HELD = re.compile("\0([0-9]+)\0")
 
 
-def _brace_group(raw: str) -> tuple[int, int, list[str]] | None:
-    """The first brace expression of a word as written (quotes kept), as bash finds it: where it
-    starts and ends, and what it expands to; None when it has none. Quoted braces are no
-    expression, nor `${...}`."""
-    opened: list[tuple[int, list[int] | None]] = []  # each open `{`: where, its top-level commas
-    found: list[tuple[int, int, list[str]]] = []
-    i, n = 0, len(raw)
-    while i < n:
-        char = raw[i]
-        if char == "\\":
-            i += 1
-        elif char in "'\"":
-            i = _closing_quote(raw, i)
-        elif char == "{":
-            opened.append((i, None if i and raw[i - 1] == "$" else []))
-        elif char == "," and opened and opened[-1][1] is not None:
-            opened[-1][1].append(i)
-        elif char == "}" and opened:
-            start, commas = opened.pop()
-            if commas:
-                bounds = [start, *commas, i]
-                found.append((start, i, [raw[a + 1 : b] for a, b in itertools.pairwise(bounds)]))
-            elif commas is not None and (sequence := _sequence(raw[start + 1 : i])):
-                found.append((start, i, sequence))
-            if found and not opened:
-                break  # the leftmost of those that closed: an outer one before an inner one
-        i += 1
-    return min(found) if found else None
-
-
-def _closing_quote(raw: str, i: int) -> int:
-    """Where the quote at `i` closes (a backslash escapes within `"..."` and `$'...'`)."""
-    quote, escapes = raw[i], raw[i] == '"' or raw[i - 1 : i] == "$"
-    i += 1
-    while i < len(raw) and raw[i] != quote:
-        i += 2 if escapes and raw[i] == "\\" else 1
-    return i
-
-
-def _sequence(body: str) -> list[str] | None:
-    """`1..3`, `a..c`, `1..9..2`: what `{BODY}` expands to."""
-    found = _SEQUENCE.fullmatch(body)
-    if found is None:
-        return None
-    first, last, step, low, high, char_step = found.groups()
-    if first is not None:
-        a, b = int(first), int(last)
-    else:
-        a, b, step = ord(low), ord(high), char_step
-    by = abs(int(step or 1)) or 1
-    count = abs(b - a) // by + 1
-    if count > MAX_BRACES:
+def _brace_expansions(raw: str) -> list[str]:
+    """The words a word as written (quotes kept) expands to, braces expanded as bash does (bracex,
+    its quoted parts held apart); an empty word goes."""
+    if "\0" in raw:  # no shell word holds a NUL: nothing here reads it
         raise _Unreadable
-    values = range(a, b + (1 if b >= a else -1), by if b >= a else -by)
-    return [str(v) if first is not None else chr(v) for v in values]
+    held: list[str] = []
 
+    def hold(quoted: re.Match[str]) -> str:
+        held.append(quoted.group())
+        return f"\0{len(held) - 1}\0"
 
-def _brace_expansions(raw: str, depth: int = 0) -> list[str]:
-    """The words a word as written (quotes kept) expands to, braces expanded."""
-    group = _brace_group(raw)
-    if group is None:
-        return [raw]
-    if depth > MAX_BRACES:
-        raise _Unreadable
-    start, end, alternatives = group
-    found: list[str] = []
-    for alternative in alternatives:
-        expanded = raw[:start] + alternative + raw[end + 1 :]
-        found += _brace_expansions(expanded, depth + 1) if expanded else []  # an empty word goes
-        if len(found) > MAX_BRACES:
-            raise _Unreadable
-    return found
+    try:
+        words = bracex.expand(_QUOTED.sub(hold, raw), keep_escapes=True, limit=MAX_BRACES)
+    except bracex.ExpansionLimitException:
+        raise _Unreadable from None
+    return [_HELD.sub(lambda at: held[int(at[1])], word) for word in words if word]
 
 
 def _expanded(words: tuple[Word, ...], depth: int) -> tuple[Word, ...]:

@@ -412,6 +412,7 @@ def test_the_issues_lines_run_in_bash_as_we_read_them(line: str, ran: list[tuple
 
 WORDS = ["c1", "c2", "x", "-c", "a=b", "''", '""', "'a b'", '"a b"', "'>'", "'&'", '";"', "\\;", "\\&"]
 WORDS += ["\\>", "'#'", "x#y", "$'c\\x31'", '"q\\"q"', "c\\\n1", "'\n'", "{c1,c2}", "c{1,'2 3'}", "{x..z}"]
+WORDS += ["x{01..02}", "'{c1,c2}'", "{a,\\,b}{1..2}"]
 OPERATORS = [";", "&", "&&", "||", "|", "|&", "\n", "(", ")", "#", " ", " ", " ", "\t"]
 # Every file a line may write is relative (in a temporary folder): `/dev/null` stands apart.
 REDIRECTIONS = [">", ">>", ">|", "&>", "&>>", ">&", "<>", "2>", "<in", "2>&1", ">&2", " >/dev/null ", "<<<c2"]
