@@ -5,7 +5,8 @@ comments, `$(...)`, backticks, `${...}`, here-documents, and every separator and
 operator are found before any quote is removed, so a quoted `'>'` is a word and `&` followed by a
 blank always ends a command. What cannot be read off the text (substitutions, `eval`, a shell
 reading a script from its input or a file, a variable as the command name) makes the line opaque:
-an allow rule never matches it, while a reject rule still sees every command found in it.
+an allow rule never matches it, while a reject rule still sees every command found in it, and reads
+any program's arguments as a command it may run (`flock /tmp/l git push`, `su -c 'git push' me`).
 """
 
 from __future__ import annotations
