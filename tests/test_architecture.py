@@ -21,8 +21,6 @@ FLOORS = {
     # of textual, textual-serve, pydantic are inside its functions, so using it costs nothing).
     "compat": 0,
     "core": 1,
-    # Every use of a library's private parts (it imports the libraries inside its functions).
-    "compat": 1,
     "policy": 2,
     "process": 2,
     "settings": 2,
