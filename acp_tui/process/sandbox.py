@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import pwd
 import shutil
@@ -165,6 +166,7 @@ def confine(
         # acp-tui's folders (settings.paths): a run's worktree in them is bound back inside.
         *(_Mount(str(folder), "hide", rank=0) for folder in paths.own_folders()),
         *(_Mount(path, "hide", rank=0) for path in _credentials(homes, env)),
+        *(_Mount(path, "hide", rank=0) for path in (_root_only() if os.geteuid() == 0 else ())),
         *(_Mount(_expand(path, home, cwd), "rw") for path in writable),
         *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readable),
         *(_Mount(_socket(_expand(path, home, cwd)), "ro", rank=2) for path in sockets if path),
@@ -460,6 +462,36 @@ def _socket(path: str) -> str:
         if not stat.S_ISSOCK(os.stat(path).st_mode):
             raise SandboxError(f"sandbox: sandbox_sockets names {path}, which is not a unix socket")
     return path
+
+
+@functools.cache
+def _root_only() -> tuple[str, ...]:
+    """What only root may read in the system folders the agent sees (the shadow passwords, ssh's
+    host keys, ssl's private keys; in /etc and /opt, two levels deep): hidden from an agent run as
+    root, which reads what root owns, capabilities or not. Read once."""
+    found = []
+    for top in SYSTEM:
+        for entry in _entries(top):
+            if not _others_read(entry):
+                found.append(entry.path)
+            elif top in ("/etc", "/opt") and entry.is_dir(follow_symlinks=False):
+                found += [inner.path for inner in _entries(entry.path) if not _others_read(inner)]
+    return tuple(found)
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError:
+        return []
+
+
+def _others_read(entry: os.DirEntry[str]) -> bool:
+    try:
+        return bool(entry.stat(follow_symlinks=False).st_mode & stat.S_IROTH)
+    except OSError:
+        return True  # gone: nothing to hide
 
 
 def _homes(home: str) -> list[str]:

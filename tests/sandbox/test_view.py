@@ -217,3 +217,15 @@ def test_an_installation_holds_the_venv_its_python_its_editable_projects_and_nod
         str(modules / ".bin" / "agent"), [], cwd=str(tmp_path), env={"PATH": str(node.parent)}
     )
     assert set(found) >= {str(modules), str(node)}
+
+
+async def test_as_root_what_only_root_may_read_of_the_system_is_hidden(tmp_path: Path) -> None:
+    """Root reads what root owns, capabilities or not: /etc/shadow and ssh's host keys are absent."""
+    if os.geteuid() != 0:
+        pytest.skip("not root: what only root may read is unreadable to the agent anyway")
+    shadow = Path("/etc/shadow")
+    steps = [("read", str(shadow)), ("read", "/etc/passwd")]
+    plain = await answer(trying(sandbox="none"), steps, tmp_path)
+    inside = await answer(trying(), steps, tmp_path)
+    assert plain[0] == "ok:" + shadow.read_text() and plain[1].startswith("ok:root:")
+    assert inside[0].startswith("error:") and inside[1] == plain[1]
