@@ -181,6 +181,9 @@ def test_the_sample_file_is_valid() -> None:
     assert settings.preset("vibe").options == {"mode": "ask"}
     assert settings.preset("goose").env == {"GOOSE_MODE": "approve"}
     assert settings.preset("gemini").policy == "careful"
+    # Confined, each real agent sees an empty home: its preset names where it keeps its own state.
+    assert settings.preset("codex").sandbox_writable == ("~/.codex", "~/.npm")
+    assert all(p.sandbox_writable for p in settings.presets if p.name != "pong")
     assert [r.name for r in settings.policies["careful"].rules] == [
         "never touch secrets",
         "reads are fine",
