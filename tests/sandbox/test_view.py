@@ -94,10 +94,11 @@ async def test_no_unix_socket_of_the_host_is_reachable_unless_a_preset_names_it(
         env = {"HOME": str(home), "XDG_RUNTIME_DIR": str(runtime), "SSH_AUTH_SOCK": str(sockets["gpg-ssh"])}
         steps = [("unix", str(path)) for path in sockets.values()]
         plain = await answer(trying(sandbox="none", env=env), steps, tmp_path)
-        inside = await answer(trying(env=env), steps, tmp_path)
+        inside = await answer(trying(env=env), [*steps, ("write", f"{runtime}/its-own")], tmp_path)
         named = await answer(trying(env=env, sandbox_sockets=[str(sockets["bus"])]), steps, tmp_path)
+        assert not (runtime / "its-own").exists()
     assert plain == ["ok"] * len(sockets)
-    assert inside == ["error:ENOENT"] * len(sockets)
+    assert inside == ["error:ENOENT"] * len(sockets) + ["ok"]  # its $XDG_RUNTIME_DIR is its own
     assert named == ["ok", *["error:ENOENT"] * (len(sockets) - 1)]
 
 
