@@ -152,6 +152,7 @@ def confine(
     bwrap = find_bwrap()
     if not os.path.isdir(cwd):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
+    cwd = os.path.abspath(cwd)
     program = resolve(command, cwd, env)
     home = env.get("HOME") or os.path.expanduser("~")
     homes = _homes(home)
@@ -176,8 +177,9 @@ def confine(
     confinement = Confinement([])
     try:
         mounts += _guard_checkout(cwd, homes, confinement)
-        mounts += _installation_shown(program, args, cwd, env, mounts)
-        argv = [bwrap, *_mount_args(mounts)]
+        real = _resolved(mounts)
+        real += _resolved(_installation_shown(program, args, cwd, env, real))
+        argv = [bwrap, *_mount_args(real)]
     except BaseException:
         confinement.close()
         raise
@@ -208,18 +210,20 @@ def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) ->
     read-only, its `.git` writable for commits (objects, refs, logs, index, HEAD) and a mount point
     (it cannot be renamed or replaced), what the user's git obeys or runs in it read-only (config,
     hooks, info, the submodules' and worktrees' git directories, and the files that would send git
-    elsewhere: see GIT_STAND_INS). A `.git` file or link in the cwd is pinned (a mount point, never
-    replaced) and not followed."""
+    elsewhere: see GIT_STAND_INS). A `.git` file in the cwd is pinned (a mount point, never
+    replaced) and not followed; a link there is refused (no mount point can pin a link)."""
     here = os.path.realpath(cwd)
     top = _checkout(here, homes)
     if top is None:
         return []
     git_dir = os.path.join(top, ".git")
     kind = stat.S_IFMT(os.lstat(git_dir).st_mode)
+    if kind != stat.S_IFDIR and top != here:  # out of its reach, and not followed
+        return []
     if kind == stat.S_IFLNK:
         raise SandboxError(f"sandbox: {git_dir} is a link, which a confined agent could replace")
     if kind != stat.S_IFDIR:
-        return [_Mount(git_dir, "ro", rank=2, pinned=True)] if top == here else []
+        return [_Mount(git_dir, "ro", rank=2, pinned=True)]
     mounts = [_Mount(top, "show", rank=-1), _Mount(git_dir, "rw", rank=2, pinned=True)]
     for name in (*GIT_FOLDERS, *GIT_STAND_INS):
         path = os.path.join(git_dir, name)
@@ -261,13 +265,16 @@ class _StandIn:
                     with contextlib.suppress(FileExistsError), os.fdopen(_new(name, folder), "w") as file:
                         file.write(text)
                     held = os.open(name, os.O_RDONLY | _NO_LINK, dir_fd=folder)
-                    fcntl.flock(held, fcntl.LOCK_SH)  # waits while a run that ended removes it
-                    if _inode(name, folder) == os.fstat(held).st_ino:
-                        if os.read(held, len(text) + 1) == text.encode():
-                            return cls(git_dir, name, text, held)
-                        os.close(held)
-                        return None
-                    os.close(held)
+                    kept = False
+                    try:
+                        fcntl.flock(held, fcntl.LOCK_SH)  # waits while a run that ended removes it
+                        if _inode(name, folder) != os.fstat(held).st_ino:
+                            continue
+                        kept = os.read(held, len(text) + 1) == text.encode()
+                        return cls(git_dir, name, text, held) if kept else None
+                    finally:
+                        if not kept:
+                            os.close(held)
         except OSError as exc:
             if exc.errno in _NOT_OURS_TO_WRITE:
                 return None
@@ -317,9 +324,9 @@ def _opened(path: str, flags: int, dir_fd: int | None = None) -> Iterator[int]:
 def _installation_shown(
     program: str, args: Sequence[str], cwd: str, env: Mapping[str, str], mounts: Sequence[_Mount]
 ) -> list[_Mount]:
-    """The program's installation (`programs.installation`), shown read-only where nothing else shows
-    it; refused in one line when the sandbox hides any of it (bwrap would say only "execvp: No such
-    file")."""
+    """The program's installation (`programs.installation`), shown read-only where nothing else
+    (`mounts`, resolved) shows it; refused in one line when the sandbox hides any of it (bwrap would
+    say only "execvp: No such file")."""
     shown = []
     for path in installation(program, args, cwd=cwd, env=env):
         hiding = _last_over(os.path.realpath(path), mounts)
@@ -343,8 +350,9 @@ class _Mount:
 
     path: str
     kind: Kind
-    # At the same depth: -1 the fixed ones, 0 ours and the credentials, 1 writable, 2 read-only,
-    # 3 `hidden` (the preset's own word wins), so a writable path the preset names is writable.
+    # At one path: -2 a link, -1 the system and what is only shown, 0 ours, the credentials and the
+    # empty home, 1 writable, 2 read-only (readable, sockets), 3 `hidden` and a `.git`'s guarded
+    # names: the preset's own word wins over ours, its narrower word over its wider one.
     rank: int = 1
     source: str = ""  # what is bound there when not `path` itself; a link's target
     pinned: bool = False  # laid even where it changes nothing: a mount point cannot be renamed
@@ -360,21 +368,39 @@ class _Mount:
         return (self.source or self.path) + path[len(self.path) :] if self.path != "/" else path
 
 
+def _resolved(mounts: Sequence[_Mount]) -> list[_Mount]:
+    """Each mount whose path exists, where its path really leads (what the agent reaches through a
+    link is the link's target), and the links on the way made again inside, so that the agent
+    finds a path as it was named (its cwd, its HOME, its program, /bin)."""
+    found = []
+    links: dict[str, str] = {}
+    for mount in filter(_exists, mounts):
+        if mount.kind in ("dev", "proc"):
+            found.append(mount)
+            continue
+        source = os.path.realpath(mount.source) if mount.source else ""
+        real = _Mount(os.path.realpath(mount.path), mount.kind, mount.rank, source, mount.pinned)
+        found.append(real)
+        if real.path != mount.path and mount.kind != "hide":
+            links.update(_links_to(mount.path, hops=0))
+    return found + [_Mount(link, "link", rank=-2, source=target) for link, target in links.items()]
+
+
 def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
-    """bwrap's arguments, shallow to deep, each mount where its path leads, and the links on the way
-    made again. A mount is left out when its path does not exist, or when it would change nothing
-    (what covers it already gives the same). Then what is read-only is made so: the root, and the
-    empty folders (made writable, to hold deeper mount points)."""
-    real = [_real(m) for m in mounts if _exists(m)]
-    links = {link: _Mount(link, "link", rank=-2, source=target) for m in mounts for link, target in _links(m)}
+    """bwrap's arguments for resolved mounts, shallow to deep. A mount is left out when it would
+    change nothing (what covers it already gives the same). Then what is read-only is made so: the
+    root, and the folders emptied over the host's (writable tmpfs until then: deeper mount points
+    are made in them)."""
     laid: list[_Mount] = []
     args: list[str] = []
     read_only: list[str] = []
-    for mount in sorted([*real, *links.values()], key=lambda m: (m.depth, m.rank)):
+    for mount in sorted(mounts, key=lambda m: (m.depth, m.rank)):
         cover = next((m for m in reversed(laid) if _within(mount.path, m.path)), None)
         shown = cover.shows(mount.path) if cover is not None else None
         if not mount.pinned and _changes_nothing(mount, cover, shown):
             continue
+        if mount.kind in ("empty", "tmp") and shown is not None and not os.path.isdir(mount.path):
+            continue  # its folder would be made among the host's, in sight
         laid.append(mount)
         path, kind = mount.path, mount.kind
         if kind == "hide" and not os.path.isdir(path):
@@ -410,29 +436,13 @@ def _changes_nothing(mount: _Mount, cover: _Mount | None, shown: str | None) -> 
 
 
 def _last_over(path: str, mounts: Sequence[_Mount]) -> _Mount | None:
-    """The mount the agent finds `path` through: the last laid over it (see `_mount_args`)."""
-    real = sorted((_real(m) for m in mounts if _exists(m)), key=lambda m: (m.depth, m.rank))
-    return next((m for m in reversed(real) if _within(path, m.path)), None)
+    """The resolved mount the agent finds `path` through: the last laid over it (see `_mount_args`)."""
+    over = [(m.depth, m.rank, i, m) for i, m in enumerate(mounts) if _within(path, m.path)]
+    return max(over, key=lambda found: found[:3])[3] if over else None
 
 
 def _exists(mount: _Mount) -> bool:
     return mount.kind in ("empty", "tmp", "dev", "proc") or os.path.exists(mount.path)
-
-
-def _real(mount: _Mount) -> _Mount:
-    """Mounted where it really is: a link's target is what the agent would reach through it."""
-    if mount.kind in ("dev", "proc"):
-        return mount
-    source = os.path.realpath(mount.source) if mount.source else ""
-    return _Mount(os.path.realpath(mount.path), mount.kind, mount.rank, source, mount.pinned)
-
-
-def _links(mount: _Mount) -> list[tuple[str, str]]:
-    """The links on the way to a mount's path (where, what it says), to make again inside, so the
-    agent finds the path as it was named (its cwd, its HOME, its program, /bin)."""
-    if mount.kind in ("hide", "dev", "proc") or os.path.realpath(mount.path) == mount.path:
-        return []
-    return _links_to(mount.path, hops=0)
 
 
 def _links_to(path: str, hops: int) -> list[tuple[str, str]]:

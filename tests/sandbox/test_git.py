@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_tui.process.sandbox import confine
+from acp_tui.process.sandbox import SandboxError, confine
 from acp_tui.settings import paths
 from tests.helpers import git
 from tests.sandbox.support import acp_tui_run, answer, need_bwrap, outcomes, outside_tmp, tries, trying
@@ -174,3 +174,15 @@ def test_a_stand_in_stays_while_a_run_holds_it_and_goes_with_the_last(tmp_path: 
     second.close()
     second.close()
     assert not stand_in.exists()
+
+
+def test_a_git_folder_that_is_a_link_is_refused_in_one_line(tmp_path: Path) -> None:
+    """A link the agent could replace by a `.git` of its own: no confinement could keep it."""
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    for folder in (repo, elsewhere):
+        folder.mkdir()
+    git(elsewhere, "init", "-q")
+    (repo / ".git").symlink_to(elsewhere / ".git")
+    with pytest.raises(SandboxError) as refused:
+        confine("true", [], cwd=str(repo), env=os.environ)
+    assert str(refused.value) == f"sandbox: {repo}/.git is a link, which a confined agent could replace"
