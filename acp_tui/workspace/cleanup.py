@@ -7,9 +7,9 @@ recorded by us (`<name>.gitdir`, written when it was added: the repository's ent
 "admin" directory), its `.git` file naming that admin directory and the admin directory's `gitdir`
 naming it back (a worktree this process added is known without its `.git`, which is put back if its
 agent replaced it). Removal goes through `git worktree remove --force` of that recorded repository,
-after giving back the write bits an agent may have taken (`chmod 555`, in the worktree and in the
-git directory of its own), then `git worktree prune`
-of the same repository; what still stands is said in a message, never dropped.
+after giving back the write bits an agent may have taken (`chmod 555`, in the worktree and in its
+own git directory), then `git worktree prune` of the same repository; what still stands is said in
+a message, never dropped.
 """
 
 from __future__ import annotations

@@ -313,7 +313,8 @@ class Worktree:
             raise IsolationError(f"git registered {self.path} as {made}, not as {self.admin}")
         self._ours = self.origin.private_git_dir()
         await self._ours.git("read-tree", "--reset", "-u", self.base, work_tree=self.path)
-        # The agent's own git then sees a clean checkout (its index is the one we just wrote).
+        # Git then sees a clean checkout there (its index is the one we just wrote), and so does a
+        # confined agent's own git, whose index starts as a copy of it.
         await asyncio.to_thread(shutil.copyfile, self._ours.index, self.admin / "index")
         await asyncio.to_thread(self.own_git_dir)
         if self.origin.prefix:  # a directory that holds no tracked file is not checked out
