@@ -425,6 +425,7 @@ def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
 
 
 def _changes_nothing(mount: _Mount, cover: _Mount | None, shown: str | None) -> bool:
+    """Whether `mount` would show what `cover` (laid last over its path) shows there already."""
     if mount.kind in ("empty", "tmp", "dev", "proc"):
         return False
     if mount.kind == "hide":
@@ -446,6 +447,7 @@ def _exists(mount: _Mount) -> bool:
 
 
 def _links_to(path: str, hops: int) -> list[tuple[str, str]]:
+    """The links met on the way to `path` (where, what it says), and on the way to what they say."""
     found = []
     for step in [*reversed(Path(path).parents), Path(path)][1:]:
         if step.is_symlink() and hops < 40:
