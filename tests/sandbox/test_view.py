@@ -170,16 +170,17 @@ async def test_an_agent_installed_under_tmp_runs_confined_and_its_tmp_stays_priv
     program.chmod(0o755)
     (tmp_path / "secret.txt").write_text("the user's")
     config = AcpProviderConfig(command=str(program), sandbox="workspace", term_grace=0.3, cancel_grace=0.5)
+    its_own = Path(f"/tmp/acp-tui-its-own-{uuid.uuid4().hex}")
     steps = [
         ("procs",),
         ("read", f"{tmp_path}/secret.txt"),
         ("write", f"{venv}/planted"),
-        ("write", "/tmp/mine"),
+        ("write", str(its_own)),
     ]
     with outside_tmp("acp-tui-work-") as work:
         said = await answer(config, steps, work)
     assert said == ["ok:2", "error:ENOENT", "error:EROFS", "ok"]
-    assert not (venv / "planted").exists() and not Path("/tmp/mine").exists()
+    assert not (venv / "planted").exists() and not its_own.exists()
 
 
 def test_an_installation_holds_the_venv_its_python_its_editable_projects_and_node_modules(
