@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import shutil
@@ -103,11 +104,21 @@ def _installed_in(path: Path) -> list[str]:
 
 def _editable_installs(venv: Path) -> list[Path]:
     """The project folders a venv's editable installs import from (`pip install -e`)."""
+    projects: list[Path] = []
+    for site in venv.glob("lib/python3*/site-packages"):
+        with contextlib.suppress(OSError):
+            projects += _editable_projects(str(site), site.stat().st_mtime_ns)
+    return projects
+
+
+@functools.lru_cache(maxsize=64)
+def _editable_projects(site: str, changed: int) -> tuple[Path, ...]:
+    """Read again only when the folder changed (`changed`, its mtime: a package came or went)."""
     projects = []
-    for record in venv.glob("lib/python3*/site-packages/*.dist-info/direct_url.json"):
+    for record in Path(site).glob("*.dist-info/direct_url.json"):
         with contextlib.suppress(OSError, ValueError, LookupError, TypeError, AttributeError):
             said = json.loads(record.read_text(encoding="utf-8"))
             url = urlsplit(said["url"])
             if said.get("dir_info", {}).get("editable") and url.scheme == "file":
                 projects.append(Path(unquote(url.path)))
-    return projects
+    return tuple(projects)

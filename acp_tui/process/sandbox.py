@@ -157,7 +157,6 @@ def confine(
     home = env.get("HOME") or os.path.expanduser("~")
     homes = _homes(home)
     mounts = [
-        *(_Mount(path, "ro", rank=-1) for path in (*SYSTEM, *SYSTEM_FILES)),
         _Mount("/dev", "dev", rank=-1),
         _Mount("/proc", "proc", rank=-1),
         _Mount("/tmp", "tmp", rank=-1),
@@ -167,7 +166,6 @@ def confine(
         # acp-tui's folders (settings.paths): a run's worktree in them is bound back inside.
         *(_Mount(str(folder), "hide", rank=0) for folder in paths.own_folders()),
         *(_Mount(path, "hide", rank=0) for path in _credentials(homes, env)),
-        *(_Mount(path, "hide", rank=0) for path in (_root_only() if os.geteuid() == 0 else ())),
         *(_Mount(_expand(path, home, cwd), "rw") for path in writable),
         *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readable),
         *(_Mount(_socket(_expand(path, home, cwd)), "ro", rank=2) for path in sockets if path),
@@ -177,7 +175,7 @@ def confine(
     confinement = Confinement([])
     try:
         mounts += _guard_checkout(cwd, homes, confinement)
-        real = _resolved(mounts)
+        real = [*_system(), *_resolved(mounts)]
         real += _resolved(_installation_shown(program, args, cwd, env, real))
         argv = [bwrap, *_mount_args(real)]
     except BaseException:
@@ -477,10 +475,18 @@ def _socket(path: str) -> str:
 
 
 @functools.cache
+def _system() -> tuple[_Mount, ...]:
+    """What the agent sees of the system (resolved, once: it does not move while we run), less, for
+    an agent run as root, what only root may read there."""
+    root_only = _root_only() if os.geteuid() == 0 else ()
+    shown = [_Mount(path, "ro", rank=-1) for path in (*SYSTEM, *SYSTEM_FILES)]
+    return tuple(_resolved([*shown, *(_Mount(path, "hide", rank=0) for path in root_only)]))
+
+
 def _root_only() -> tuple[str, ...]:
     """What only root may read in the system folders the agent sees (the shadow passwords, ssh's
     host keys, ssl's private keys; in /etc and /opt, two levels deep): hidden from an agent run as
-    root, which reads what root owns, capabilities or not. Read once."""
+    root, which reads what root owns, capabilities or not."""
     found = []
     for top in SYSTEM:
         for entry in _entries(top):
