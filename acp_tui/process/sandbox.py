@@ -222,7 +222,10 @@ def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) ->
         raise SandboxError(f"sandbox: {git_dir} is a link, which a confined agent could replace")
     if kind != stat.S_IFDIR:
         return [_Mount(git_dir, "ro", rank=2, pinned=True)]
-    mounts = [_Mount(top, "show", rank=-1), _Mount(git_dir, "rw", rank=2, pinned=True)]
+    mounts = [
+        _Mount(git_dir, "rw", rank=2, pinned=True),
+        *([_Mount(top, "show", rank=-1)] if top != here else []),
+    ]
     for name in (*GIT_FOLDERS, *GIT_STAND_INS):
         path = os.path.join(git_dir, name)
         if os.path.islink(path):
