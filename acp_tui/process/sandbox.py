@@ -11,7 +11,8 @@ bwrap, leader of its own group as any child. Inside, for `sandbox = "workspace"`
 - its own PID namespace (it sees only its own processes; it cannot read or signal us, the watchdog or
   another agent), dying with us (`--die-with-parent`: the namespace ends, daemons included), a new
   session (no TIOCSTI into our terminal), no capabilities (as root too);
-- the network as it is, or none at all (`network=False`: only a loopback of its own).
+- the network as `network` says (`process.network` chooses how): by default none at all, only a
+  loopback of its own.
 
 The environment is the one the agent would get without the sandbox (bwrap passes it whole): our
 marks included, so ending a run and the watchdog still find every process inside. Mounts are laid in
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from acp_tui.process.launcher import SAYS as LAUNCHER_SAYS
 from acp_tui.settings import paths
 from acp_tui.settings.provider_config import SandboxMode
 
@@ -76,9 +78,24 @@ def find_bwrap() -> str:
 
 
 def failure_message(stderr: Iterable[str]) -> str | None:
-    """The run's error when bwrap itself failed (its messages start `bwrap: `), else None."""
-    line = next((line.strip() for line in stderr if line.startswith("bwrap: ")), None)
-    return f"{FAILED}: {line}" if line else None
+    """The run's error when bwrap itself failed (its messages start `bwrap: `), or the launcher
+    before it (`sandbox: `, said as it is), else None."""
+    line = next((line.strip() for line in stderr if line.startswith(("bwrap: ", LAUNCHER_SAYS))), None)
+    if line is None or line.startswith(LAUNCHER_SAYS):
+        return line
+    return f"{FAILED}: {line}"
+
+
+@dataclass(frozen=True)
+class NetworkWay:
+    """How the agent gets its network (`process.network` chooses it): the launcher's argv that runs
+    bwrap (none: bwrap runs as it is), and bwrap's options for it. The default: none at all."""
+
+    launcher: tuple[str, ...] = ()
+    options: tuple[str, ...] = ("--unshare-net",)
+
+
+NO_NETWORK = NetworkWay()
 
 
 def confine(
@@ -90,7 +107,7 @@ def confine(
     writable: Sequence[str] = (),
     readonly: Sequence[str] = (),
     hidden: Sequence[str] = (),
-    network: bool = True,
+    network: NetworkWay = NO_NETWORK,
 ) -> list[str]:
     """The argv that runs `command args` confined (see the module's doc). Raises `SandboxError`
     without bwrap, and the OSError a plain spawn would (missing cwd or command): resolved here,
@@ -121,9 +138,8 @@ def confine(
         )
     argv = [bwrap, *_mount_args(mounts)]
     argv += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    if not network:
-        argv.append("--unshare-net")
-    return [*argv, "--chdir", cwd, "--", program, *args]
+    argv += network.options
+    return [*network.launcher, *argv, "--chdir", cwd, "--", program, *args]
 
 
 def worktree_paths(root: Path, toplevel: Path, common_dir: Path, admin: Path) -> tuple[list[str], list[str]]:

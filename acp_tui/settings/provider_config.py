@@ -41,7 +41,9 @@ class AcpProviderConfig:
     sandbox_writable: Sequence[str] = ()  # writable beyond the cwd and /tmp (`~`: the agent's home)
     sandbox_readonly: Sequence[str] = ()  # seen read-only where hidden otherwise (a worktree's checkout)
     sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
-    sandbox_network: bool = True  # False: no network at all (a loopback of its own)
+    # True: the network; False: none at all (a loopback of its own); host patterns: those hosts only,
+    # through our proxy (`acp_tui.policy.hosts`, `acp_tui.process.network`).
+    sandbox_network: bool | Sequence[str] = True
 
     def secrets(self) -> list[str]:
         """What the run hands the agent that could be a credential: its env, and its MCP servers'

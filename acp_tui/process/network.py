@@ -1,0 +1,153 @@
+"""A confined agent's network (`sandbox_network`), as this kernel can give it, never less confined
+than docs/sandbox.md promises:
+
+    sandbox_network   here                              the agent gets
+    false             any                               a loopback of its own, nothing else
+    true              Landlock ABI 6 or later           the host's network; no abstract unix socket
+                                                        made outside is reachable (launcher --scope)
+    true              else pasta or slirp4netns         a network namespace of its own, outbound
+                                                        through that user-mode stack (--stack)
+    true              neither                           nothing runs: the run ends `error` (NO_WAY)
+    [hosts]           any                               a network namespace of its own whose loopback
+                                                        holds our proxy, which lets those hosts
+                                                        through by name (--listen; netproxy)
+
+In a network namespace of its own no abstract socket of the host exists: they are per namespace.
+`Kernel` is what decides; it is a parameter, so that every way can be tried on one machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import random
+import shutil
+import socket
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from acp_tui.policy.hosts import HostPatterns
+from acp_tui.process import launcher
+from acp_tui.process.netproxy import HostProxy, Resolver, system_resolver
+from acp_tui.process.sandbox import NetworkWay, SandboxError
+
+NO_WAY = (
+    "sandbox: this kernel can keep the agent from the host's abstract unix sockets neither with "
+    "Landlock (ABI 6, Linux 6.12) nor, without pasta or slirp4netns installed, with a network namespace "
+    "of its own (apt install passt), or set sandbox_network = false, or a list of hosts"
+)
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+PROXY_PORTS = (20000, 30000)  # where the proxy listens inside: any port of its empty loopback would do
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """What this machine offers the sandbox's network: Landlock's ABI (0: none) and the user-mode
+    network stacks installed, in order of preference."""
+
+    landlock: int
+    stacks: tuple[str, ...]
+
+    @classmethod
+    def here(cls) -> Kernel:
+        return cls(_landlock_abi(), tuple(name for name in launcher.STACKS if shutil.which(name)))
+
+    def way(self) -> str:
+        """How an agent with the network on gets it here, in words (`acp-tui probe --sandbox`)."""
+        if self.landlock >= launcher.SCOPE_ABI:
+            return f"the host's network, its abstract unix sockets closed by Landlock (ABI {self.landlock})"
+        if self.stacks:
+            return f"a network namespace of its own, outbound through {self.stacks[0]}"
+        return "refused: " + NO_WAY.removeprefix("sandbox: ")
+
+
+@functools.cache
+def _landlock_abi() -> int:
+    return launcher.landlock_abi()
+
+
+class SandboxNetwork:
+    """One confined run's network, from before its spawn to its end: how bwrap is wrapped (`way`),
+    what the agent's environment adds, and for a host list our proxy, which reports what it refuses
+    to `on_refused(host, port)`. `SandboxError` when this kernel cannot give what is asked."""
+
+    def __init__(
+        self,
+        network: bool | Sequence[str],
+        *,
+        on_refused: Callable[[str, int], None] = lambda host, port: None,
+        kernel: Kernel | None = None,
+        resolve: Resolver = system_resolver,
+    ) -> None:
+        self._proxy: HostProxy | None = None
+        self._ours: socket.socket | None = None  # our end of the socket the listener comes over
+        self._theirs: socket.socket | None = None
+        self._serving: asyncio.Task[None] | None = None
+        self.port: int | None = None
+        options: list[str] = []
+        if network is False:
+            self.way = NetworkWay()
+            return
+        if network is True:
+            kernel = kernel or Kernel.here()
+            if kernel.landlock >= launcher.SCOPE_ABI:
+                options = ["--scope"]
+            elif kernel.stacks:
+                options = ["--own-net", "--stack", kernel.stacks[0]]
+            else:
+                raise SandboxError(NO_WAY)
+        else:
+            self._proxy = HostProxy(HostPatterns(network), on_refused, resolve=resolve)
+            self._ours, self._theirs = socket.socketpair()
+            self.port = random.randrange(*PROXY_PORTS)
+            options = ["--own-net", "--listen", str(self.port), "--hand-to", str(self._theirs.fileno())]
+        self.way = NetworkWay((sys.executable, "-I", "-S", launcher.__file__, *options, "--"), ())
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """The descriptors the launcher needs (it closes them before bwrap runs)."""
+        return (self._theirs.fileno(),) if self._theirs is not None else ()
+
+    def environ(self, env: Mapping[str, str]) -> dict[str, str]:
+        """The agent's environment: for a host list, our proxy in every variable clients read."""
+        if self.port is None:
+            return dict(env)
+        return {**env, **dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{self.port}")}
+
+    def spawned(self) -> None:
+        """The launcher runs: our proxy serves the listener it sends, once it does."""
+        if self._theirs is not None:
+            self._theirs.close()
+            self._theirs = None
+        if self._ours is not None and self._proxy is not None:
+            self._serving = asyncio.ensure_future(self._serve(self._ours, self._proxy))
+
+    async def aclose(self) -> None:
+        """Stop the proxy and close what is ours; idempotent."""
+        if self._serving is not None:
+            self._serving.cancel()
+            with contextlib.suppress(BaseException):
+                await self._serving
+        if self._proxy is not None:
+            await self._proxy.aclose()
+        for end in (self._ours, self._theirs):
+            if end is not None:
+                end.close()
+        self._ours = self._theirs = None
+
+    @staticmethod
+    async def _serve(ours: socket.socket, proxy: HostProxy) -> None:
+        loop = asyncio.get_running_loop()
+        ours.setblocking(False)
+        readable = asyncio.Event()
+        loop.add_reader(ours.fileno(), readable.set)
+        try:
+            await readable.wait()
+        finally:
+            loop.remove_reader(ours.fileno())
+        with contextlib.suppress(OSError):  # the launcher failed first: it says why on stderr
+            _, fds, _, _ = socket.recv_fds(ours, 16, 1)
+            if fds:
+                await proxy.serve(socket.socket(fileno=fds[0]))
