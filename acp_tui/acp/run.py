@@ -772,7 +772,8 @@ class AcpSubagentRun:
         """The sandbox's proxy refused a connection: what the agent tried, said and kept."""
         if self._result.done() or len(self._refused) >= MAX_REFUSALS:
             return
-        refusal = NetworkRefusal(self._clean(host)[:HOST_CHARS], port, time.monotonic() - self._started)
+        host = one_line(self._clean(host), HOST_CHARS, shown=False)
+        refusal = NetworkRefusal(host, port, time.monotonic() - self._started)
         self._refused.append(refusal)
         self._events.push(NetworkRefused(refusal))
 

@@ -71,11 +71,13 @@ class HostProxy:
         *,
         resolve: Resolver = system_resolver,
         max_connections: int = MAX_CONNECTIONS,
+        head_seconds: float = HEAD_SECONDS,
     ) -> None:
         self._hosts = hosts
         self._on_refused = on_refused
         self._resolve = resolve
         self._max_connections = max_connections
+        self._head_seconds = head_seconds
         self._server: asyncio.Server | None = None
         self._clients: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -131,7 +133,7 @@ class HostProxy:
 
     async def _read_request(self, reader: asyncio.StreamReader) -> _Request:
         try:
-            async with asyncio.timeout(HEAD_SECONDS):
+            async with asyncio.timeout(self._head_seconds):
                 head = await reader.readuntil(b"\r\n\r\n")
         except TimeoutError:
             raise _BadRequest(408, "the request took too long") from None

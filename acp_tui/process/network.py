@@ -54,13 +54,21 @@ class Kernel:
     def here(cls) -> Kernel:
         return cls(_landlock_abi(), tuple(name for name in launcher.STACKS if shutil.which(name)))
 
-    def way(self) -> str:
-        """How an agent with the network on gets it here, in words (`acp-tui probe --sandbox`)."""
-        if self.landlock >= launcher.SCOPE_ABI:
-            return f"the host's network, its abstract unix sockets closed by Landlock (ABI {self.landlock})"
-        if self.stacks:
-            return f"a network namespace of its own, outbound through {self.stacks[0]}"
-        return "refused: " + NO_WAY.removeprefix("sandbox: ")
+
+
+def describe_network(network: bool | Sequence[str], kernel: Kernel | None = None) -> str:
+    """What a confined agent gets of the network here, in words (`acp-tui probe --sandbox`)."""
+    if network is False:
+        return "none: a loopback of its own"
+    if network is not True:
+        hosts = ", ".join(network) or "no host"
+        return f"only {hosts}, through acp-tui's proxy (a network namespace of its own)"
+    kernel = kernel or Kernel.here()
+    if kernel.landlock >= launcher.SCOPE_ABI:
+        return f"the host's, its abstract unix sockets closed by Landlock (ABI {kernel.landlock})"
+    if kernel.stacks:
+        return f"a network namespace of its own, outbound through {kernel.stacks[0]}"
+    return "refused: " + NO_WAY.removeprefix("sandbox: ")
 
 
 @functools.cache
