@@ -16,7 +16,8 @@ it keeps no descriptor of its own for the agent to inherit. Before that, as aske
     the run, whose proxy accepts on it: inside, the proxy is there and nothing else is;
   - `--stack pasta|slirp4netns`: a user-mode network stack gives it outbound access. bwrap starts
     once the stack says it is ready; the stack dies with bwrap (its parent-death signal) and is of
-    the run's process group, as bwrap is.
+    the run's process group, as bwrap is. Inside, /etc/resolv.conf names the stack's own DNS
+    forwarder (the host's resolver, often 127.0.0.53, is no address in a namespace of its own).
 A failure says so on stderr in one line starting with `sandbox: ` and exits 1: nothing runs.
 
 `landlock_abi()` is also what the run asks before choosing how the sandbox gets its network.
@@ -35,6 +36,7 @@ from collections.abc import Sequence
 
 SAYS = "sandbox: "  # how a launcher's failure begins (the run's error, as it is)
 STACKS = ("pasta", "slirp4netns")  # in order of preference
+DNS = {"pasta": "169.254.1.1", "slirp4netns": "10.0.2.3"}  # where each forwards the agent's queries
 SCOPE_ABI = 6  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 
 _CREATE_RULESET, _RESTRICT_SELF = 444, 446  # the same number on every architecture
@@ -134,6 +136,7 @@ class Stack:
         if name == "pasta":  # it tells its readiness by writing its "pid file", here our pipe
             os.dup2(said, 1)
             argv = ["pasta", "--config-net", "--quiet", "--foreground", "--pid", "/dev/stdout"]
+            argv += ["--dns-forward", DNS[name]]
             argv += ["--runas", f"{os.getuid()}:{os.getgid()}", "--userns", f"/proc/{target}/ns/user"]
             return [*argv, "--netns", f"/proc/{target}/ns/net"]
         os.dup2(quiet, 1)
@@ -174,10 +177,27 @@ def main(argv: Sequence[str]) -> None:
                 hand_listener(int(_value(options, "--listen")), int(_value(options, "--hand-to")))
             if stack is not None:
                 stack.start()
+                bwrap = with_resolver(bwrap, DNS[stack.name])
         os.execv(bwrap[0], bwrap)
     except (Refused, OSError) as exc:
         sys.stderr.write(f"{SAYS}{exc}\n")
         sys.exit(1)
+
+
+def with_resolver(bwrap: list[str], address: str) -> list[str]:
+    """bwrap's argv, showing the agent an /etc/resolv.conf whose nameserver is `address` (the rest
+    as ours says), from a pipe bwrap reads and closes: after its other mounts, so it wins."""
+    try:
+        with open("/etc/resolv.conf") as ours:
+            kept = [line for line in ours if line.split()[:1] != ["nameserver"]]
+    except OSError:
+        kept = []
+    data, said = os.pipe()
+    os.write(said, "".join([*kept, f"nameserver {address}\n"]).encode())
+    os.close(said)
+    os.set_inheritable(data, True)
+    end = bwrap.index("--")
+    return [*bwrap[:end], "--ro-bind-data", str(data), "/etc/resolv.conf", *bwrap[end:]]
 
 
 def _value(options: list[str], name: str) -> str:

@@ -16,7 +16,7 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,11 +35,21 @@ from acp_tui.process.sandbox import SandboxError, confine
 from acp_tui.reports.records import result_from, run_record
 from acp_tui.settings.schema import AgentPreset
 from tests.hostile.support import eventually
-from tests.sandbox.support import TRYING_AGENT, need_bwrap, outcomes, tries, trying
+from tests.sandbox.network_ways import DENIED, abstract_listener, far_end, tried
+from tests.sandbox.support import (
+    NETWORK_WAYS,
+    TRYING_AGENT,
+    User,
+    need_bwrap,
+    outcomes,
+    outside_tmp,
+    read_json_line,
+    supervise_as,
+    tries,
+    trying,
+)
 
 S = SubagentStopReason
-# Where the host's loopback is seen from a namespace of its own, through each stack.
-HOST_LOOPBACK = {"pasta": "127.0.0.1", "slirp4netns": "10.0.2.2"}
 
 
 @pytest.fixture
@@ -59,32 +69,6 @@ def kernel_for(way: str) -> Kernel:
     if shutil.which(way) is None:
         pytest.skip(f"sandbox: {way} is not installed (apt install {'passt' if way == 'pasta' else way})")
     return Kernel(0, (way,))
-
-
-@contextlib.contextmanager
-def abstract_listener() -> Iterator[str]:
-    """A real abstract unix socket of the host, as X11 or a D-Bus bus listens: its name."""
-    name = f"acp-tui-test-{os.getpid()}-{id(object())}"
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind("\0" + name)
-        server.listen()
-        yield name
-
-
-@contextlib.asynccontextmanager
-async def far_end() -> AsyncIterator[int]:
-    """An HTTPS-like server on 127.0.0.1 (a line in, a line out): its port."""
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(OSError):
-            if await reader.readline() == b"ping\n":
-                writer.write(b"pong\n")
-                await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1]
 
 
 # Host patterns -----------------------------------------------------------------------------------
@@ -257,22 +241,36 @@ async def test_a_confined_agent_cannot_reach_the_hosts_abstract_sockets_with_the
     assert inside in (["error:EPERM"], ["error:ECONNREFUSED"])  # Landlock; or a namespace of its own
 
 
+EXPECTED = {
+    "landlock": ["abstract: errno 1", "host: ok"],  # EPERM: out of its scope
+    "pasta": ["abstract: errno 111", "host: ok"],  # ECONNREFUSED: no such socket in its namespace
+    "slirp4netns": ["abstract: errno 111", "host: ok"],
+}
+
+
 @pytest.mark.parametrize("way", ["landlock", "pasta", "slirp4netns"])
 async def test_each_way_keeps_the_abstract_sockets_out_of_reach_and_the_network_on(way: str) -> None:
-    kernel = kernel_for(way)
-    probe = (
-        "import socket, sys\n"
-        "s = socket.socket(socket.AF_UNIX)\n"
-        "try:\n    s.connect('\\0' + sys.argv[1]); print('abstract: ok')\n"
-        "except OSError as e:\n    print('abstract:', e.errno)\n"
-        "socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=10); print('host: ok')\n"
-    )
-    with abstract_listener() as name:
-        async with far_end() as port:
-            where = HOST_LOOPBACK.get(way, "127.0.0.1")
-            said = await run_confined(SandboxNetwork(True, kernel=kernel), probe, name, where, str(port))
-    errno_of = {"landlock": "1", "pasta": "111", "slirp4netns": "111"}  # EPERM; ECONNREFUSED
-    assert said == [f"abstract: {errno_of[way]}", "host: ok"]
+    """The attack at the level of a spawn, each way forced by the kernel we say this is."""
+    assert (await tried(way, kernel_for(way)))["said"] == EXPECTED[way]
+
+
+@pytest.mark.parametrize("way", ["landlock", "pasta", "slirp4netns", "hosts"])
+def test_as_an_unprivileged_user_each_way_holds_too(unprivileged: User, way: str) -> None:
+    kernel = kernel_for(way) if way != "hosts" else Kernel(0, ())
+    job = {"way": way, "landlock": kernel.landlock}
+    with outside_tmp("acp-tui-user-", owner=unprivileged) as home:
+        runner = supervise_as(unprivileged, job, home=home, script=NETWORK_WAYS)
+        try:
+            said = read_json_line(runner)
+        finally:
+            runner.kill()
+            runner.wait(10)
+    if way == "hosts":
+        port = said["port"][0]
+        assert said["said"] == [f"localhost:{port} 200 pong", f"{DENIED}:443 403"]
+        assert said["refused"] == [f"{DENIED}:443"]
+    else:
+        assert said["said"] == EXPECTED[way]
 
 
 def test_a_kernel_that_offers_neither_refuses_in_one_line() -> None:
@@ -290,22 +288,6 @@ async def run_steps(config: object, steps: list, cwd: Path) -> list[str]:
     result = await run.result()
     assert result.stop_reason is S.COMPLETED, result.error
     return outcomes(result.output)
-
-
-async def run_confined(network: SandboxNetwork, code: str, *args: str) -> list[str]:
-    """`python -c code args` confined with `network`, as a run spawns it: what it printed."""
-    env = network.environ(os.environ)
-    argv = confine(sys.executable, ["-c", code, *args], cwd="/var/tmp", env=env, network=network.way)
-    child = await spawn(argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds)
-    network.spawned()
-    try:
-        assert child.process.stdout is not None and child.process.stderr is not None
-        out, err = await asyncio.gather(child.process.stdout.read(), child.process.stderr.read())
-        assert await child.wait_exit() == 0, err.decode()
-        return out.decode().splitlines()
-    finally:
-        await terminate_group(child, term_grace=0.5)
-        await network.aclose()
 
 
 # Item 10: hosts by name ------------------------------------------------------------------------------
