@@ -250,8 +250,15 @@ class AcpSubagentRun:
                     hidden=self.config.sandbox_hidden,
                     network=self._network.way,
                 )
-            pass_fds = self._network.pass_fds if self._network else ()
-            self._child = await spawn(argv[0], argv[1:], cwd=self.cwd, env=env, pass_fds=pass_fds)
+            network = self._network
+            self._child = await spawn(
+                argv[0],
+                argv[1:],
+                cwd=self.cwd,
+                env=env,
+                pass_fds=network.pass_fds if network else (),
+                preexec=network.preexec if network else None,
+            )
             if self._network is not None:
                 self._network.spawned()
         except SandboxError as exc:  # never unconfined instead: nothing runs

@@ -1,26 +1,20 @@
-"""The sandbox's launcher: what the agent's process needs between our spawn and bwrap, which no bwrap
-option gives. The standard library alone: it runs as a script, outside the sandbox,
+"""The sandbox's launcher, for an agent with a network namespace of its own: what its process needs
+between our spawn and bwrap, which no bwrap option gives. The standard library alone: it runs as a
+script, outside the sandbox,
 
-    python -I -S launcher.py [--scope] [--own-net [--listen PORT --hand-to FD] [--stack NAME]] -- bwrap ...
+    python -I -S launcher.py --own-net [--listen PORT --hand-to FD] [--stack NAME] -- bwrap ...
 
 and ends by exec'ing bwrap: the child we hold is bwrap as ever (the same pid, group and pipes), and
-it keeps no descriptor of its own for the agent to inherit. Before that, as asked:
-- `--scope`: Landlock's abstract unix socket scope (ABI 6, Linux 6.12): the agent and all it starts
-  can connect to no abstract socket made outside (X11's `@/tmp/.X11-unix/X0`, a `unix:abstract=`
-  D-Bus bus). A Landlock domain that handles file-system access forbids mounts, which stops bwrap
-  ("Failed to make / slave: Operation not permitted"); one with a scope only leaves them alone, so
-  bwrap sets the sandbox up inside it, and every process in it inherits the scope.
-- `--own-net`: a network namespace of the agent's own, its loopback up (and, unless root, a user
-  namespace to be allowed to make one, mapping our ids to themselves). Then
-  - `--listen PORT --hand-to FD`: a listener on its 127.0.0.1:PORT, sent over the unix socket FD to
-    the run, whose proxy accepts on it: inside, the proxy is there and nothing else is;
-  - `--stack pasta|slirp4netns`: a user-mode network stack gives it outbound access. bwrap starts
-    once the stack says it is ready; the stack dies with bwrap (its parent-death signal) and is of
-    the run's process group, as bwrap is. Inside, /etc/resolv.conf names the stack's own DNS
-    forwarder (the host's resolver, often 127.0.0.53, is no address in a namespace of its own).
+it keeps no descriptor of its own for the agent to inherit. Before that:
+- `--own-net`: a network namespace of the agent's own, its loopback up, with a user namespace of
+  its own (our ids mapped to themselves: it lets us make one unprivileged, and a stack attach);
+- `--listen PORT --hand-to FD`: a listener on its 127.0.0.1:PORT, sent over the unix socket FD to
+  the run, whose proxy accepts on it: inside, the proxy is there and nothing else is;
+- `--stack pasta|slirp4netns`: a user-mode network stack gives it outbound access. bwrap starts
+  once the stack says it is ready; the stack dies with bwrap (its parent-death signal) and is of
+  the run's process group, as bwrap is. Inside, /etc/resolv.conf names the stack's own DNS
+  forwarder (the host's resolver, often 127.0.0.53, is no address in a namespace of its own).
 A failure says so on stderr in one line starting with `sandbox: ` and exits 1: nothing runs.
-
-`landlock_abi()` is also what the run asks before choosing how the sandbox gets its network.
 """
 
 from __future__ import annotations
@@ -37,12 +31,7 @@ from collections.abc import Sequence
 SAYS = "sandbox: "  # how a launcher's failure begins (the run's error, as it is)
 STACKS = ("pasta", "slirp4netns")  # in order of preference
 DNS = {"pasta": "169.254.1.1", "slirp4netns": "10.0.2.3"}  # where each forwards the agent's queries
-SCOPE_ABI = 6  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
-
-_CREATE_RULESET, _RESTRICT_SELF = 444, 446  # the same number on every architecture
-_CREATE_RULESET_VERSION = 1
-_SCOPE_ABSTRACT_UNIX_SOCKET = 1
-_PR_SET_NO_NEW_PRIVS, _PR_SET_PDEATHSIG = 38, 1
+_PR_SET_PDEATHSIG = 1
 _CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _READY_SECONDS = 20.0  # a stack that says nothing by then will not
@@ -50,32 +39,6 @@ _READY_SECONDS = 20.0  # a stack that says nothing by then will not
 
 class Refused(Exception):
     """What stops the launcher, in words for the run's error."""
-
-
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version; 0 where it has none (or is no Linux)."""
-    if not sys.platform.startswith("linux"):
-        return 0
-    try:
-        abi = int(_libc().syscall(_CREATE_RULESET, None, 0, _CREATE_RULESET_VERSION))
-    except (OSError, AttributeError):
-        return 0
-    return max(abi, 0)
-
-
-def scope_abstract_sockets() -> None:
-    """Confine this process and all it starts: no abstract unix socket made outside is reachable."""
-    libc = _libc()
-    # struct landlock_ruleset_attr: handled_access_fs, handled_access_net, scoped (all u64)
-    attr = ctypes.create_string_buffer(struct.pack("=QQQ", 0, 0, _SCOPE_ABSTRACT_UNIX_SOCKET))
-    ruleset = libc.syscall(_CREATE_RULESET, attr, len(attr.raw), 0)
-    if ruleset < 0:
-        raise Refused(f"Landlock refused the abstract socket scope: {os.strerror(ctypes.get_errno())}")
-    try:
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
-            raise Refused(f"Landlock could not confine the agent: {os.strerror(ctypes.get_errno())}")
-    finally:
-        os.close(ruleset)
 
 
 def own_network() -> None:
@@ -168,16 +131,13 @@ def main(argv: Sequence[str]) -> None:
     split = list(argv).index("--")
     options, bwrap = list(argv[:split]), list(argv[split + 1 :])
     try:
-        if "--scope" in options:
-            scope_abstract_sockets()
-        if "--own-net" in options:
-            stack = Stack(_value(options, "--stack")) if "--stack" in options else None
-            own_network()
-            if "--listen" in options:
-                hand_listener(int(_value(options, "--listen")), int(_value(options, "--hand-to")))
-            if stack is not None:
-                stack.start()
-                bwrap = with_resolver(bwrap, DNS[stack.name])
+        stack = Stack(_value(options, "--stack")) if "--stack" in options else None
+        own_network()
+        if "--listen" in options:
+            hand_listener(int(_value(options, "--listen")), int(_value(options, "--hand-to")))
+        if stack is not None:
+            stack.start()
+            bwrap = with_resolver(bwrap, DNS[stack.name])
         os.execv(bwrap[0], bwrap)
     except (Refused, OSError) as exc:
         sys.stderr.write(f"{SAYS}{exc}\n")

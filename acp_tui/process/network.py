@@ -4,9 +4,9 @@ than docs/sandbox.md promises:
     sandbox_network   here                              the agent gets
     false             any                               a loopback of its own, nothing else
     true              Landlock ABI 6 or later           the host's network; no abstract unix socket
-                                                        made outside is reachable (launcher --scope)
+                                                        made outside is reachable (`landlock`)
     true              else pasta or slirp4netns         a network namespace of its own, outbound
-                                                        through that user-mode stack (--stack)
+                                                        through that user-mode stack (`launcher`)
     true              neither                           nothing runs: the run ends `error` (NO_WAY)
     [hosts]           any                               a network namespace of its own whose loopback
                                                         holds our proxy, which lets those hosts
@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import random
 import shutil
 import socket
@@ -29,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from acp_tui.policy.hosts import HostPatterns
-from acp_tui.process import launcher
+from acp_tui.process import landlock, launcher
 from acp_tui.process.netproxy import HostProxy, Resolver, system_resolver
 from acp_tui.process.sandbox import NetworkWay, SandboxError
 
@@ -54,6 +55,9 @@ class Kernel:
     def here(cls) -> Kernel:
         return cls(_landlock_abi(), tuple(name for name in launcher.STACKS if shutil.which(name)))
 
+    @property
+    def scopes_abstract_sockets(self) -> bool:
+        return self.landlock >= landlock.SCOPE_ABI
 
 
 def describe_network(network: bool | Sequence[str], kernel: Kernel | None = None) -> str:
@@ -64,22 +68,30 @@ def describe_network(network: bool | Sequence[str], kernel: Kernel | None = None
         hosts = ", ".join(network) or "no host"
         return f"only {hosts}, through acp-tui's proxy (a network namespace of its own)"
     kernel = kernel or Kernel.here()
-    if kernel.landlock >= launcher.SCOPE_ABI:
+    if kernel.scopes_abstract_sockets:
         return f"the host's, its abstract unix sockets closed by Landlock (ABI {kernel.landlock})"
     if kernel.stacks:
         return f"a network namespace of its own, outbound through {kernel.stacks[0]}"
     return "refused: " + NO_WAY.removeprefix("sandbox: ")
 
 
+def _scope() -> landlock.AbstractSocketScope:
+    try:
+        return landlock.AbstractSocketScope()
+    except OSError as exc:
+        raise SandboxError(f"sandbox: {exc.strerror}: {os.strerror(exc.errno or 0)}") from None
+
+
 @functools.cache
 def _landlock_abi() -> int:
-    return launcher.landlock_abi()
+    return landlock.abi()
 
 
 class SandboxNetwork:
     """One confined run's network, from before its spawn to its end: how bwrap is wrapped (`way`),
-    what the agent's environment adds, and for a host list our proxy, which reports what it refuses
-    to `on_refused(host, port)`. `SandboxError` when this kernel cannot give what is asked."""
+    what the spawn adds (`pass_fds`, `preexec`) and the agent's environment, and for a host list our
+    proxy, which reports what it refuses to `on_refused(host, port)`. `SandboxError` when this
+    kernel cannot give what is asked."""
 
     def __init__(
         self,
@@ -93,6 +105,7 @@ class SandboxNetwork:
         self._ours: socket.socket | None = None  # our end of the socket the listener comes over
         self._theirs: socket.socket | None = None
         self._serving: asyncio.Task[None] | None = None
+        self._scope: landlock.AbstractSocketScope | None = None
         self.port: int | None = None
         options: list[str] = []
         if network is False:
@@ -100,9 +113,11 @@ class SandboxNetwork:
             return
         if network is True:
             kernel = kernel or Kernel.here()
-            if kernel.landlock >= launcher.SCOPE_ABI:
-                options = ["--scope"]
-            elif kernel.stacks:
+            if kernel.scopes_abstract_sockets:
+                self._scope = _scope()
+                self.way = NetworkWay(options=())
+                return
+            if kernel.stacks:
                 options = ["--own-net", "--stack", kernel.stacks[0]]
             else:
                 raise SandboxError(NO_WAY)
@@ -118,6 +133,11 @@ class SandboxNetwork:
         """The descriptors the launcher needs (it closes them before bwrap runs)."""
         return (self._theirs.fileno(),) if self._theirs is not None else ()
 
+    @property
+    def preexec(self) -> Callable[[], None] | None:
+        """What the child does between fork and exec: Landlock's scope, when that is the way."""
+        return self._scope.apply if self._scope is not None else None
+
     def environ(self, env: Mapping[str, str]) -> dict[str, str]:
         """The agent's environment: for a host list, our proxy in every variable clients read."""
         if self.port is None:
@@ -125,7 +145,10 @@ class SandboxNetwork:
         return {**env, **dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{self.port}")}
 
     def spawned(self) -> None:
-        """The launcher runs: our proxy serves the listener it sends, once it does."""
+        """The child runs: what it took is no longer ours to hold, and our proxy serves the
+        listener the launcher sends, once it does."""
+        if self._scope is not None:
+            self._scope.close()
         if self._theirs is not None:
             self._theirs.close()
             self._theirs = None
@@ -134,6 +157,8 @@ class SandboxNetwork:
 
     async def aclose(self) -> None:
         """Stop the proxy and close what is ours; idempotent."""
+        if self._scope is not None:
+            self._scope.close()
         if self._serving is not None:
             self._serving.cancel()
             with contextlib.suppress(BaseException):

@@ -89,7 +89,9 @@ async def run_confined(network: SandboxNetwork, code: str, *args: str) -> list[s
     (its stderr, when it failed)."""
     env = network.environ(os.environ)
     argv = confine(sys.executable, ["-c", code, *args], cwd="/", env=env, network=network.way)
-    child = await spawn(argv[0], argv[1:], cwd="/", env=env, pass_fds=network.pass_fds)
+    child = await spawn(
+        argv[0], argv[1:], cwd="/", env=env, pass_fds=network.pass_fds, preexec=network.preexec
+    )
     network.spawned()
     try:
         assert child.process.stdout is not None and child.process.stderr is not None

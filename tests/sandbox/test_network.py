@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 from acp_tui import AcpSubagentProvider, SubagentRequest, SubagentStopReason
 from acp_tui.core.model import NetworkRefusal, NetworkRefused
 from acp_tui.policy.hosts import HostPatterns, host_pattern
-from acp_tui.process import launcher
+from acp_tui.process import landlock
 from acp_tui.process.group import spawn, survivors, terminate_group
 from acp_tui.process.netproxy import HostProxy
 from acp_tui.process.network import NO_WAY, Kernel, SandboxNetwork, describe_network
-from acp_tui.process.sandbox import SandboxError, confine
+from acp_tui.process.sandbox import SandboxError, confine, failure_message
 from acp_tui.reports.records import result_from, run_record
 from acp_tui.settings.schema import AgentPreset
 from tests.hostile.support import eventually
@@ -62,8 +62,8 @@ def kernel_for(way: str) -> Kernel:
     cannot (a skip that ACP_TUI_REQUIRE_SANDBOX=1 makes a failure)."""
     need_bwrap()
     if way == "landlock":
-        abi = launcher.landlock_abi()
-        if abi < launcher.SCOPE_ABI:
+        abi = landlock.abi()
+        if abi < landlock.SCOPE_ABI:
             pytest.skip(f"sandbox: this kernel's Landlock ABI is {abi}; the abstract socket scope needs 6")
         return Kernel(abi, ())
     if shutil.which(way) is None:
@@ -369,7 +369,9 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
     ours = len(os.listdir("/proc/self/fd"))
     env = network.environ(os.environ)
     argv = confine(sys.executable, ["-c", HOLDS], cwd="/var/tmp", env=env, network=network.way)
-    child = await spawn(argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds)
+    child = await spawn(
+        argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds, preexec=network.preexec
+    )
     network.spawned()
     try:
         assert child.process.stdout is not None
@@ -391,3 +393,19 @@ async def test_a_run_that_cannot_start_closes_its_network(tmp_path: Path) -> Non
     result = await run.result()
     assert result.stop_reason is S.ERROR
     assert len(os.listdir("/proc/self/fd")) <= ours
+
+
+async def test_a_scope_that_cannot_be_applied_ends_the_child_saying_so_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    kernel = kernel_for("landlock")
+    network = SandboxNetwork(True, kernel=kernel)
+    network.spawned()  # its ruleset closed already: landlock_restrict_self fails in the child
+    marker = tmp_path / "ran"
+    argv = confine("touch", [str(marker)], cwd=str(tmp_path), env=os.environ, network=network.way)
+    child = await spawn(argv[0], argv[1:], cwd=str(tmp_path), env=os.environ, preexec=network.preexec)
+    assert child.process.stderr is not None
+    said = (await child.process.stderr.read()).decode().splitlines()
+    assert await child.wait_exit() == 1 and not marker.exists()
+    await terminate_group(child, term_grace=0.5)
+    assert failure_message(said) == landlock.FAILED.decode().strip()
