@@ -2,12 +2,12 @@
 between our spawn and bwrap, which no bwrap option gives. The standard library alone: it runs as a
 script, outside the sandbox,
 
-    python -I -S launcher.py --own-net [--listen PORT --hand-to FD] [--stack NAME] -- bwrap ...
+    python -I -S launcher.py [--listen PORT --hand-to FD] [--stack NAME] -- bwrap ...
 
 and ends by exec'ing bwrap: the child we hold is bwrap as ever (the same pid, group and pipes), and
-it keeps no descriptor of its own for the agent to inherit. Before that:
-- `--own-net`: a network namespace of the agent's own, its loopback up, with a user namespace of
-  its own (our ids mapped to themselves: it lets us make one unprivileged, and a stack attach);
+it keeps no descriptor of its own for the agent to inherit. Before that, it makes a network
+namespace of the agent's own, its loopback up, with a user namespace of its own (our ids mapped to
+themselves: it lets us make one unprivileged, and a stack attach to it); then
 - `--listen PORT --hand-to FD`: a listener on its 127.0.0.1:PORT, sent over the unix socket FD to
   the run, whose proxy accepts on it: inside, the proxy is there and nothing else is;
 - `--stack pasta|slirp4netns`: a user-mode network stack gives it outbound access. bwrap starts
@@ -69,23 +69,21 @@ class Stack:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._go, go = os.pipe()
-        self._ready, said = os.pipe()
+        waits, self._go = os.pipe()  # a byte once our namespace is made
+        self._ready, said = os.pipe()  # the stack's word once it serves it
         launcher = os.getpid()
         libc = _libc()  # before the fork: the child only calls it (we have no other thread)
-        self._pid = os.fork()
-        if self._pid:
-            os.close(self._go)
+        if os.fork():
+            os.close(waits)
             os.close(said)
-            self._go = go
             return
         try:  # the child: whatever happens, it never returns into the launcher's code
-            os.close(go)
+            os.close(self._go)
             os.close(self._ready)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # it dies with bwrap
             for ignored in (signal.SIGPIPE, signal.SIGXFSZ):  # as Python left them: as they were
                 signal.signal(ignored, signal.SIG_DFL)
-            if os.read(self._go, 1) and os.getppid() == launcher:
+            if os.read(waits, 1) and os.getppid() == launcher:
                 os.execvp(name, self._argv(name, str(launcher), said))
         except BaseException as exc:
             os.write(2, f"{SAYS}cannot start {name}: {exc}\n".encode())

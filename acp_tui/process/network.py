@@ -75,6 +75,11 @@ def describe_network(network: bool | Sequence[str], kernel: Kernel | None = None
     return "refused: " + NO_WAY.removeprefix("sandbox: ")
 
 
+def _launched(*options: str) -> NetworkWay:
+    """bwrap run by our launcher (`options` its own), in a network namespace it makes."""
+    return NetworkWay((sys.executable, "-I", "-S", launcher.__file__, *options, "--"), ())
+
+
 def _scope() -> landlock.AbstractSocketScope:
     try:
         return landlock.AbstractSocketScope()
@@ -106,27 +111,24 @@ class SandboxNetwork:
         self._theirs: socket.socket | None = None
         self._serving: asyncio.Task[None] | None = None
         self._scope: landlock.AbstractSocketScope | None = None
-        self.port: int | None = None
-        options: list[str] = []
+        self.port: int | None = None  # where our proxy listens inside, for a host list
         if network is False:
             self.way = NetworkWay()
-            return
-        if network is True:
-            kernel = kernel or Kernel.here()
-            if kernel.scopes_abstract_sockets:
-                self._scope = _scope()
-                self.way = NetworkWay(options=())
-                return
-            if kernel.stacks:
-                options = ["--own-net", "--stack", kernel.stacks[0]]
-            else:
-                raise SandboxError(NO_WAY)
+        elif network is True:
+            self.way = self._network_on(kernel or Kernel.here())
         else:
             self._proxy = HostProxy(HostPatterns(network), on_refused, resolve=resolve)
             self._ours, self._theirs = socket.socketpair()
             self.port = random.randrange(*PROXY_PORTS)
-            options = ["--own-net", "--listen", str(self.port), "--hand-to", str(self._theirs.fileno())]
-        self.way = NetworkWay((sys.executable, "-I", "-S", launcher.__file__, *options, "--"), ())
+            self.way = _launched("--listen", str(self.port), "--hand-to", str(self._theirs.fileno()))
+
+    def _network_on(self, kernel: Kernel) -> NetworkWay:
+        if kernel.scopes_abstract_sockets:
+            self._scope = _scope()
+            return NetworkWay(options=())
+        if kernel.stacks:
+            return _launched("--stack", kernel.stacks[0])
+        raise SandboxError(NO_WAY)
 
     @property
     def pass_fds(self) -> tuple[int, ...]:
