@@ -237,9 +237,14 @@ class AcpSubagentRun:
         env = child_environment(self.config.env)
         try:
             argv = [self.config.command, *self.config.args]
+            pass_fds: tuple[int, ...] = ()
+            preexec = None
             if self.sandboxed:
-                self._network = SandboxNetwork(self.config.sandbox_network, on_refused=self._network_refused)
-                env = self._network.environ(env)
+                self._network = network = SandboxNetwork(
+                    self.config.sandbox_network, on_refused=self._network_refused
+                )
+                env = network.environ(env)
+                pass_fds, preexec = network.pass_fds, network.preexec
                 argv = confine(
                     self.config.command,
                     self.config.args,
@@ -248,16 +253,10 @@ class AcpSubagentRun:
                     writable=self.config.sandbox_writable,
                     readonly=self.config.sandbox_readonly,
                     hidden=self.config.sandbox_hidden,
-                    network=self._network.way,
+                    network=network.way,
                 )
-            network = self._network
             self._child = await spawn(
-                argv[0],
-                argv[1:],
-                cwd=self.cwd,
-                env=env,
-                pass_fds=network.pass_fds if network else (),
-                preexec=network.preexec if network else None,
+                argv[0], argv[1:], cwd=self.cwd, env=env, pass_fds=pass_fds, preexec=preexec
             )
             if self._network is not None:
                 self._network.spawned()

@@ -11,16 +11,15 @@ file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or
 (each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
 agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
 agent's working directory: path rules of `acp-tui policy check` are taken from it), `sandbox`
-(`workspace` when bubblewrap confined the agent, else `none`), `network_refused` (the connections its
-sandbox refused, to hosts its `sandbox_network` list does not name: each `host`, `port`, `at`),
-`worktree`,
-`base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), `skipped` (the
-files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's secrets were
-masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from the spawn
-to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up continues;
-null when none was opened), `continuation` (how the agent said its sessions are reached again:
-`resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and `warm` (true
-when the run took a spare, a child started ahead of it).
+(`workspace` when bubblewrap confined the agent, else `none`), `network_refused` (the connections
+its sandbox refused, to hosts its `sandbox_network` list does not name: each `host`, `port`, `at`),
+`worktree`, `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls),
+`skipped` (the files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's
+secrets were masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from
+the spawn to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up
+continues; null when none was opened), `continuation` (how the agent said its sessions are reached
+again: `resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and
+`warm` (true when the run took a spare, a child started ahead of it).
 
 The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
 `attempt` (numbers from 1; `r` adds an attempt to the same round)."""

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -409,3 +411,16 @@ async def test_a_scope_that_cannot_be_applied_ends_the_child_saying_so_before_an
     assert await child.wait_exit() == 1 and not marker.exists()
     await terminate_group(child, term_grace=0.5)
     assert failure_message(said) == landlock.FAILED.decode().strip()
+
+
+@pytest.mark.usefixtures("confined")
+def test_the_probe_says_what_the_sandbox_gives_the_network_on_this_kernel() -> None:
+    agent = f"trying={sys.executable} {TRYING_AGENT}"
+    probe = [sys.executable, "-m", "acp_tui", "probe", "--sandbox", "--agent", agent]
+    said = subprocess.run([*probe, "--format", "json"], capture_output=True, text=True, timeout=60)
+    assert said.returncode == 0, said.stderr
+    assert json.loads(said.stdout)["sandbox_network"] == describe_network(True)
+    text = subprocess.run(probe, capture_output=True, text=True, timeout=60).stdout
+    assert f"sandbox network: {describe_network(True)}\n" in text
+    if landlock.abi() >= landlock.SCOPE_ABI:  # this machine's: Linux 6.18
+        assert describe_network(True).startswith("the host's, its abstract unix sockets closed by Landlock")

@@ -4,8 +4,8 @@ the highlighted call's content (an error message, a diff), the thoughts, plans a
 counted, and the connections its sandbox refused (hosts its `sandbox_network` list does not name).
 The answer stream stays clean: this is where its cards went.
 
-It follows a live run (the pane tells it when a tool call changes). Everything here came from the
-agent: literal text, one line per cell.
+It follows a live run (the pane tells it when a tool call changes or a connection is refused).
+Everything here came from the agent: literal text, one line per cell.
 """
 
 from __future__ import annotations
