@@ -97,7 +97,7 @@ class Stack:
         if name == "pasta":  # it tells its readiness by writing its "pid file", here our pipe
             os.dup2(said, 1)
             argv = ["pasta", "--config-net", "--quiet", "--foreground", "--pid", "/dev/stdout"]
-            argv += ["--dns-forward", DNS[name]]
+            argv += ["--dns-forward", DNS[name], "--tcp-ports", "none", "--udp-ports", "none"]  # no way in
             argv += ["--runas", f"{os.getuid()}:{os.getgid()}", "--userns", f"/proc/{target}/ns/user"]
             return [*argv, "--netns", f"/proc/{target}/ns/net"]
         os.dup2(quiet, 1)
