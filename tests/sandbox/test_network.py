@@ -34,6 +34,7 @@ from acp_tui.process.group import spawn, survivors, terminate_group
 from acp_tui.process.netproxy import HostProxy
 from acp_tui.process.network import NO_WAY, Kernel, SandboxNetwork, describe_network
 from acp_tui.process.sandbox import SandboxError, confine, failure_message
+from acp_tui.process.watchdog import watchdog
 from acp_tui.reports.records import result_from, run_record
 from acp_tui.settings.schema import AgentPreset
 from tests.hostile.support import eventually
@@ -299,6 +300,8 @@ async def run_steps(config: object, steps: list, cwd: Path) -> list[str]:
 async def test_a_host_list_lets_its_host_through_and_refuses_and_records_the_rest(tmp_path: Path) -> None:
     async with far_end() as port:
         config = trying(sandbox_network=("localhost",))
+        watchdog.ensure_started()  # its pipe is ours for good, from the first spawn on
+        ours = len(os.listdir("/proc/self/fd"))
         steps = [
             ("tunnel", "localhost", port),
             ("tunnel", "denied.example", 443),
@@ -308,6 +311,7 @@ async def test_a_host_list_lets_its_host_through_and_refuses_and_records_the_res
         run = await AcpSubagentProvider(config).start(SubagentRequest(tries(*steps), cwd=str(tmp_path)))
         told = [event.refusal async for event in run.events() if isinstance(event, NetworkRefused)]
         result = await run.result()
+        assert len(os.listdir("/proc/self/fd")) == ours  # its proxy stopped with it
     assert result.stop_reason is S.COMPLETED, result.error
     assert outcomes(result.output) == ["ok:pong", "refused:403", "error:ECONNREFUSED", "error:ENETUNREACH"]
     assert [(r.host, r.port) for r in result.network_refused] == [("denied.example", 443)]
@@ -367,8 +371,9 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
     way: str,
 ) -> None:
     kernel = None if way == "hosts" else kernel_for(way)
-    network = SandboxNetwork(["localhost"] if way == "hosts" else True, kernel=kernel)
+    watchdog.ensure_started()  # its pipe is ours for good, from the first spawn on
     ours = len(os.listdir("/proc/self/fd"))
+    network = SandboxNetwork(["localhost"] if way == "hosts" else True, kernel=kernel)
     env = network.environ(os.environ)
     argv = confine(sys.executable, ["-c", HOLDS], cwd="/var/tmp", env=env, network=network.way)
     child = await spawn(
@@ -385,7 +390,7 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
         await terminate_group(child, term_grace=0.5)
         await network.aclose()
     assert survivors(child) == []
-    await eventually(lambda: len(os.listdir("/proc/self/fd")) <= ours, what="our descriptors closed")
+    await eventually(lambda: len(os.listdir("/proc/self/fd")) == ours, what="our descriptors closed")
 
 
 async def test_a_run_that_cannot_start_closes_its_network(tmp_path: Path) -> None:
@@ -394,7 +399,7 @@ async def test_a_run_that_cannot_start_closes_its_network(tmp_path: Path) -> Non
     run = await AcpSubagentProvider(config).start(SubagentRequest("[]", cwd=str(tmp_path)))
     result = await run.result()
     assert result.stop_reason is S.ERROR
-    assert len(os.listdir("/proc/self/fd")) <= ours
+    assert len(os.listdir("/proc/self/fd")) == ours
 
 
 async def test_a_scope_that_cannot_be_applied_ends_the_child_saying_so_before_anything_runs(
