@@ -28,11 +28,13 @@ import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from acp_tui.policy.hosts import HostPatterns
 from acp_tui.process import landlock, launcher
-from acp_tui.process.netproxy import HostProxy, Resolver, system_resolver
 from acp_tui.process.sandbox import NetworkWay, SandboxError
+
+if TYPE_CHECKING:
+    from acp_tui.process.netproxy import HostProxy, Resolver
 
 NO_WAY = (
     "sandbox: this kernel can keep the agent from the host's abstract unix sockets neither with "
@@ -104,7 +106,7 @@ class SandboxNetwork:
         *,
         on_refused: Callable[[str, int], None] = lambda host, port: None,
         kernel: Kernel | None = None,
-        resolve: Resolver = system_resolver,
+        resolve: Resolver | None = None,
     ) -> None:
         self._proxy: HostProxy | None = None
         self._ours: socket.socket | None = None  # our end of the socket the listener comes over
@@ -116,8 +118,11 @@ class SandboxNetwork:
             self.way = NetworkWay()
         elif network is True:
             self.way = self._network_on(kernel or Kernel.here())
-        else:
-            self._proxy = HostProxy(HostPatterns(network), on_refused, resolve=resolve)
+        else:  # imported only now: most runs have no host list
+            from acp_tui.policy.hosts import HostPatterns
+            from acp_tui.process.netproxy import HostProxy, system_resolver
+
+            self._proxy = HostProxy(HostPatterns(network), on_refused, resolve=resolve or system_resolver)
             self._ours, self._theirs = socket.socketpair()
             self.port = random.randrange(*PROXY_PORTS)
             self.way = _launched("--listen", str(self.port), "--hand-to", str(self._theirs.fileno()))
