@@ -29,9 +29,10 @@ from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.acp.updates import SessionUpdates
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
+from acp_tui.process.confined import SandboxSpec
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.runs.base import RunBase
-from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Confinement, Launch
+from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Launch
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
 
@@ -53,16 +54,18 @@ def carrier_for(config: AcpProviderConfig) -> Carrier:
 
 def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
     protect_own_environment()
-    confinement = None
+    sandbox = None
     if config.sandbox == "workspace":
-        confinement = Confinement(
+        sandbox = SandboxSpec(
             writable=config.sandbox_writable,
-            readonly=config.sandbox_readonly,
+            readable=config.sandbox_readable,
             hidden=config.sandbox_hidden,
+            sockets=config.sandbox_sockets,
+            git_dirs=config.sandbox_git_dirs,
             network=config.sandbox_network,
         )
     env = child_environment(config.env)
-    return Launch(config.command, tuple(config.args), cwd, env, confinement)
+    return Launch(config.command, tuple(config.args), cwd, env, sandbox)
 
 
 class AcpHandshake:
@@ -110,7 +113,7 @@ class AcpHandshake:
         """Spawn the child; ChildStartError when it cannot be."""
         launch = launch_for(self.config, self.cwd)
         child = await carrier_for(self.config).start(launch)
-        self.child = ChildProcess(child, self.tail, confined=launch.confinement is not None)
+        self.child = ChildProcess(child, self.tail, confined=launch.sandbox is not None)
 
     def connect(self) -> None:
         """The transport, the SDK's connection and the session's setup, over the spawned child.
@@ -154,6 +157,7 @@ class AcpHandshake:
         """The child's stderr drain and exit watch, in `group` (they end with the child)."""
         assert self.child is not None and self._transport is not None
         group.start_soon(self.child.drain)
+        group.start_soon(self.child.serve)
         group.start_soon(self.child.watch_exit, self._transport.eof, self._gone)
 
     # The handshake's steps, each within the handshake timeout ---------------------------------

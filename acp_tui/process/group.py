@@ -32,6 +32,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from acp_tui.compat import ExitNoticingProtocol, process_of
 from acp_tui.process.watchdog import (
@@ -52,6 +53,15 @@ _run_numbers = itertools.count(1)
 _leaders: set[int] = set()  # the children of live runs: ancestry stops at the first one met
 
 
+class Holding(Protocol):
+    """What a child holds until its processes are gone (a confined one's: `process.confined`)."""
+
+    on_refused: Callable[[str, int], None]  # a connection its sandbox refused: (host, port)
+
+    async def serve(self) -> None: ...  # while the child lives (cancelled at its end)
+    async def aclose(self) -> None: ...  # once its processes are gone
+
+
 @dataclass(frozen=True)
 class Child:
     """A spawned agent: its pipes, the group it leads (pgid == pid), and its run mark."""
@@ -63,6 +73,7 @@ class Child:
     started: int  # its start time (clock ticks since boot): descendants start no earlier
     # Every process found of this run (pid -> start time): still its own once it lost its parent.
     found: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+    holding: Holding | None = field(default=None, compare=False, repr=False)
 
     @property
     def pid(self) -> int:
@@ -109,8 +120,19 @@ class _OnePerTurn:
 _spawn_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _OnePerTurn] = weakref.WeakKeyDictionary()
 
 
-async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Child:
-    """Start the child with piped stdio as the leader of a new session (and process group), marked.
+async def spawn(
+    command: str,
+    args: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
+    preexec: Callable[[], None] | None = None,
+    holding: Holding | None = None,
+) -> Child:
+    """Start the child with piped stdio as the leader of a new session (and process group), marked;
+    of our descriptors it inherits `pass_fds` only. `preexec` runs in the child before its exec: a
+    few system calls at most (see `landlock`), since our other threads' locks are not its own.
 
     One spawn per turn of the event loop: a spawn holds the loop for 10 to 25 ms (fork, exec, a
     watcher thread), and sixteen runs started together did all of theirs in one turn, freezing the
@@ -136,9 +158,11 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
         cwd=cwd,
         env={**env, SUPERVISOR_MARK: token, RUN_MARK: mark},
         start_new_session=True,
+        pass_fds=pass_fds,
+        preexec_fn=preexec,
     )
     process = process_of(transport, protocol, loop)
-    child = Child(process, protocol.exited, transport, mark, start_time(process.pid))
+    child = Child(process, protocol.exited, transport, mark, start_time(process.pid), holding=holding)
     _leaders.add(child.pid)
     watchdog.watch(child.pid)
     return child

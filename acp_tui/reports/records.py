@@ -40,6 +40,7 @@ from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     AgentInfo,
     Cost,
+    NetworkRefusal,
     PermissionOptionInfo,
     PermissionRecord,
     SubagentResult,
@@ -126,6 +127,14 @@ class AuthMethod(_Part):
         return said
 
 
+class Refused(_Part):
+    """A connection the sandbox refused: to a host its `sandbox_network` list does not name."""
+
+    host: str = Field(description="as the agent named it")
+    port: int
+    at: Seconds = Field(0.0, description="seconds since the run started")
+
+
 class DiffStat(_Part):
     files: int
     insertions: int
@@ -159,6 +168,7 @@ class RunRecord(_Part):
     )
     cwd: str | None = Field(None, description="the agent's working directory")
     sandbox: Literal["none", "workspace"] = Field("none", description="workspace: confined by bubblewrap")
+    network_refused: list[Refused] = Field([], description="what the sandbox's host list refused")
     worktree: str | None = Field(None, description="the run's git worktree, when isolated")
     base: str | None = Field(None, description="the commit the worktree started from")
     diff_stat: DiffStat | None = None
@@ -223,6 +233,7 @@ class RunRecord(_Part):
             else None,
             session_id=self.session_id,
             continuation=self.continuation,
+            network_refused=tuple(NetworkRefusal(**r.model_dump()) for r in self.network_refused),
         )
 
 
@@ -267,6 +278,9 @@ def run_record(
     for key in ("agent", "usage"):
         said[key] = dataclasses.asdict(said[key]) if said[key] is not None else None
     said["auth_methods"] = [dataclasses.asdict(method) for method in result.auth_methods]
+    said["network_refused"] = [
+        {**dataclasses.asdict(refusal), "at": round(refusal.at, 3)} for refusal in result.network_refused
+    ]
     fields = {
         "name": preset.name,
         "command": preset.argv,

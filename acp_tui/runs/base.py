@@ -41,6 +41,7 @@ from acp_tui.core.model import (
     EndedBy,
     Finished,
     HiddenUpdate,
+    NetworkRefused,
     OutputDelta,
     PermissionDecided,
     RunEvent,
@@ -282,6 +283,9 @@ class RunBase:
             return SubagentStopReason.ERROR, str(exc)
         finally:
             self._spawned.set()
+        if self.child is not None:  # what its sandbox refuses, told as the run's
+            self.child.clock = self.deadlines.elapsed
+            self.child.on_refused = lambda refusal: self.emit(NetworkRefused(refusal))
         outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
         async with anyio.create_task_group() as self.task_group:
             try:
@@ -353,6 +357,7 @@ class RunBase:
             stderr_tail=list(self.stderr.lines),
             truncated=self.output.truncated,
             ended_by=self.ended_by,
+            network_refused=tuple(self.child.refused) if self.child else (),
             **self.result_fields(),
         )
         self.advance(Phase.FINISHED)

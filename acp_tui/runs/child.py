@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,25 +26,19 @@ from typing import Protocol, cast
 
 import anyio
 
-from acp_tui.core.model import EndedBy
+from acp_tui.core.model import EndedBy, NetworkRefusal
+from acp_tui.core.text import one_line
+from acp_tui.process.confined import SandboxSpec
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from acp_tui.runs.output import StderrTail
 
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
+MAX_REFUSALS = 1000  # refused connections kept (and told); an agent trying more is not news
+HOST_CHARS = 300  # a refused host is kept to this (a DNS name has at most 253)
 
 
 class ChildStartError(Exception):
     """The child could not be started; the message says why, in one line."""
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """What the sandbox opens beyond the cwd: `process.sandbox.confine`'s arguments, by name."""
-
-    writable: Sequence[str] = ()
-    readonly: Sequence[str] = ()
-    hidden: Sequence[str] = ()
-    network: bool = True
 
 
 @dataclass(frozen=True)
@@ -54,7 +47,7 @@ class Launch:
     args: Sequence[str]
     cwd: str
     env: Mapping[str, str] = field(repr=False)
-    confinement: Confinement | None = None  # None: unconfined
+    sandbox: SandboxSpec | None = None  # None: unconfined
 
 
 class Carrier(Protocol):
@@ -67,14 +60,14 @@ class LocalCarrier:
     """On this machine, in a process group of its own; confined by bubblewrap when asked."""
 
     async def start(self, launch: Launch) -> Child:
-        from acp_tui.process.sandbox import SandboxError, confine
+        from acp_tui.process.confined import spawn_confined
+        from acp_tui.process.sandbox import SandboxError
 
-        argv = [launch.command, *launch.args]
+        command, args, cwd, env = launch.command, launch.args, launch.cwd, launch.env
         try:
-            if launch.confinement is not None:
-                opened = dataclasses.asdict(launch.confinement)
-                argv = confine(launch.command, launch.args, cwd=launch.cwd, env=launch.env, **opened)
-            return await spawn(argv[0], argv[1:], cwd=launch.cwd, env=launch.env)
+            if launch.sandbox is not None:
+                return await spawn_confined(command, args, cwd=cwd, env=env, spec=launch.sandbox)
+            return await spawn(command, args, cwd=cwd, env=env)
         except SandboxError as exc:  # never unconfined instead: nothing runs
             raise ChildStartError(str(exc)) from None
         except OSError as exc:
@@ -91,6 +84,12 @@ class ChildProcess:
         self.confined = confined
         self.drained = asyncio.Event()  # its stderr reached its end
         self.gone = False  # it exited, and its pipes stayed open after it
+        # What its sandbox refused (a host list's proxy), told to `on_refused`, `at` by `clock`.
+        self.refused: list[NetworkRefusal] = []
+        self.on_refused: Callable[[NetworkRefusal], None] = lambda refusal: None
+        self.clock: Callable[[], float] = asyncio.get_running_loop().time
+        if leader.holding is not None:
+            leader.holding.on_refused = self._refused
 
     @property
     def stdio(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -108,6 +107,17 @@ class ChildProcess:
             await drain_lines(self.leader.process.stderr, self.tail.line)
         finally:
             self.drained.set()
+
+    async def serve(self) -> None:
+        """What it holds that serves it while it lives (a sandbox's proxy)."""
+        if self.leader.holding is not None:
+            await self.leader.holding.serve()
+
+    def _refused(self, host: str, port: int) -> None:
+        if len(self.refused) < MAX_REFUSALS:
+            host = one_line(self.tail.guard(host), HOST_CHARS, shown=False)
+            self.refused.append(refusal := NetworkRefusal(host, port, self.clock()))
+            self.on_refused(refusal)
 
     async def watch_exit(self, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
         """`on_gone()` when it has exited and its stdout is still open `PIPE_CLOSE_GRACE` later."""
@@ -147,6 +157,8 @@ class ChildProcess:
             return cast(EndedBy, ended)
         finally:
             close_pipes(self.leader)  # whatever still holds them, we keep no descriptor of this run
+            if self.leader.holding is not None:  # its processes are gone: what it held goes too
+                await self.leader.holding.aclose()
 
     async def why_broken(self, *, heard: bool) -> str:
         """Why the conversation broke, in one line: the exit code or signal, the last stderr line."""
