@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -85,14 +84,10 @@ async def test_a_command_that_is_not_executable_is_a_clean_error(tmp_path: Path)
 @pytest.mark.parametrize("step", ["initialize", "session/new"])
 async def test_a_handshake_that_never_completes_times_out_naming_the_step(step: str) -> None:
     config = dataclasses.replace(scripted(hang=step), handshake_timeout=0.3)
-    started = time.monotonic()
     result, _ = await run_to_end(config)
-    elapsed = time.monotonic() - started
     assert result.stop_reason is SubagentStopReason.ERROR
     assert result.error == f"handshake timed out after 0.3 s (no answer to {step})"
     assert result.output == ""
-    # The timeout, then the child's exit on stdin EOF: no more than the first SDK import beside.
-    assert elapsed < 0.3 + config.term_grace + 3
 
 
 # A noisy or broken transport ------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import asyncio
 import json
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -124,16 +123,15 @@ async def test_disposing_the_typescript_agent_mid_turn_leaves_nothing(ts_agent: 
     async for event in run.events():
         if isinstance(event, OutputDelta):
             break
-    started = time.monotonic()
     await run.dispose("stopped by test")
-    elapsed = time.monotonic() - started
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.ABORTED
     assert result.error == "stopped by test"
     assert result.output == FIRST
     assert not group_alive(run.pid or 0)
-    # It notices a cancel only when its 1 s timer fires: within cancel_grace, or it is terminated.
-    assert elapsed < config.cancel_grace + config.term_grace + 1
+    # It notices a cancel only when its 1 s timer fires: within cancel_grace, or it is terminated
+    # (never killed: it does not ignore SIGTERM).
+    assert result.ended_by in ("exit", "sigterm")
 
 
 async def test_a_pending_question_cancelled_by_dispose_ends_the_typescript_turn_as_aborted(
