@@ -74,29 +74,6 @@ def peak_rss() -> Iterator[PeakRss]:
         probe.peak = max(probe.peak, rss_bytes())
 
 
-class LoopLag:
-    """The longest the event loop went without running a 5 ms timer: how long a UI would freeze."""
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self._task: asyncio.Task[None] | None = None
-
-    async def _watch(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            before = loop.time()
-            await asyncio.sleep(0.005)
-            self.worst = max(self.worst, loop.time() - before - 0.005)
-
-    def __enter__(self) -> LoopLag:
-        self._task = asyncio.ensure_future(self._watch())
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._task is not None
-        self._task.cancel()
-
-
 def bulk_piece(i: int, size: int, newlines: bool = False) -> str:
     """The same as tests/scripted_agent.py's bulk_piece (that module reads argv when imported)."""
     unit = f"{i:07d}|" * 9 + ("\n" if newlines else "|")
@@ -123,22 +100,16 @@ def python() -> str:
     return sys.executable
 
 
-async def key_latency(app: Any, key: str = "tab", timeout: float = 5.0) -> float:
-    """Seconds from a real key event to its effect (`tab` moves the focus), on any screen.
+async def key_lands(app: Any, key: str = "tab") -> None:
+    """A real key event, then its effect (`tab` moves the focus), on any screen.
 
-    Not `pilot.press`: that waits for the whole app to go idle (up to a second under load), which
-    would measure our patience rather than the app's responsiveness.
+    Not `pilot.press`: that waits for the whole app to go idle, which a flooded app never is.
     """
     from textual import events
 
     before = app.focused
-    started = time.monotonic()
     app._driver.send_message(events.Key(key, "\t" if key == "tab" else key))
-    while app.focused is before:
-        if time.monotonic() - started > timeout:
-            break
-        await asyncio.sleep(0.002)
-    return time.monotonic() - started
+    await eventually(lambda: app.focused is not before, what=f"{key} to land")
 
 
 def send_key(app: Any, key: str, character: str | None = None) -> None:
