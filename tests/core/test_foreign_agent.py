@@ -13,6 +13,7 @@ are skipped; a failing `npm install` fails them.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import shutil
 import subprocess
@@ -58,6 +59,14 @@ def ts_agent() -> Path:
     """The example agent's script, installed with npm on first use."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed: cannot run the ACP TypeScript SDK's example agent")
+    INSTALL_DIR.mkdir(parents=True, exist_ok=True)
+    with open(INSTALL_DIR / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist's workers: one installs, the others wait for it
+        install_once()
+    return AGENT_JS
+
+
+def install_once() -> None:
     if not AGENT_JS.exists() or installed_version() != SDK_VERSION:
         npm = shutil.which("npm")
         if npm is None:
@@ -74,7 +83,6 @@ def ts_agent() -> Path:
         done = subprocess.run(command, capture_output=True, text=True, timeout=200, check=False)
         if done.returncode != 0 or not AGENT_JS.exists():
             pytest.fail(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return AGENT_JS
 
 
 def ts_config(agent: Path, policy: object = "reject") -> AcpProviderConfig:
