@@ -74,6 +74,30 @@ def peak_rss() -> Iterator[PeakRss]:
         probe.peak = max(probe.peak, rss_bytes())
 
 
+class LoopLag:
+    """The longest the event loop went without running a 5 ms timer: how long a UI would freeze.
+    A figure for the notes ($ACP_TUI_HOSTILE_NOTES), never a bound: it grows with the machine's load."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(0.005)
+            self.worst = max(self.worst, loop.time() - before - 0.005)
+
+    def __enter__(self) -> LoopLag:
+        self._task = asyncio.ensure_future(self._watch())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
 def bulk_piece(i: int, size: int, newlines: bool = False) -> str:
     """The same as tests/scripted_agent.py's bulk_piece (that module reads argv when imported)."""
     unit = f"{i:07d}|" * 9 + ("\n" if newlines else "|")
