@@ -211,7 +211,7 @@ async def test_the_demo_agent_that_ignores_everything_is_killed() -> None:
     assert not group_alive(run.pid or 0)
 
 
-async def test_the_slow_demo_agent_honours_cancel_quickly() -> None:
+async def test_the_slow_demo_agent_honours_cancel() -> None:
     run = await AcpSubagentProvider(unhurried(demo("slow"))).start(SubagentRequest("hi"))
     await wait_for_output(run)
     await run.dispose()
