@@ -9,7 +9,6 @@ import gc
 import os
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -159,11 +158,9 @@ def frozen_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
-async def eventually(condition: Any, timeout: float = 20.0, what: str = "the condition") -> None:
-    """Wait for `condition()` on the event loop alone. Not `pilot.pause`: that first waits for every
-    widget to drain its message queue, which is exactly what a flooded app cannot do quickly."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+async def eventually(condition: Any, what: str = "") -> None:
+    """Wait for `condition()` (`what`, as the caller names it) on the event loop alone, with no
+    deadline of its own: the test's timeout is the only clock. Not `pilot.pause`: that first waits
+    for every widget to drain its message queue, which is exactly what a flooded app cannot do quickly."""
+    while not condition():  # noqa: ASYNC110  (a condition of the app's state, set by no event of ours)
         await asyncio.sleep(0.005)

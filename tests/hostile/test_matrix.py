@@ -597,6 +597,8 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
                 await asyncio.sleep(PROBE_EVERY)
             if cancel is not None:
                 await cancel
+            # The pane paints its end a moment after the result is in: wait for that, not a clock.
+            await eventually(lambda: not hostile.ticking)  # a finished pane's clock stops
         hostile_shown = hostile.query_one(AnswerView).text
         hostile_badge = hostile.query_one(StatusBadge).status
         hostile_error = str(hostile.query_one("#error", Static).render())
