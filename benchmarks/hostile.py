@@ -8,11 +8,14 @@ loop: through the library (`AcpSubagentProvider`), a hostile child of tests/scri
     50 MB stderr flood, 10,000 permission requests at once, a 100 MB answer cut at 256 K) against a
     healthy child of the same script (a short answer), alternating: the worst time the event loop
     went without running a 5 ms timer (what an embedding UI would feel), and the run's duration.
-    Targets: the worst stall at most 0.5 s, and at most 5x the healthy run's in the same round.
+    Target: the hostile run's p95 stall at most 10x the healthy run's (the machine's own hiccups)
+    in the same rounds; the absolute figures say what a UI would feel (the tests once bounded
+    them at 0.5 s, which a loaded machine alone can pass).
 watchdog: `acp-tui run` with an agent that ignores session/cancel, SIGTERM and stdin's end is
     SIGKILLed once the agent is prompting; the time until the agent's process group is gone (only
     the watchdog can end it), against SIGKILL sent by us to the same kind of group (the floor).
-    Target: at most 1 s (the watchdog looks four times a second).
+    Target: p95 at most 25x the direct SIGKILL's (the watchdog looks four times a second, then
+    walks /proc before it signals).
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from _common import (
     header,
     median,
     pct,
-    ratios,
     rotating,
     table,
     verdict,
@@ -49,9 +51,8 @@ ROWS: dict[str, tuple[list[str], dict[str, int]]] = {
     "answer of 100 MB": ([f"bulk={100 * MB}"], {"max_output_chars": 256 * 1024}),
 }
 HEALTHY = ["text=a short and healthy answer", "chunks=5"]
-STALL_TARGET = 0.5
-STALL_RATIO_TARGET = 5.0
-WATCHDOG_TARGET = 1.0
+STALL_RATIO_TARGET = 10.0
+WATCHDOG_RATIO_TARGET = 25.0
 STUBBORN = [SCRIPTED, "forever=1", "on_cancel=ignore", "ignore_term=1", "linger=1", "stderr_at_prompt=READY"]
 
 
@@ -101,14 +102,15 @@ def loop_row(name: str, options: list[str], overrides: dict[str, int], rounds: i
     }
     rotating(rounds, subjects, label=name)
     end_progress()
-    worst, ratio = pct(stalls["hostile"], 95), median(ratios(stalls["hostile"], stalls["healthy"]))
+    hostile, healthy = pct(stalls["hostile"], 95), pct(stalls["healthy"], 95)
     return [
         name,
-        f"{median(stalls['hostile']) * 1000:.0f} / {worst * 1000:.0f}",
-        f"{median(stalls['healthy']) * 1000:.0f}",
-        ratio,
+        f"{median(stalls['hostile']) * 1000:.0f} / {hostile * 1000:.0f}",
+        f"{median(stalls['healthy']) * 1000:.0f} / {healthy * 1000:.0f}",
+        hostile / healthy,
         f"{median(durations['hostile']):.2f} s (healthy {median(durations['healthy']):.2f} s)",
-        verdict(worst <= STALL_TARGET and ratio <= STALL_RATIO_TARGET),
+        f"<= {STALL_RATIO_TARGET:.0f}x",
+        verdict(hostile <= STALL_RATIO_TARGET * healthy),
     ]
 
 
@@ -171,15 +173,15 @@ def watchdog_case(rounds: int) -> list[list[object]]:
         label="watchdog",
     )
     end_progress()
-    worst = pct(series["watchdog"], 95)
+    watchdog, direct = pct(series["watchdog"], 95), pct(series["direct"], 95)
     return [
         [
             "SIGKILL of acp-tui run: the agent's group gone",
-            f"{median(series['watchdog']) * 1000:.0f} / {worst * 1000:.0f}",
-            f"{median(series['direct']) * 1000:.0f}",
-            median(ratios(series["watchdog"], series["direct"])),
-            f"p95 <= {WATCHDOG_TARGET * 1000:.0f} ms",
-            verdict(worst <= WATCHDOG_TARGET),
+            f"{median(series['watchdog']) * 1000:.0f} / {watchdog * 1000:.0f}",
+            f"{median(series['direct']) * 1000:.0f} / {direct * 1000:.0f}",
+            watchdog / direct,
+            f"p95 <= {WATCHDOG_RATIO_TARGET:.0f}x",
+            verdict(watchdog <= WATCHDOG_RATIO_TARGET * direct),
         ]
     ]
 
@@ -193,10 +195,18 @@ def main() -> int:
     args = parser.parse_args()
     header("Hostile children: the loop's stalls and the watchdog, against references in the same rounds")
     if args.only in (None, "loop"):
-        headers = ["child", "stall p50 / p95 ms", "healthy p50 ms", "ratio", "run", "verdict"]
+        headers = [
+            "child",
+            "stall p50 / p95 ms",
+            "healthy p50 / p95 ms",
+            "p95 ratio",
+            "run",
+            "target",
+            "verdict",
+        ]
         print(table(headers, loop_case(args.rounds)), "\n", flush=True)
     if args.only in (None, "watchdog"):
-        headers = ["case", "p50 / p95 ms", "direct SIGKILL p50 ms", "ratio", "target", "verdict"]
+        headers = ["case", "p50 / p95 ms", "direct SIGKILL p50 / p95 ms", "p95 ratio", "target", "verdict"]
         print(table(headers, watchdog_case(args.rounds)), flush=True)
     left = wait_no_marked_processes()
     print(f"\nprocesses left: {len(left)}")
