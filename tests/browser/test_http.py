@@ -187,7 +187,7 @@ async def test_if_the_server_is_killed_its_watchdog_ends_every_tab_and_agent(
     async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
         await drawn(ws, READY)
         await ws.send_json(["stdin", "\r"])  # Enter, as the page sends it
-        await eventually(lambda: prompts_received(work), 60, "the agent's prompt")
+        await eventually(lambda: prompts_received(work), what="the agent's prompt")
         running = served.others()
         assert any("scripted_agent.py" in cmd for _, cmd in running)
         served.process.kill()
