@@ -6,9 +6,9 @@
     pane, key presses landing while the hostile run is live, each where it was aimed, memory bounded.
 
 No clock decides here: how long a row takes and how long the event loop stalls vary with the
-machine's load, so they are figures (written to $ACP_TUI_HOSTILE_NOTES when it is set), never
-bounds; the test's timeout is the only one (a row that hangs, or an app that stops taking keys,
-fails by it).
+machine's load, so they are figures (written to $ACP_TUI_HOSTILE_NOTES when it is set; measured
+against a healthy run by benchmarks/hostile.py), never bounds; the test's timeout is the only one (a
+row that hangs, or an app that stops taking keys, fails by it).
 
 Every row is a child of tests/scripted_agent.py (stdlib only). No process may be left afterwards
 (checked here and by the autouse fixture of tests/conftest.py).
