@@ -29,9 +29,9 @@ from acp_tui.core.model import (
     RunEvent,
     SubagentResult,
     SubagentRun,
-    SubagentStopReason,
     ToolCallInfo,
     Usage,
+    stop_word,
 )
 from acp_tui.settings.schema import AgentPreset
 
@@ -222,12 +222,10 @@ class Attempt:
 
     @property
     def state(self) -> str:
-        """What is shown: a live phase, `needs-you`, `cancelling`, or how it ended (`cancelled` in
-        words for a run the user stopped)."""
+        """What is shown: a live phase, `needs-you`, `cancelling`, or how it ended (in the screen's
+        words: `stop_word`)."""
         if self.result is not None:
-            if self.result.stop_reason is SubagentStopReason.ABORTED and self.cancelled_by_user:
-                return "cancelled"
-            return str(self.result.stop_reason)
+            return stop_word(self.result.stop_reason)
         if self.phase == "cancelling":
             return "cancelling"
         if self.asks_waiting:

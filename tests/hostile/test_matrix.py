@@ -41,6 +41,7 @@ from acp_tui import (
     SubagentResult,
     SubagentStopReason,
 )
+from acp_tui.core.model import stop_word
 from acp_tui.core.text import one_line, visible
 from acp_tui.policy.ask import PermissionAsk
 from acp_tui.policy.rules import AskPolicy
@@ -647,10 +648,9 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
     # The hostile run's end state, on its pane too.
     assert hostile.result is not None
     check_end_state(dataclasses.replace(row, seconds=row.app_bound), hostile.result, ctx)
-    # The badge says `cancelled` where the user cancelled (the stop reason stays `aborted`); the pane
-    # shows control characters as visible escapes, and the error on one line.
-    cancelled_by_user = cancel is not None and row.stop == S.ABORTED
-    assert hostile_badge == ("cancelled" if cancelled_by_user else str(row.stop))
+    # The badge says `cancelled` for an `aborted` run, however it was stopped (the stop reason stays
+    # `aborted`); the pane shows control characters as visible escapes, and the error on one line.
+    assert hostile_badge == stop_word(row.stop)
     assert hostile_shown == visible(hostile.result.output)
     if hostile.result.error:
         assert one_line(hostile.result.error) in hostile_error

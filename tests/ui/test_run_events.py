@@ -84,5 +84,5 @@ async def test_stop_steps_usage_and_agent_info_show_on_the_pane() -> None:
         result = SubagentResult(SubagentStopReason.ABORTED, "partial", error="timed out", ended_by="sigkill")
         feed(Finished(result))
         await wait_until(pilot, lambda: error_line().startswith("timed out"))  # the end shown
-        assert badge.status == "aborted"  # not cancelled by the user: the stop reason itself
+        assert badge.status == "cancelled"  # the screen's one word for `aborted`, whoever stopped it
         assert error_line() == "timed out · killed (ignored cancel)"
