@@ -22,18 +22,21 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Static
 
+from acp_tui import compat
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import Driver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
+from acp_tui.ui.key_order import KeyOrder
 from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
@@ -53,7 +56,6 @@ TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the p
 # tests put a headless runner in its place (`SupervisorApp.login_runner`).
 LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
 
-TYPING_ACTIONS = keys.typing_actions()
 AGENTS = "agents"  # F2's installed screen
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
@@ -100,6 +102,14 @@ class SupervisorApp(App[None]):
         self._terminal_lent = False  # a login has the terminal
         self._quitting = False
         self._terminal_gone = False
+        self._key_order = KeyOrder(self, super().on_event)
+
+    async def on_event(self, event: events.Event) -> None:
+        # A key (or a paste) from the terminal waits until the ones before it have done their work.
+        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            await self._key_order.typed(event)
+        else:
+            await super().on_event(event)
 
     @property
     def main_screen(self) -> MainScreen:
@@ -129,8 +139,9 @@ class SupervisorApp(App[None]):
             loop.add_signal_handler(sig, self._on_terminate_signal, sig)
         from acp_tui.ui.terminal import SupervisorDriver
 
-        if isinstance(self._driver, SupervisorDriver):
-            self._driver.on_terminal_lost = self.terminal_lost
+        driver = compat.app_driver(self)
+        if isinstance(driver, SupervisorDriver):
+            driver.on_terminal_lost = self.terminal_lost
         self.main_screen.query_one(PromptBar).focus_prompt()
         self.main_screen.update_subtitle()
         if self.saved is not None:  # a session reopened (a new one is made at its first end)
@@ -173,7 +184,7 @@ class SupervisorApp(App[None]):
         if self._terminal_gone:
             return
         self._terminal_gone = True
-        driver = self._driver
+        driver = compat.app_driver(self)
         if isinstance(driver, SupervisorDriver):
             driver.terminal_lost()
         detach_from_terminal()
@@ -296,7 +307,10 @@ class SupervisorApp(App[None]):
             logging.getLogger(__name__).warning("could not keep the session: %s", exc)
 
     def _ask_changed(self, pending: PendingAsk) -> None:
-        """A request joined the queue (say so) or left it (close its dialog if it is shown)."""
+        """A request joined the queue (say so) or left it (close its dialog if it is shown); an open
+        dialog counts the queue as it is now."""
+        from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
+
         if not self.screen_stack:
             return
         if pending in self.asks:
@@ -305,8 +319,12 @@ class SupervisorApp(App[None]):
                 "(a to answer)",
                 "warning",
             )
-        elif getattr(self.screen, "pending", None) is pending:  # its run stopped asking
-            self.screen.dismiss(None)
+        screen = self.screen
+        if isinstance(screen, PermissionScreen):
+            if screen.pending is pending and pending not in self.asks:  # its run stopped asking
+                screen.dismiss(LATER)  # nothing to answer, and no next one opened under the keys
+            elif screen.pending in self.asks:
+                screen.show_queue(self.asks.index(screen.pending) + 1, len(self.asks))
         self.refresh_bindings()
 
     def _alert(self, message: str, severity: SeverityLevel) -> None:
@@ -317,6 +335,8 @@ class SupervisorApp(App[None]):
             self.notify(message, severity=severity, markup=False)
 
     def action_answer_permission(self) -> None:
+        """`a`: the oldest request waiting; once it is answered, the next opens in its place (the
+        keys typed after the answer are aimed at it)."""
         from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
 
         if not self.asks:
@@ -335,34 +355,47 @@ class SupervisorApp(App[None]):
         screen.pending = pending
 
         def answered(option_id: str | None) -> None:
-            if option_id != LATER:
-                self.driver.asks.answer(pending, option_id)
+            if option_id == LATER:
+                return
+            self.driver.asks.answer(pending, option_id)
+            if self.asks:
+                self.action_answer_permission()
 
         self.push_screen(screen, answered)
 
-    async def action_cancel_all(self) -> None:
+    def action_cancel_all(self) -> None:
+        """`C`: every live run cancelled, once confirmed (the focus on no: `y` confirms)."""
+        from acp_tui.ui.screens.confirm_screen import CancelAllScreen
+
         live = [attempt for attempt in self.session.attempts if attempt.live]
-        await asyncio.gather(*(self.driver.cancel(attempt) for attempt in live))
+        if not live:
+            self.notify("No live run to cancel.")
+            return
+
+        def answered(yes: bool | None) -> None:
+            for attempt in live if yes else ():
+                self.driver.cancel_soon(attempt, "cancelled by the user", by_user=True)
+
+        runs = f"{len(live)} live run{'s' * (len(live) != 1)}"
+        question = text.markup("Cancel $runs: every agent's run stopped?", runs=runs)
+        self.push_screen(CancelAllScreen(question, "Cancel them (y)", "No (n)"), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         from acp_tui.ui.screens.confirm_screen import QuitScreen
+        from acp_tui.ui.screens.permission_screen import PermissionScreen
 
         if isinstance(self.screen, QuitScreen):  # y quits, a second ctrl+c too; any other key stays
             return action in ("request_quit", "quit")
-        if action == "answer_permission":
-            return bool(self.asks)
-        if action in TYPING_ACTIONS:  # in a text box, its own key (ctrl+k: delete to the line's end)
-            return not isinstance(self.focused, TextArea | Input)
+        if action == "answer_permission":  # one dialog at a time: the next opens once it is answered
+            return bool(self.asks) and not isinstance(self.screen, PermissionScreen)
         return True
 
     # Logging in ----------------------------------------------------------------------------------
 
-    def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
+    def confirm_login(self, pane: RunPane, argv: list[str]) -> None:
         """`L` after "authentication required": the whole command line, confirmed (the focus on
         Cancel), then the login in the terminal, then the prompt again."""
         from acp_tui.ui.screens.login_screen import LoginConfirmScreen
-
-        pane, argv = event.pane, event.argv
 
         def answered(yes: bool | None) -> None:
             if yes:

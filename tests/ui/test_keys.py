@@ -52,7 +52,7 @@ async def test_c_after_enter_cancels_the_first_pane_and_leaves_the_prompt_unchan
         assert first.state == "cancelled" and str(first.result.stop_reason) == "aborted"  # type: ignore[union-attr]
         assert area.text == "the task"
         assert [p.live for p in pane_list(app)[1:]] == [True, True]
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -94,7 +94,7 @@ async def test_tab_walks_the_panes_only_in_reading_order() -> None:
         await pilot.press("ctrl+left")
         assert two.has_focus
         assert all(not button.focusable for button in app.query(Button))
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -268,7 +268,7 @@ async def test_question_mark_lists_every_key_and_the_palette_has_the_app_command
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         keys = " ".join(f" {key} " for _, rows in key_table.help_sections() for key, _ in rows)
         for key in (
-            "ctrl+k",
+            " C ",
             "tab",
             "1 … 9",
             " c ",
@@ -318,7 +318,7 @@ async def test_enter_again_while_a_round_runs_asks_first() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await wait_until(pilot, lambda: len(pane_list(app)) == 2)
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -406,7 +406,7 @@ async def test_the_app_keys_work_from_the_board_and_the_grid_ones_wait() -> None
         await pilot.resize_terminal(120, 30)  # the grid follows the width even behind the board
         await pilot.pause()
         assert isinstance(app.screen, BoardScreen)
-        await pilot.press("ctrl+k")  # cancel all works from the board
+        await pilot.press("C", "y")  # cancel all works from the board
         await wait_until(pilot, all_finished(app))
         assert all(p.state == "cancelled" for p in pane_list(app))
         await pilot.press("escape")

@@ -59,6 +59,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
+from acp_tui import compat
 from acp_tui.core.text import visible
 
 DISPLAY_CAP = 256 * 1024  # characters of an answer kept on screen (the tail)
@@ -414,7 +415,7 @@ class AnswerView(ScrollView, can_focus=False):
     def render_lines(self, crop: Region) -> list[Strip]:
         if self._unpainted:  # changed while off screen: Textual's lines of it are stale
             self._unpainted = False
-            self._styles_cache.clear()
+            compat.forget_painted_lines(self)
         self._line_style = self.rich_style  # once a frame, not once a line: it walks every ancestor
         strips = super().render_lines(crop)
         height = max(1, self.size.height)
