@@ -49,6 +49,7 @@ from acp_tui.core.model import (
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
+from acp_tui.process.exit_cause import explaining_line
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from acp_tui.process.sandbox import SandboxError, confine, failure_message
 
@@ -538,7 +539,7 @@ class AcpSubagentRun:
             await asyncio.wait_for(asyncio.shield(self._pipes[0]), 0.2)
         if self.sandboxed and code == 1 and not self._heard and (failed := failure_message(self._stderr)):
             return failed  # bwrap could not set the sandbox up: the agent never ran
-        last = next((line for line in reversed(self._stderr) if line.strip()), "")
+        last = explaining_line(self._stderr)
         if code < 0:
             with contextlib.suppress(ValueError):
                 how = f"was killed by {signal.Signals(-code).name}"

@@ -344,9 +344,12 @@ class RunPane(Vertical, can_focus=True):
         note = ending_note(result, self.attempt.stop_step)
         message = " · ".join(part for part in (result.error, note) if part)
         login, refused = login_offer(self.attempt)
+        failed = result.stop_reason is SubagentStopReason.ERROR
         # The command comes from the agent: named before the key runs it (whole in the confirm).
         hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else refused or ""
-        self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR, hint=hint)
+        if failed and not hint and result.stderr_tail:  # the error names one line; the rest is there
+            hint = f"e: the last {len(result.stderr_tail)} lines of its stderr"
+        self._show_error(message, failed=failed, hint=hint)
         if self.has_focus:
             self.refresh_bindings()  # `L` may be on offer now
         if result.truncated:
