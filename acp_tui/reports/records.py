@@ -2,7 +2,8 @@
 
 Keys of a record, in order: `name`, `command` ([command, *args]), `prompt`, `policy` (the policy in
 force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `output` (the whole answer),
-`truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
+`truncated`, `error` (one line, or null), `hidden` (update kind -> count), `tool_kinds` (the kinds
+of the tool calls announced -> count: edits made without a request are said), `permissions` (each:
 `title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
 `exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
 file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
@@ -54,6 +55,7 @@ RECORD_KEYS = (
     "truncated",
     "error",
     "hidden",
+    "tool_kinds",
     "permissions",
     "exit_code",
     "duration_s",
@@ -117,6 +119,7 @@ def run_record(
         "truncated": result.truncated,
         "error": result.error,
         "hidden": dict(result.hidden),
+        "tool_kinds": dict(result.tool_kinds),
         "permissions": [record.to_json() for record in result.permissions],
         "exit_code": result.exit_code,
         "duration_s": round(result.duration_s, 3),
@@ -173,6 +176,7 @@ def result_from(record: Mapping[str, Any]) -> SubagentResult:
         error=_field(record, "error", str),
         exit_code=_field(record, "exit_code", int),
         hidden=_table(record, "hidden", int),
+        tool_kinds=_table(record, "tool_kinds", int),
         permissions=[_permission_from(item) for item in _field(record, "permissions", list) or ()],
         duration_s=_seconds(record, "duration_s"),
         truncated=_field(record, "truncated", bool) is True,

@@ -131,6 +131,7 @@ class Attempt:
 
         cwd, trace, worktree = record.get("cwd"), record.get("trace"), record.get("worktree")
         where = (str(worktree), str(record.get("base")), cwd if isinstance(cwd, str) else None)
+        result = result_from(record)
         return cls(
             id,
             preset,
@@ -143,7 +144,11 @@ class Attempt:
             turn=number("turn"),
             warm=record.get("warm") is True,
             phase="ended",
-            result=result_from(record),
+            result=result,
+            hidden=Counter(result.hidden),  # what its pane showed as it ran, shown again
+            usage=result.usage,
+            agent_info=result.agent,
+            options=dict(result.options),
             cwd=cwd if isinstance(cwd, str) else None,
             trace=trace if isinstance(trace, str) else None,
             open=False,

@@ -291,7 +291,10 @@ class SupervisorApp(App[None]):
         self._kept.update(attempt.id for attempt in self.session.attempts)  # saved already
         for attempt in conversations:
             self.driver.reopen_worktree(attempt)  # gone or not ours: `f` says so, and nothing runs
-        if conversations:
+        if conversations:  # in the grid's order: by round, agents as the config lists them
+            names = self.settings.names
+            place = {name: index for index, name in enumerate(names)}
+            conversations.sort(key=lambda a: (a.round_no, place.get(a.agent, len(names)), a.attempt_no))
             await self.main_screen.show(conversations)
 
     def _keep(self, attempt: Attempt) -> None:

@@ -248,3 +248,38 @@ async def test_a_reopened_session_skips_its_damaged_records_and_says_how_many_on
             f"Session {only_cut.id}: skipped 1 damaged record."
         ]
         assert not panes(app)
+
+
+async def test_a_reopened_session_shows_what_its_live_panes_showed(tmp_path: Path) -> None:
+    """Hidden counts, cost and tokens, `mode · model`, the panes in the order they had."""
+    from tests.ui.helpers import demo_preset
+
+    store = SessionStore(tmp_path / "sessions")
+    presets = (demo_preset("first", "pong", "--delay", "0.3"), demo_preset("second", "essay"))
+
+    def shown(app: SupervisorApp) -> list[tuple[str, str, str, str]]:
+        return [
+            (
+                pane.agent,
+                str(pane.query_one("#stats", Static).render()),
+                str(pane.query_one("#usage", Static).render()),
+                str(pane.border_subtitle),
+            )
+            for pane in panes(app).values()
+        ]
+
+    app = SupervisorApp(settings(*presets), store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        live = shown(app)
+    assert [agent for agent, *_ in live] == ["first", "second"]
+    assert all("hidden:" in stats and "USD" in usage and "mode ask" in sub for _, stats, usage, sub in live)
+
+    [summary] = store.summaries()
+    app = SupervisorApp(settings(*presets), store=store, reopened=store.open(summary.id))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(panes(app)) == 2)
+        await pilot.pause()
+        assert shown(app) == live

@@ -177,7 +177,6 @@ class RunPane(Vertical, can_focus=True):
         self.ticking = False  # the screen's clock ticks it (`tick`) while its run goes on
         self._stats_lines = 1
         self._clock = ""
-        self._options = options_summary(attempt.preset.options)  # the session's, once it started
         # Stderr is shown a few times a second, at most its last lines: a child flooding stderr
         # must not cost a widget update per line.
         self._stderr_unshown: deque[str] = deque(maxlen=STDERR_LINES)
@@ -268,7 +267,8 @@ class RunPane(Vertical, can_focus=True):
             self.border_title = text.line(self.agent, 40)
 
     def _show_subtitle(self) -> None:
-        options = f" · {self._options}" if self._options else ""
+        summary = options_summary(self.attempt)  # the session's, once it started
+        options = f" · {summary}" if summary else ""
         sandbox = " · sandbox" if self.attempt.preset.sandbox == "workspace" else ""
         self.border_subtitle = text.markup(
             "$where · $policy$sandbox$options",
@@ -298,7 +298,6 @@ class RunPane(Vertical, can_focus=True):
                 self._stderr_unshown.append(event.text)
             elif isinstance(event, SessionStarted):
                 self._show_title()
-                self._options = options_summary(event.options, event.offered)
                 self._show_subtitle()
             elif isinstance(event, WorktreeReady | ChangeRecorded):
                 self._show_worktree()
