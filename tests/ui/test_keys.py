@@ -11,6 +11,7 @@ from textual.widgets import Button, Static
 
 from acp_tui.ui import keys as key_table
 from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.board_screen import COLUMNS as board_columns
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
@@ -227,7 +228,9 @@ async def test_the_board_lists_every_run_and_enter_reopens_a_closed_one() -> Non
             ("error", "bad"),
             ("refusal", "shy"),
         ]
-        assert "exited with code 3" in rows[1][4]
+        await pilot.press("down")  # the highlighted run's reason, whole, under the table
+        assert "exited with code 3" in str(board.query_one("#board-details", Static).render())
+        await pilot.press("up")
         await pilot.press("f", "f")  # all -> live -> the first state present
         assert board.state_filter == "completed" and table.row_count == 1  # type: ignore[attr-defined]
         await pilot.press("f", "f", "f")  # error, refusal, back to all
@@ -241,6 +244,27 @@ async def test_the_board_lists_every_run_and_enter_reopens_a_closed_one() -> Non
         reopened = app.focused
         assert isinstance(reopened, RunPane) and reopened.agent == "good" and reopened.state == "completed"
         assert reopened.query_one(AnswerView).text == "fine"
+
+
+async def test_the_board_at_80_columns_shows_every_column_and_a_follow_ups_turn(tmp_path: Path) -> None:
+    from tests.conversations.test_app import kept
+
+    app = SupervisorApp(settings(kept("kept", tmp_path / "s"), scripted_preset("other"), prompt="first"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("f", *"again", "enter")
+        await wait_until(pilot, lambda: len(app.session.attempts) == 3 and all_finished(app)())
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, BoardScreen))
+        await pilot.pause()
+        table = app.screen.query_one("DataTable")
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]  # type: ignore[attr-defined]
+        assert [row[2] for row in rows] == ["r1·a1", "r1·a1", "r1·a1·t2"]  # the turn, in full
+        assert table.ordered_columns[2].width >= len("r1·a1·t2")  # type: ignore[attr-defined]
+        assert [row[-1] for row in rows] == ["first", "first", "again"]  # the prompt column, in sight
+        assert [column.label.plain for column in table.ordered_columns] == list(board_columns)  # type: ignore[attr-defined]
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # no sideways scroll
 
 
 async def test_z_zooms_the_focused_pane_and_back() -> None:
