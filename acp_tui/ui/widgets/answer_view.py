@@ -43,13 +43,9 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from rich.cells import cell_len, set_cell_size
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from rich.theme import Theme
 from textual.app import App
@@ -74,26 +70,9 @@ RENDER_SHARE = 0.1  # ...and long enough that rendering them takes at most this 
 _parser = MarkdownIt().enable("strikethrough").enable("table")
 
 TASK_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\](?=\s)", re.MULTILINE)
-CLIP_MARK = "\u2192"  # → at the end of a code line that did not fit
-
-
-class _CodeBlock(CodeBlock):
-    """A code block whose lines are never wrapped: a line too long is clipped, with a marker."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = max(1, options.max_width - 2)  # the block's padding of one cell each side
-        lines = [
-            line if cell_len(line) <= width else set_cell_size(line, width - 1) + CLIP_MARK
-            for line in str(self.text).rstrip().expandtabs(4).splitlines()
-        ]
-        yield Syntax("\n".join(lines), self.lexer_name, theme=self.theme, word_wrap=False, padding=1)
-
-
-class _Markdown(RichMarkdown):
-    elements = {**RichMarkdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
-
-
-_template = _Markdown("")
+# Rich's Markdown, made once: a code block's lines wrap at the view's width (Rich's `CodeBlock`), so
+# that a narrow pane cuts none of it.
+_template = RichMarkdown("")
 
 
 def markdown_theme(variables: dict[str, str]) -> Theme:
