@@ -20,6 +20,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from textual import events
@@ -601,7 +602,6 @@ class SupervisorApp(App[None]):
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
         JSON lines for programs. Any string is written, a lone surrogate included."""
-        from acp_tui.core.files import create_unique, private_dir
         from acp_tui.reports.markdown import markdown
         from acp_tui.reports.records import json_line
 
@@ -616,18 +616,9 @@ class SupervisorApp(App[None]):
                 ".jsonl": "".join(json_line(record) + "\n" for record in records),
                 "-compare.md": without_surrogates(comparison_report(records)),
             }
-            # Three new files under one free name (`-2`, `-3`, ... when taken): never an existing
-            # file, never through a link planted at the name of this second.
-            if self.export_dir == paths.exports_dir():
-                private_dir(self.export_dir)  # ours: a real folder, never a link planted there
-            else:
+            if self.export_dir != paths.exports_dir():
                 self.export_dir.mkdir(parents=True, exist_ok=True)  # the one the config names
-            stem, files = create_unique(self.export_dir, time.strftime(EXPORT_NAME), reports)
-            with contextlib.ExitStack() as closing:
-                for file in files.values():
-                    closing.enter_context(file)
-                for suffix, file in files.items():
-                    file.write(reports[suffix])
+            stem = _save_new(self.export_dir, time.strftime(EXPORT_NAME), reports)
         except (OSError, ValueError) as exc:
             self.notify(f"Export failed: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
@@ -636,6 +627,25 @@ class SupervisorApp(App[None]):
             f"Exported {len(records)} runs to {text.safe_notice(str(stem))}.md, .jsonl and -compare.md{more}",
             markup=False,
         )
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: an SVG of the screen in acp-tui's state folder (`screenshots`),
+        or where `path` says; the toast says where, or where it could not and why. In a browser
+        (`acp-tui serve`) the page downloads it, as Textual does."""
+        if self.is_web:
+            return super().deliver_screenshot(filename, path, time_format)
+        folder = Path(path) if path else paths.screenshots_dir()
+        name = Path(filename).stem if filename else time.strftime(EXPORT_NAME)
+        try:
+            stem = _save_new(folder, name, {".svg": self.export_screenshot()})
+        except OSError as exc:
+            why = text.safe_notice(f"Screenshot not saved in {folder}: {exc}")
+            self.notify(why, severity="error", markup=False)
+            return None
+        self.notify(f"Screenshot saved: {text.safe_notice(str(stem))}.svg", markup=False)
+        return None
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The app's own commands first in the palette (ctrl+p), from the key table; then Textual's."""
@@ -706,6 +716,23 @@ def comparison_report(records: list[dict[str, object]]) -> str:
         comparison_markdown(runs, title=f"acp-tui comparison, round {number}")
         for number, runs in rounds.items()
     )
+
+
+def _save_new(folder: Path, stem: str, contents: dict[str, str]) -> Path:
+    """New files `stem<suffix>` in `folder` (ours, made if missing, unless another is named), under
+    one free name (`-2`, `-3`, ... when taken): never an existing file, never through a link planted
+    at the name of this second. The stem written."""
+    from acp_tui.core.files import create_unique, private_dir
+
+    if folder in (paths.exports_dir(), paths.screenshots_dir()):
+        private_dir(folder)  # ours: a real folder, never a link planted there
+    written, files = create_unique(folder, stem, contents)
+    with contextlib.ExitStack() as closing:
+        for file in files.values():
+            closing.enter_context(file)
+        for suffix, file in files.items():
+            file.write(contents[suffix])
+    return written
 
 
 def _exit_now() -> None:

@@ -574,6 +574,26 @@ async def test_export_dir_in_the_config_names_the_folder(tmp_path: Path) -> None
     assert len(list((tmp_path / "exports-here").glob("acp-tui-*"))) == 3
 
 
+async def test_the_palettes_screenshot_saves_in_the_state_folder_or_says_why_not(
+    monkeypatch: pytest.MonkeyPatch, acp_home: Path
+) -> None:
+    """Textual saves into ~/Downloads, which need not exist: `Failed to save screenshot`, no more."""
+    monkeypatch.setenv("HOME", str(acp_home / "no-such-home"))
+    app = SupervisorApp(settings(scripted_preset("one")))
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        [command] = [c for c in app.get_system_commands(app.screen) if c.title == "Screenshot"]
+        command.callback()
+        await wait_until(pilot, lambda: bool(toasts(app)))
+        [saved] = list(paths.screenshots_dir().glob("acp-tui-*.svg"))
+        assert toasts(app) == [f"Screenshot saved: {saved.with_suffix('')}.svg"]
+        assert "<svg" in saved.read_text()
+        app.clear_notifications()
+        app.deliver_screenshot(path=str(saved))  # a file where the folder should be
+        await wait_until(pilot, lambda: bool(toasts(app)))
+        [note] = toasts(app)
+        assert note.startswith(f"Screenshot not saved in {saved}: ") and "Not a directory" in note
+
+
 # F2 ----------------------------------------------------------------------------------------------
 
 
