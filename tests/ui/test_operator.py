@@ -346,15 +346,19 @@ async def test_the_log_and_the_panel_never_cut_decision_rule_or_wait(tmp_path: P
             await wait_until(pilot, lambda: app.screen is app.main_screen)
 
 
-def test_policy_check_prints_whole_rule_names() -> None:
+def test_policy_check_prints_whole_rule_names_beside_their_decisions_and_the_run() -> None:
     row = Row(
+        "runs.jsonl:3 r1·a2",
         "claude",
         "edit",
         "Write proof.txt",
         Decision("allow_once", LONG_RULE),
-        Decision("reject_once", "default"),
+        Decision("reject_once", "writes ask (ask: reject)"),
     )
-    assert f"allow_once ({LONG_RULE})" in text_table([row])
+    header, line, _ = text_table([row]).splitlines()
+    assert header.split() == ["run", "agent", "kind", "title", "was", "by", "now", "by", "changed"]
+    assert line.startswith("runs.jsonl:3 r1·a2  claude") and f"allow_once  {LONG_RULE}" in line
+    assert "reject_once  writes ask (ask: reject)" in line and "((" not in line and "))" not in line
 
 
 # The grid ----------------------------------------------------------------------------------------
