@@ -100,4 +100,4 @@ async def test_a_failed_run_names_the_line_that_explains_and_offers_its_stderr()
         [pane] = app.query(RunPane)
         assert pane.result is not None and pane.result.error == f"agent exited with code 1: {cause}"
         shown = str(pane.query_one("#error", Static).render())
-        assert "e: the last 2 lines of its stderr" in shown and "Read-only file system" in shown
+        assert "e: its stderr (the last 2 lines)" in shown and "Read-only file system" in shown

@@ -347,7 +347,8 @@ class RunPane(Vertical, can_focus=True):
         # The command comes from the agent: named before the key runs it (whole in the confirm).
         hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else refused or ""
         if failed and not hint and result.stderr_tail:  # the error names one line; the rest is there
-            hint = f"e: the last {len(result.stderr_tail)} lines of its stderr"
+            lines = len(result.stderr_tail)
+            hint = f"e: its stderr (the last {lines} lines)" if lines > 1 else "e: its stderr (one line)"
         self._show_error(message, failed=failed, hint=hint)
         if self.has_focus:
             self.refresh_bindings()  # `L` may be on offer now
