@@ -73,6 +73,8 @@ KEYS: tuple[Key, ...] = (
     Key("shift+tab,ctrl+left", "screen.previous_pane", "", "pane"),
     Key("1", "", "the Nth pane of the newest round", "grid", label="1 … 9"),
     *(Key(str(n), f"focus_nth({n})", "", "grid") for n in range(1, 10)),
+    # While zoomed, the footer says how back, first (the first binding of a key that applies is shown).
+    Key("z", "screen.unzoom", "", "pane", footer="Unzoom"),
     Key("c", "cancel", "cancel the focused run", "pane", footer="Cancel"),
     Key("r", "rerun", "re-run: a new attempt beside this one, with the agent's policy and options of now",
         "pane", footer="Re-run"),
@@ -85,8 +87,6 @@ KEYS: tuple[Key, ...] = (
         "grid", command="Close finished panes"),
     Key("o", "activity", "the run's activity: every tool call (kind, title, status, paths, time), "
         "thoughts and plans counted", "pane", footer="Activity"),
-    # While zoomed, the footer says how back (the first binding of a key that applies is the shown one).
-    Key("z", "unzoom", "", "grid", footer="Unzoom"),
     Key("z", "zoom", "zoom the focused pane to the whole screen, and back (escape too; the zoom follows "
         "tab and the digits, the prompt ends it)", "grid", command="Zoom"),
     Key("y", "copy", "copy the focused answer to the clipboard", "pane"),

@@ -8,9 +8,11 @@ from textual import events
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_screen import PermissionScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
-from tests.ui.helpers import all_finished, scripted_preset, settings, wait_until
+from tests.ui.helpers import all_finished, demo_preset, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
 NAMED = {"enter": "\r", "space": " ", "slash": "/"}
@@ -71,8 +73,9 @@ async def test_a_burst_from_a_zoomed_pane_leaves_the_zoom_and_types_into_the_pro
         await pilot.press("z")
         first = pane_list(app)[0]
         assert app.screen.maximized is first
-        footer = {binding.binding.description for binding in app.screen.active_bindings.values()}
-        assert "Unzoom" in footer  # the footer says how to leave the zoom
+        await pilot.pause()
+        footer = [getattr(key, "description", "") for key in app.screen.query_one(KeyFooter).children]
+        assert footer[0] == "Unzoom"  # the footer says how to leave the zoom, first (80 columns cut it)
         burst(app, "z", "i", "ctrl+u", "write a haiku about cancel", "enter")
         await wait_until(pilot, lambda: len(pane_list(app)) == 4)
         assert app.screen.maximized is None
@@ -135,3 +138,24 @@ async def test_answering_a_permission_opens_the_next_and_its_count_is_the_header
         assert not isinstance(app.screen, PermissionScreen)
         assert [pane.attempt.permissions[0].option_id for pane in pane_list(app)] == ["a1"] * 3
         assert app.focused is pane_list(app)[1]  # no `1` fell through to the panes
+
+
+async def test_an_answer_fits_its_pane_again_after_a_zoom_while_another_run_streams() -> None:
+    """With a run streaming beside it, the reflow that ends a zoom sent the zoomed answer no Resize:
+    its lines stayed cut at the zoomed width."""
+    app = SupervisorApp(settings(demo_preset("long", "essay"), demo_preset("busy", "slow")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("enter")
+        long = pane_list(app)[0]
+        await wait_until(pilot, lambda: long.result is not None)
+        await pilot.press("z")
+        await wait_until(pilot, lambda: long.region.width > 70)
+        await pilot.press("z")
+        await wait_until(pilot, lambda: long.region.width < 40)
+        await pilot.pause()
+        view = long.query_one(AnswerView)
+        shown = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        assert "That is the whole tour. Ask" in shown and "chunk." in shown  # not `... Ask aga`, cut
+        assert view.virtual_size.width == view.scrollable_content_region.width
+        burst(app, "C", "y")
+        await wait_until(pilot, all_finished(app))

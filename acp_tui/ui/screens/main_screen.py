@@ -419,6 +419,7 @@ class MainScreen(Screen[object]):
             old.zoomed(False)
         if isinstance(new, RunPane):
             new.zoomed(True)
+        self.refresh_bindings()  # the footer's `z Unzoom`
 
     def action_focus_prompt(self) -> None:
         self.query_one(PromptBar).focus_prompt()
@@ -469,7 +470,7 @@ class MainScreen(Screen[object]):
         self.minimize()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "unzoom":  # in the footer while zoomed, and only then
+        if action == "unzoom":  # the focused pane's key while zoomed, and then only
             return self.maximized is not None
         return True
 

@@ -355,6 +355,9 @@ class AnswerView(ScrollView, can_focus=False):
             self.scroll_target_y = self.scroll_y = self.max_scroll_y
 
     def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
         """A new width: only what is shown is rendered at it (a zoom, a resized terminal, a pane
         that moved); the other blocks keep a height guessed from their last render, and are
         rendered when they are shown."""

@@ -516,8 +516,11 @@ class RunPane(Vertical, can_focus=True):
         asked.set_class(whole, "-whole")
 
     def zoomed(self, on: bool) -> None:
-        """Zoomed (Textual's maximize: the pane has its `-maximized` class), the whole prompt shows."""
+        """Zoomed (Textual's maximize: the pane has its `-maximized` class), the whole prompt shows.
+        The answer fits its width again once laid out: the reflow after a maximize ends sends no
+        Resize to a widget that was in sight throughout (its lines stayed cut at the zoomed width)."""
         self._show_prompt(whole=on or self.has_focus)
+        self.call_after_refresh(self.query_one(AnswerView).fit)
 
     # Actions ---------------------------------------------------------------------------------
 
