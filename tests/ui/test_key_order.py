@@ -159,3 +159,16 @@ async def test_an_answer_fits_its_pane_again_after_a_zoom_while_another_run_stre
         assert view.virtual_size.width == view.scrollable_content_region.width
         burst(app, "C", "y")
         await wait_until(pilot, all_finished(app))
+
+
+async def test_keys_after_send_anyway_act_on_the_round_it_sent() -> None:
+    app = two_forever()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: all(pane.run is not None for pane in pane_list(app)))
+        burst(app, "slash", "enter", "y", "c")  # the agents are busy: asked first, then sent
+        await wait_until(pilot, lambda: len(pane_list(app)) == 4 and pane_list(app)[2].result is not None)
+        assert [pane.live for pane in pane_list(app)] == [True, True, False, True]
+        assert app.query_one(PromptArea).text == "Explain the task"
+        burst(app, "C", "y")
+        await wait_until(pilot, all_finished(app))

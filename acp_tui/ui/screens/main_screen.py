@@ -166,18 +166,18 @@ class MainScreen(Screen[object]):
         if submission is not None:
             await self.fan_out(submission)
 
-    async def fan_out(self, event: Submission) -> None:
+    async def fan_out(self, submission: Submission) -> None:
         app = self.supervisor
-        if event.follow_up is not None:
-            await self.follow_up(event.follow_up, event.prompt)
+        if submission.follow_up is not None:
+            await self.follow_up(submission.follow_up, submission.prompt)
             return
-        gone = [agent for agent in event.agents if agent not in app.settings.names]
+        gone = [agent for agent in submission.agents if agent not in app.settings.names]
         if gone:  # removed from the config file by a reload
             self.notify(f"No longer in the config: {text.safe_notice(', '.join(gone))}", markup=False)
-            event.agents = [agent for agent in event.agents if agent not in gone]
-            if not event.agents:
+            submission.agents = [agent for agent in submission.agents if agent not in gone]
+            if not submission.agents:
                 return
-        busy = [agent for agent in event.agents if app.session.live_for(agent)]
+        busy = [agent for agent in submission.agents if app.session.live_for(agent)]
         if busy:
             from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 
@@ -187,15 +187,17 @@ class MainScreen(Screen[object]):
                 agents=", ".join(busy) + (" is" if len(busy) == 1 else " are"),
             )
 
-            def answered(yes: bool | None) -> None:
+            async def answered(yes: bool | None) -> None:
                 if yes:
-                    self.run_worker(
-                        self.send_round(event.prompt, event.agents, event.worktree, event.sandbox)
+                    await self.send_round(
+                        submission.prompt, submission.agents, submission.worktree, submission.sandbox
                     )
 
-            self.app.push_screen(ConfirmScreen(question, "Send anyway (y)", "Not now (n)"), answered)
+            # Pushed by the app, which then sends the round before it routes the key typed after `y`.
+            confirm = ConfirmScreen(question, "Send anyway (y)", "Not now (n)")
+            self.app.call_later(self.app.push_screen, confirm, answered)
             return
-        await self.send_round(event.prompt, event.agents, event.worktree, event.sandbox)
+        await self.send_round(submission.prompt, submission.agents, submission.worktree, submission.sandbox)
 
     async def send_round(
         self, prompt: str, agents: list[str], worktree: bool = False, sandbox: bool = False
