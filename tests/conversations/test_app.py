@@ -175,7 +175,7 @@ async def test_the_board_reopens_a_conversation_in_one_pane_from_its_newest_turn
         pane.focus()
         await pilot.press("x")
         await wait_until(pilot, lambda: not panes(app))
-        app.main_screen._jump_to(first)  # the board's Enter on turn 1
+        await app.main_screen._jump_to(first)  # the board's Enter on turn 1
         await wait_until(pilot, lambda: "kept" in panes(app))
         await pilot.pause()
         [again] = app.main_screen.panes()

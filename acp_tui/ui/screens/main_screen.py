@@ -628,12 +628,14 @@ class MainScreen(Screen[object]):
             self.app.install_screen(BoardScreen(self.supervisor.session), BOARD)
         self.app.push_screen(BOARD, self._jump_to)
 
-    def _jump_to(self, attempt: Attempt | None) -> None:
+    async def _jump_to(self, attempt: Attempt | None) -> None:
+        """The board's Enter (the app runs this before it routes the next key): the run's pane has
+        the focus, reopened if it was closed."""
         if attempt is None:
             return
         pane = self.pane_for(attempt)
         if pane is None:  # the conversation's pane again, from its newest turn (`f` goes on from there)
-            self.run_worker(self._reopen(self.supervisor.session.latest_turn(attempt)))
+            await self._reopen(self.supervisor.session.latest_turn(attempt))
         else:
             self.set_focus(pane)
 
