@@ -106,11 +106,13 @@ class SupervisorApp(App[None]):
         self._key_order = KeyOrder(self, super().on_event)
 
     async def on_event(self, event: events.Event) -> None:
-        # A key (or a paste) from the terminal waits until the ones before it have done their work.
-        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
-            await self._key_order.typed(event)
-        else:
-            await super().on_event(event)
+        if isinstance(event, events.Key | events.Paste):
+            if not self.screen_stack:  # the app is ending: a key left in flight has nowhere to go
+                return
+            if not event.is_forwarded:  # from the terminal: after the keys before it have done their work
+                await self._key_order.typed(event)
+                return
+        await super().on_event(event)
 
     @property
     def main_screen(self) -> MainScreen:

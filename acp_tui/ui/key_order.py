@@ -58,5 +58,5 @@ class KeyOrder:
 
     async def _next(self) -> None:
         self._busy = False
-        if self._waiting:
+        if self._waiting and self._app.screen_stack:  # (none left: the app is ending)
             await self._send(self._waiting.popleft())

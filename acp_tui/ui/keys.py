@@ -66,7 +66,8 @@ KEYS: tuple[Key, ...] = (
     Key("asterisk", "check_all", "check every agent, or uncheck them all when all are checked", "boxes",
         label="*", footer="All / none"),
     # The panes.
-    Key("slash,i", "focus_prompt", "back to the prompt", "grid", label="/ or i", command="Prompt"),
+    Key("slash,i", "focus_prompt", "back to the prompt, its cursor at the end (a zoom ends)", "grid",
+        label="/ or i", command="Prompt"),
     Key("tab,shift+tab", "", "next / previous pane, in reading order (also ctrl+right / ctrl+left)", "grid",
         label="tab / shift+tab"),
     Key("tab,ctrl+right", "screen.next_pane", "", "pane"),

@@ -609,7 +609,7 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
                 what="both panes",
             )
             hostile, healthy = panes(app)["hostile"], panes(app)["healthy"]
-            cancel: asyncio.Future[None] | None = None
+            cancelled = False
             deadline = time.monotonic() + max(APP_DEADLINE, row.app_bound + 2)
             while hostile.result is None or healthy.result is None:
                 if time.monotonic() > deadline:
@@ -627,11 +627,10 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
                 wants_cancel = (row.cancel_on == "output" and hostile.query_one(AnswerView).text) or (
                     row.cancel_on == "permission" and bool(app.asks)  # queued: it waits for `a`
                 )
-                if wants_cancel and cancel is None:
-                    cancel = asyncio.ensure_future(hostile.action_cancel())  # what the Cancel button runs
+                if wants_cancel and not cancelled:
+                    hostile.action_cancel()  # what the Cancel button runs: the disposal goes on meanwhile
+                    cancelled = True
                 await asyncio.sleep(PROBE_EVERY)
-            if cancel is not None:
-                await asyncio.wait_for(cancel, 10)
         if not hung:
             hostile_shown = hostile.query_one(AnswerView).text
             hostile_badge = hostile.query_one(StatusBadge).status
