@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from textual.driver import Driver
     from textual.drivers.linux_driver import LinuxDriver
     from textual.message import Message
+    from textual.screen import Screen
+    from textual.strip import Strip
     from textual.widget import Widget
     from textual.widgets import Header
     from textual_serve.app_service import AppService
@@ -41,6 +43,15 @@ def forget_painted_lines(widget: Widget) -> None:
     Textual has no public way to drop them short of a full refresh of its layout.
     Retired by: a public `Widget.refresh(lines=...)` that also drops the styled-line cache."""
     widget._styles_cache.clear()
+
+
+def screen_frame(screen: Screen[Any]) -> list[Strip]:
+    """`Screen._compositor.render_strips()`: the screen as its compositor paints it, a strip a row,
+    from the lines its widgets keep (a widget renders again only where it changed).
+    Why: a dialog shows the screen under it dimmed (`ui/screens/_dialog.py`, `Backdrop`); Textual's
+    own way (`BackgroundScreen`) renders and tints that screen again at every paint of the dialog.
+    Retired by: a modal background that reuses the last frame of the screen under it."""
+    return screen._compositor.render_strips()
 
 
 def app_driver(app: App[Any]) -> Driver | None:

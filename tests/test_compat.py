@@ -184,3 +184,30 @@ def test_textual_header_still_shows_its_title_in_a_header_title() -> None:
     from textual.widgets._header import HeaderTitle
 
     assert issubclass(HeaderTitle, Static) and callable(Header.format_title)
+
+
+async def test_textual_compositor_still_paints_a_screen_from_its_widgets_kept_lines() -> None:
+    """`screen_frame` is the screen as painted; a second frame renders no widget again."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    renders = 0
+
+    class Counted(Static):
+        def render_line(self, y: int):  # type: ignore[no-untyped-def]
+            nonlocal renders
+            renders += 1
+            return super().render_line(y)
+
+    class Painted(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Counted("a line of text")
+
+    app = Painted()
+    async with app.run_test(size=(30, 4)) as pilot:
+        await pilot.pause()
+        first = [strip.text for strip in compat.screen_frame(app.screen)]
+        before = renders
+        again = [strip.text for strip in compat.screen_frame(app.screen)]
+    assert first[0].startswith("a line of text") and len(first) == 4
+    assert again == first and renders == before

@@ -20,7 +20,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static
 
@@ -28,6 +27,7 @@ from acp_tui.core.model import stop_word
 from acp_tui.core.text import one_line, visible
 from acp_tui.reports.compare import COLUMNS, NAME_LIMIT, row
 from acp_tui.ui import text
+from acp_tui.ui.screens._dialog import DimmedScreen
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.fitted_table import FittedTable
@@ -86,7 +86,7 @@ def can_apply(record: RunRecord) -> bool:
     return bool(record.base and record.diff and not record.diff_truncated)
 
 
-class CompareScreen(ModalScreen[int | None]):
+class CompareScreen(DimmedScreen[int | None]):
     CSS_PATH = "compare_screen.tcss"
     BINDINGS = [
         Binding("escape,q,v", "close", "Close"),
