@@ -16,9 +16,8 @@ _quit = SupervisorApp.action_quit
 
 
 def write_answers(app: SupervisorApp) -> None:
-    from acp_tui.ui.widgets.answer_view import AnswerView
 
-    answers = {pane.agent: pane.query_one(AnswerView).text for pane in app.main_screen.panes()}
+    answers = {pane.agent: pane.answer.text for pane in app.main_screen.panes()}
     Path(os.environ["ACP_TUI_BENCH_ANSWERS"]).write_text(json.dumps(answers))
 
 

@@ -53,7 +53,6 @@ async def app_worker(n: int) -> dict[str, object]:
     import acp_tui.acp.client  # noqa: F401  (the app preloads the SDK after its first frame)
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
-    from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.run_pane import RunPane
 
     presets = tuple(AgentPreset(f"a{i:02d}", PY, (ECHO_AGENT,)) for i in range(n))
@@ -65,16 +64,18 @@ async def app_worker(n: int) -> dict[str, object]:
         press_key(app, "enter")
         while True:
             panes = list(app.query(RunPane))
-            if len(panes) == n and all(p.result is not None for p in panes):
+            if len(panes) == n and all(p.attempt.result is not None for p in panes):
                 break
             if time.perf_counter() - start > 120:
                 raise TimeoutError("runs did not finish in 120 s")
             await asyncio.sleep(0.005)
         elapsed = time.perf_counter() - start
-        completed = sum(p.result is not None and p.result.stop_reason == "completed" for p in panes)
-        exact = sum(p.result is not None and p.result.output == PROMPT for p in panes)
+        completed = sum(
+            p.attempt.result is not None and p.attempt.result.stop_reason == "completed" for p in panes
+        )
+        exact = sum(p.attempt.result is not None and p.attempt.result.output == PROMPT for p in panes)
         await pilot.pause(0.1)
-        shown = sum(p.query_one(AnswerView).text == PROMPT for p in panes)
+        shown = sum(p.answer.text == PROMPT for p in panes)
         await app.action_quit()
     return {"elapsed": elapsed, "completed": completed, "exact": min(exact, shown), "rss": peak_rss_mb()}
 

@@ -227,7 +227,6 @@ async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[li
 
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
-    from acp_tui.ui.widgets.answer_view import AnswerView
     from acp_tui.ui.widgets.run_pane import RunPane
 
     probe: KeyProbe | None = None
@@ -257,14 +256,14 @@ async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[li
         deadline = started + 300
         while True:
             found = list(app.query(RunPane))
-            if len(found) == panes and all(p.result is not None for p in found):
+            if len(found) == panes and all(p.attempt.result is not None for p in found):
                 break
             if time.perf_counter() > deadline:
                 raise TimeoutError("the panes did not finish within 300 s")
             await asyncio.sleep(0.05)
         results_at = time.perf_counter()
         # The result arrives before the pane's Markdown stream has flushed its last fragments.
-        while not all(p.query_one(AnswerView).text == expected for p in found):
+        while not all(p.answer.text == expected for p in found):
             if time.perf_counter() > results_at + 30:
                 break
             await asyncio.sleep(0.02)
@@ -272,10 +271,12 @@ async def app_under_load(panes: int, chunks: int, idle_presses: int) -> tuple[li
         await asyncio.to_thread(probe.stop)  # it may be waiting for a press the loop must handle
         loaded = [lat for posted, lat in probe.samples if posted <= shown_at]
 
-        exact = sum(p.query_one(AnswerView).text == expected for p in found)
-        completed = sum(p.result is not None and p.result.stop_reason == "completed" for p in found)
+        exact = sum(p.answer.text == expected for p in found)
+        completed = sum(
+            p.attempt.result is not None and p.attempt.result.stop_reason == "completed" for p in found
+        )
         for p in found:
-            source = p.query_one(AnswerView).text
+            source = p.answer.text
             if source != expected:
                 notes.append(f"{p.agent}: {len(source)} of {len(expected)} chars shown")
         await app.action_quit()

@@ -28,7 +28,6 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Static
 
 from acp_tui import compat
 from acp_tui.core.text import one_line, without_surrogates
@@ -555,10 +554,7 @@ class SupervisorApp(App[None]):
             await self._rebuild_prompt_bar()
         else:
             self.main_screen.query_one(PromptBar).show_policies(self.policies)
-        if not self.main_screen.panes():
-            welcome = self.main_screen.query("#welcome")
-            if welcome:
-                welcome.first(Static).update(self.main_screen.welcome())
+        self.main_screen.runs.show_welcome(self.main_screen.welcome())
         from acp_tui.ui.screens.policy_screen import AgentsScreen
 
         if isinstance(self.screen, AgentsScreen):  # reloaded from F2: show the new file there

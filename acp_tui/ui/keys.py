@@ -76,6 +76,7 @@ KEYS: tuple[Key, ...] = (
     *(Key(str(n), f"focus_nth({n})", "", "grid") for n in range(1, 10)),
     # While zoomed, the footer says how back, first (the first binding of a key that applies is shown).
     Key("z", "screen.unzoom", "", "pane", footer="Unzoom"),
+    Key("escape", "screen.unzoom", "", "pane"),
     Key("c", "cancel", "cancel the focused run", "pane", footer="Cancel"),
     Key("r", "rerun", "re-run: a new attempt beside this one, with the agent's policy and options of now",
         "pane", footer="Re-run"),

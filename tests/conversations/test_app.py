@@ -6,13 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from textual.widgets import Static
-
 from acp_tui.session.saved import SessionStore
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.confirm_screen import QuitScreen
-from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.prompt_bar import PromptArea, PromptBar
 from tests.helpers import our_live_processes
 from tests.ui.helpers import all_finished, panes, settings, wait_until
@@ -38,16 +35,17 @@ async def test_f_follows_up_in_the_same_pane_with_its_session(tmp_path: Path) ->
         assert bar.follow_up is pane.attempt and app.query_one(PromptArea).has_focus
         assert app.query_one(PromptArea).text == "" and "follow up: kept r1·a1" in str(bar.border_title)
         await pilot.press(*"now the test", "enter")
-        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.attempt.result is not None)
         assert (
-            pane.result is not None and pane.result.output == "turn 2: now the test (after: the first task)"
+            pane.attempt.result is not None
+            and pane.attempt.result.output == "turn 2: now the test (after: the first task)"
         )
-        shown = pane.query_one(AnswerView).text
+        shown = pane.answer.text
         assert "turn 1: the first task" in shown and "follow up (r1·a1·t2)" in shown and "turn 2:" in shown
         assert bar.follow_up is None  # sent: the mode is left
         pane.blur()  # the pane's line names the conversation's opening prompt, focused or not
         await pilot.pause()
-        assert str(pane.query_one("#asked", Static).render()) == "the first task"
+        assert pane.shown("asked") == "the first task"
         assert [a.turn for a in app.session.attempts] == [1, 2]
         records = app.session.records()
         assert [r.turn for r in records] == [1, 2] and records[0].session_id == records[1].session_id
@@ -62,9 +60,7 @@ async def test_escape_leaves_follow_up_mode_and_f_says_when_it_cannot(tmp_path: 
         pane.focus()
         await pilot.press("f")
         assert app.query_one(PromptBar).follow_up is None
-        assert "no follow-up: plain offers neither session/resume nor session/load" in str(
-            pane.query_one("#error").render()
-        )
+        assert "no follow-up: plain offers neither session/resume nor session/load" in pane.shown("error")
     app = SupervisorApp(settings(kept("kept", tmp_path / "t")))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
@@ -83,8 +79,10 @@ async def test_a_spare_started_while_the_person_reads_answers_enter_at_once(tmp_
         assert spares is not None
         await wait_until(
             pilot,
-            lambda: bool(spares._spares)
-            and all(s.handshake and s.handshake.ready.is_set() for s in spares._spares),
+            lambda: (
+                bool(spares._spares)
+                and all(s.handshake and s.handshake.ready.is_set() for s in spares._spares)
+            ),
         )
         [started] = marks.read_text().splitlines()  # the spare's process, through its 3 s start
         await pilot.press("enter")
@@ -124,11 +122,14 @@ async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tm
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "kept" in panes(app))
         pane = panes(app)["kept"]
-        await wait_until(pilot, lambda: "turn 1: remember blue" in pane.query_one(AnswerView).text)
+        await wait_until(pilot, lambda: "turn 1: remember blue" in pane.answer.text)
         pane.focus()
         await pilot.press("f", *"which colour", "enter")
-        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
-        assert pane.result is not None and pane.result.output == "turn 2: which colour (after: remember blue)"
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.attempt.result is not None)
+        assert (
+            pane.attempt.result is not None
+            and pane.attempt.result.output == "turn 2: which colour (after: remember blue)"
+        )
     _, records = store.open(summary.id)
     assert [r["turn"] for r in records] == [1, 2]  # the follow-up kept in the same session
 
@@ -136,9 +137,9 @@ async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tm
     async with app.run_test(size=SIZE) as pilot:  # both turns reopen in one pane, under its opening
         await wait_until(pilot, lambda: "kept" in panes(app))
         pane = panes(app)["kept"]
-        await wait_until(pilot, lambda: "turn 2: which colour" in pane.query_one(AnswerView).text)
-        assert "turn 1: remember blue" in pane.query_one(AnswerView).text
-        assert str(pane.query_one("#asked", Static).render()) == "remember blue"
+        await wait_until(pilot, lambda: "turn 2: which colour" in pane.answer.text)
+        assert "turn 1: remember blue" in pane.answer.text
+        assert pane.shown("asked") == "remember blue"
         # exported as they were saved, nothing rebuilt
         assert [r.model_dump(mode="json") for r in app.session.records()] == records
 
@@ -171,7 +172,7 @@ async def test_the_board_reopens_a_conversation_in_one_pane_from_its_newest_turn
         pane = panes(app)["kept"]
         pane.focus()
         await pilot.press("f", *"second", "enter")
-        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.attempt.result is not None)
         first, second = app.session.attempts
         assert app.main_screen.pane_for(first) is pane  # one pane for the conversation
         pane.focus()
@@ -182,8 +183,8 @@ async def test_the_board_reopens_a_conversation_in_one_pane_from_its_newest_turn
         await pilot.pause()
         [again] = app.main_screen.panes()
         assert again.attempt is second  # `f` there goes on from the newest turn
-        assert "turn 1: first" in again.query_one(AnswerView).text
-        assert "turn 2: second" in again.query_one(AnswerView).text
+        assert "turn 1: first" in again.answer.text
+        assert "turn 2: second" in again.answer.text
 
 
 async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path: Path) -> None:
@@ -201,8 +202,8 @@ async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["kept"]
-        assert pane.attempt.record().sandbox == "workspace" and pane.result is not None
-        assert pane.result.output == "turn 1: first", pane.result.error
+        assert pane.attempt.record().sandbox == "workspace" and pane.attempt.result is not None
+        assert pane.attempt.result.output == "turn 1: first", pane.attempt.result.error
         app.sandboxes["kept"] = "none"  # as F2 would
         pane.focus()
         await pilot.press("f")
@@ -212,8 +213,10 @@ async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path:
         [follow_up] = [s.wanted for s in spares._spares if s.wanted.follow_up]
         assert follow_up.config.sandbox == "workspace"
         await pilot.press(*"second", "enter")
-        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.result is not None)
-        assert pane.result is not None and pane.result.output == "turn 2: second (after: first)"
+        await wait_until(pilot, lambda: pane.attempt.turn == 2 and pane.attempt.result is not None)
+        assert (
+            pane.attempt.result is not None and pane.attempt.result.output == "turn 2: second (after: first)"
+        )
         assert pane.attempt.record().sandbox == "workspace" and pane.attempt.warm
 
 
@@ -234,7 +237,7 @@ async def test_a_reopened_session_skips_its_damaged_records_and_says_how_many_on
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_until(pilot, lambda: "kept" in panes(app))
         pane = panes(app)["kept"]
-        await wait_until(pilot, lambda: "turn 1: remember blue" in pane.query_one(AnswerView).text)
+        await wait_until(pilot, lambda: "turn 1: remember blue" in pane.answer.text)
         assert [str(note.message) for note in app._notifications] == [
             f"Session {session.id}: skipped 4 damaged records."
         ]
@@ -263,8 +266,8 @@ async def test_a_reopened_session_shows_what_its_live_panes_showed(tmp_path: Pat
         return [
             (
                 pane.agent,
-                str(pane.query_one("#stats", Static).render()),
-                str(pane.query_one("#usage", Static).render()),
+                pane.shown("stats"),
+                pane.shown("usage"),
                 str(pane.border_subtitle),
             )
             for pane in panes(app).values()

@@ -569,10 +569,7 @@ def app_for(row: Row, ctx: Ctx) -> SupervisorApp:
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.in_app], ids=[r.id for r in ROWS if r.in_app])
 async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
-    from textual.widgets import Static
 
-    from acp_tui.ui.widgets.answer_view import AnswerView
-    from acp_tui.ui.widgets.status_badge import StatusBadge
     from tests.ui.helpers import panes
 
     app = app_for(row, ctx)
@@ -581,16 +578,16 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
         with frozen_heap(), peak_rss() as memory:
             send_key(app, "enter", "\r")  # the prompt has the focus: start the round
             await eventually(
-                lambda: len(panes(app)) == 2 and all(p.query(AnswerView) for p in panes(app).values()),
+                lambda: len(panes(app)) == 2 and all(p.is_mounted for p in panes(app).values()),
                 what="both panes",
             )
             hostile, healthy = panes(app)["hostile"], panes(app)["healthy"]
             cancelled = False
-            while hostile.result is None or healthy.result is None:
-                if hostile.run is not None and hostile.result is None:
+            while hostile.attempt.result is None or healthy.attempt.result is None:
+                if hostile.attempt.run is not None and hostile.attempt.result is None:
                     await key_lands(app)
-                    landed += hostile.result is None
-                wants_cancel = (row.cancel_on == "output" and hostile.query_one(AnswerView).text) or (
+                    landed += hostile.attempt.result is None
+                wants_cancel = (row.cancel_on == "output" and hostile.answer.text) or (
                     row.cancel_on == "permission" and bool(app.asks)  # queued: it waits for `a`
                 )
                 if wants_cancel and not cancelled:
@@ -599,26 +596,26 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
                 await asyncio.sleep(PROBE_EVERY)
             # The pane paints its end a moment after the result is in: wait for that, not a clock.
             await eventually(lambda: not hostile.ticking)  # a finished pane's clock stops
-        hostile_shown = hostile.query_one(AnswerView).text
-        hostile_badge = hostile.query_one(StatusBadge).status
-        hostile_error = str(hostile.query_one("#error", Static).render())
-        healthy_shown = healthy.query_one(AnswerView).text
+        hostile_shown = hostile.answer.text
+        hostile_badge = hostile.shown("state")
+        hostile_error = hostile.shown("error")
+        healthy_shown = healthy.answer.text
     note(f"app {row.id}: {landed} keys landed while live, RSS +{memory.growth / MB:.0f} MB")
     assert our_live_processes() == []
 
     # The healthy neighbour, untouched.
-    assert healthy.result is not None
-    assert (healthy.result.stop_reason, healthy.result.error) == (S.COMPLETED, None)
-    assert healthy.result.output == healthy_shown == HEALTHY_TEXT
+    assert healthy.attempt.result is not None
+    assert (healthy.attempt.result.stop_reason, healthy.attempt.result.error) == (S.COMPLETED, None)
+    assert healthy.attempt.result.output == healthy_shown == HEALTHY_TEXT
     # The hostile run's end state, on its pane too.
-    assert hostile.result is not None
-    check_end_state(row, hostile.result, ctx)
+    assert hostile.attempt.result is not None
+    check_end_state(row, hostile.attempt.result, ctx)
     # The badge says `cancelled` for an `aborted` run, however it was stopped (the stop reason stays
     # `aborted`); the pane shows control characters as visible escapes, and the error on one line.
     assert hostile_badge == stop_word(row.stop)
-    assert hostile_shown == visible(hostile.result.output)
-    if hostile.result.error:
-        assert one_line(hostile.result.error) in hostile_error
+    assert hostile_shown == visible(hostile.attempt.result.output)
+    if hostile.attempt.result.error:
+        assert one_line(hostile.attempt.result.error) in hostile_error
     # It took keys while the hostile run misbehaved, and its memory stayed bounded.
     assert landed, "no key press landed while the hostile run was live"
     assert memory.growth < RSS_BOUND, f"our RSS grew by {memory.growth / MB:.0f} MB"
@@ -654,7 +651,7 @@ async def test_an_answer_with_a_lone_surrogate_is_printed_and_exported(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        assert panes(app)["odd"].result is not None
+        assert panes(app)["odd"].attempt.result is not None
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: len(list(tmp_path.glob("acp-tui-*"))) == 3)  # .md, .jsonl, compare
     [jsonl] = tmp_path.glob("acp-tui-*.jsonl")

@@ -254,13 +254,12 @@ def test_headless_run_keeps_every_credential_where_it_belongs(
 async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs(
     tmp_path: Path, hostile_environment: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from textual.widgets import Log, Static
+    from textual.widgets import Log
 
     from acp_tui.settings.logs import route_logging
     from acp_tui.ui.app import SupervisorApp
     from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
     from acp_tui.ui.screens.trace_screen import TraceScreen
-    from acp_tui.ui.widgets.answer_view import AnswerView
     from tests.ui.helpers import all_finished, panes, wait_until
 
     settings = Settings(presets=presets(tmp_path), prompt="leak it all")
@@ -280,10 +279,10 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
         for name, pane in found.items():
             pane.focus()
             await pilot.press("e")  # show its stderr
-            screens[f"{name} answer"] = pane.query_one(AnswerView).text
-            screens[f"{name} stderr"] = "\n".join(str(line) for line in pane.query_one(Log).lines)
-            screens[f"{name} error"] = str(pane.query_one("#error", Static).render())
-            screens[f"{name} stats"] = str(pane.query_one("#stats", Static).render())
+            screens[f"{name} answer"] = pane.answer.text
+            screens[f"{name} stderr"] = pane.shown("stderr")
+            screens[f"{name} error"] = pane.shown("error")
+            screens[f"{name} stats"] = pane.shown("stats")
         screens["main screen"] = app.export_screenshot()
         found["alpha"].focus()
         await pilot.press("l")
@@ -299,7 +298,7 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
         await pilot.press("escape")
         await pilot.press("ctrl+s")  # export the session
         await wait_until(pilot, lambda: len(list(exports.iterdir())) == 3)  # .md, .jsonl, -compare.md
-        results = {name: pane.result for name, pane in found.items()}
+        results = {name: pane.attempt.result for name, pane in found.items()}
     assert our_live_processes() == []
 
     check_child_environments(tmp_path, default_cwd=hostile_environment)

@@ -44,7 +44,7 @@ async def test_ctrl_b_confines_every_agent_of_the_next_round_and_the_pane_and_re
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         for pane in panes(app).values():
-            assert outcomes(pane.result.output) == ["ok:2"]  # type: ignore[union-attr]
+            assert outcomes(pane.attempt.result.output) == ["ok:2"]  # type: ignore[union-attr]
             assert "sandbox" in str(pane.border_subtitle)
         assert [record.sandbox for record in app.session.records()] == ["workspace", "workspace"]
         await pilot.press("ctrl+b")  # off: the presets' own word again
@@ -64,7 +64,7 @@ async def test_f2_confines_one_agent_and_not_the_other(tmp_path: Path) -> None:
         app.main_screen.query_one(PromptBar).focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        said = {pane.agent: outcomes(pane.result.output)[0] for pane in panes(app).values()}  # type: ignore[union-attr]
+        said = {pane.agent: outcomes(pane.attempt.result.output)[0] for pane in panes(app).values()}  # type: ignore[union-attr]
         assert said["two"] == "ok:2" and said["one"] != "ok:2"
         assert {r.name: r.sandbox for r in app.session.records()} == {"one": "none", "two": "workspace"}
 
@@ -103,7 +103,7 @@ async def test_a_confined_run_in_a_worktree_commits_in_its_own_git_and_never_see
         await wait_until(pilot, all_finished(app))
         (pane,) = panes(app).values()
         # (Its write of the config lands in its private /tmp, where tmp_path lies.)
-        assert outcomes(pane.result.output)[1:] == ["ok", "ok:0:", "ok:0:"]  # type: ignore[union-attr]
+        assert outcomes(pane.attempt.result.output)[1:] == ["ok", "ok:0:", "ok:0:"]  # type: ignore[union-attr]
         worktree = pane.attempt.worktree
         assert worktree is not None
         assert (

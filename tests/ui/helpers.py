@@ -36,9 +36,24 @@ async def wait_until(pilot: Pilot[None], condition: Callable[[], bool]) -> None:
         await pilot.pause(0.02)
 
 
+def border_colour(pane: RunPane) -> str:
+    """The colour of the pane's border (its state's), as `#rrggbb`."""
+    return pane.styles.border_top[1].hex.lower()
+
+
+async def click_cancel(pilot: Pilot[None], pane: RunPane) -> None:
+    """Click the pane's Cancel, at the right end of its header row (inside the border and padding)."""
+    await pilot.click(pane, offset=(pane.region.width - 6, 1))
+
+
+def pane_lines(pane: RunPane) -> list[str]:
+    """The pane's rows as painted (inside its border)."""
+    return [pane.render_line(y).text for y in range(pane.content_region.height)]
+
+
 def panes(app: SupervisorApp) -> dict[str, RunPane]:
     return {pane.agent: pane for pane in app.query(RunPane)}
 
 
 def all_finished(app: SupervisorApp) -> Callable[[], bool]:
-    return lambda: bool(app.query(RunPane)) and all(p.result is not None for p in app.query(RunPane))
+    return lambda: bool(app.query(RunPane)) and all(p.attempt.result is not None for p in app.query(RunPane))

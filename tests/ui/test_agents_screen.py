@@ -34,7 +34,7 @@ def option_select(screen: AgentsScreen, row: int, option_id: str) -> Select[str]
 
 
 def round_panes(app: SupervisorApp, round_no: int) -> list[RunPane]:
-    return [pane for pane in app.query(RunPane) if pane.round_no == round_no]
+    return [pane for pane in app.query(RunPane) if pane.attempt.round_no == round_no]
 
 
 async def test_f2_offers_the_modes_of_the_last_session_and_the_next_run_uses_the_one_chosen() -> None:
@@ -43,7 +43,9 @@ async def test_f2_offers_the_modes_of_the_last_session_and_the_next_run_uses_the
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         [first] = round_panes(app, 1)
-        assert first.result is not None and len(first.result.permissions) == 1  # mode ask: it asked
+        assert (
+            first.attempt.result is not None and len(first.attempt.result.permissions) == 1
+        )  # mode ask: it asked
         assert "mode ask" in str(first.border_subtitle) and "model demo-fast" in str(first.border_subtitle)
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
@@ -60,10 +62,10 @@ async def test_f2_offers_the_modes_of_the_last_session_and_the_next_run_uses_the
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
         [second] = round_panes(app, 2)
-        assert second.result is not None
-        assert second.result.stop_reason is SubagentStopReason.COMPLETED
-        assert second.result.options["mode"] == "read-only"
-        assert second.result.permissions == []  # read-only never asks
+        assert second.attempt.result is not None
+        assert second.attempt.result.stop_reason is SubagentStopReason.COMPLETED
+        assert second.attempt.result.options["mode"] == "read-only"
+        assert second.attempt.result.permissions == []  # read-only never asks
         assert "mode read-only" in str(second.border_subtitle)
 
 
@@ -117,8 +119,8 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         [first] = round_panes(app, 1)
-        assert first.result is not None
-        assert [(r.decision, r.rule) for r in first.result.permissions] == [("reject_once", "edits")]
+        assert first.attempt.result is not None
+        assert [(r.decision, r.rule) for r in first.attempt.result.permissions] == [("reject_once", "edits")]
 
         config.write_text("[[agent]]\nname = 3\n", encoding="utf-8")  # a bad file
         old = app.settings
@@ -141,8 +143,10 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(round_panes(app, 2)) == 2 and all_finished(app)())
         for pane in round_panes(app, 2):
-            assert pane.result is not None
-            assert [(r.decision, r.rule) for r in pane.result.permissions] == [("allow_once", "edits")]
+            assert pane.attempt.result is not None
+            assert [(r.decision, r.rule) for r in pane.attempt.result.permissions] == [
+                ("allow_once", "edits")
+            ]
 
         write_config(config, "reject", "one", "two")  # reloaded from F2: F2 shows the new rules
         await pilot.press("f2")
@@ -169,7 +173,7 @@ async def test_a_run_that_edited_without_asking_says_its_policy_had_nothing_to_d
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        shown = {name: str(pane.query_one("#stats", Static).render()) for name, pane in panes(app).items()}
+        shown = {name: pane.shown("stats") for name, pane in panes(app).items()}
         assert f"{NEVER_ASKED} (edit 1, execute 1)" in shown["quiet"]
         assert NEVER_ASKED not in shown["reader"]  # reads only: nothing a policy decides
         assert NEVER_ASKED not in shown["asker"]  # it asked
@@ -196,8 +200,8 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         [pane] = round_panes(app, 1)
-        assert pane.state == "error"
-        error = str(pane.query_one("#error", Static).render())
+        assert pane.attempt.state == "error"
+        error = pane.shown("error")
         assert error.startswith("L: log in in the terminal, then run again: ")
         assert "--login\nauthentication required" in error
         assert pane.check_action("login", ()) is True
@@ -209,8 +213,8 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
         assert logins == [[sys.executable, "-m", "acp_tui.demo.agent", "--persona", "locked", "--login"]]
         assert (paths.cache_dir() / "demo-login").exists()  # the test's own folders (tests/conftest.py)
         again = [p for p in round_panes(app, 1) if p.attempt.attempt_no == 2]
-        assert again and again[0].result is not None
-        assert again[0].result.stop_reason is SubagentStopReason.COMPLETED
+        assert again and again[0].attempt.result is not None
+        assert again[0].attempt.result.stop_reason is SubagentStopReason.COMPLETED
 
 
 async def test_a_failed_login_does_not_run_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -243,7 +247,7 @@ async def test_l_is_not_offered_where_no_login_is_advertised() -> None:
         await wait_until(pilot, all_finished(app))
         [pane] = round_panes(app, 1)
         assert pane.check_action("login", ()) is False
-        assert not str(pane.query_one("#error", Static).render()).startswith("L:")
+        assert not pane.shown("error").startswith("L:")
 
 
 async def test_shift_p_opens_the_permissions_panel() -> None:
@@ -275,7 +279,7 @@ async def test_a_description_naming_another_program_is_refused_in_one_line() -> 
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         [pane] = round_panes(app, 1)
-        hint = str(pane.query_one("#error", Static).render()).splitlines()[0]
+        hint = pane.shown("error").splitlines()[0]
         own = os.path.basename(sys.executable)
         assert hint == f'login refused: the agent names "opencode" to run, not its own program "{own}"'
         assert pane.check_action("login", ()) is False

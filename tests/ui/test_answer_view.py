@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from acp_tui.ui.widgets.answer_view import DISPLAY_CAP, KEEP_LINES, OPEN_CAP, AnswerView, Piece, split_blocks
+from acp_tui.ui.widgets.answer_document import DISPLAY_CAP, KEEP_LINES, OPEN_CAP, Piece, split_blocks
+from acp_tui.ui.widgets.answer_view import AnswerView
 from tests.ui.helpers import wait_until
 
 
@@ -30,7 +31,7 @@ async def write(pilot: Pilot[None], view: AnswerView, text: str) -> None:
     """Append `text` as the end of the answer and wait until it is all rendered."""
     view.append(text)
     view.finish()
-    await wait_until(pilot, lambda: not view._backlog)
+    await wait_until(pilot, lambda: not view.document.busy)
     await pilot.pause()
 
 
@@ -121,8 +122,8 @@ async def test_a_long_answer_shows_its_tail_and_says_what_came_before() -> None:
         view = app.query_one(AnswerView)
         answer = "".join(f"line {i:07d} of a very long answer\n\n" for i in range(DISPLAY_CAP // 16))
         await write(pilot, view, answer)
-        assert view.omitted > 0
-        assert view.omitted + len(view.text) == len(answer)
+        assert view.document.omitted > 0
+        assert view.document.omitted + len(view.text) == len(answer)
         assert answer.endswith(view.text)
         assert len(view.text) <= DISPLAY_CAP * 1.25
         assert shown(view)[-2].startswith(f"line {DISPLAY_CAP // 16 - 1:07d}")
@@ -136,9 +137,11 @@ async def test_rendered_lines_are_kept_only_near_the_view() -> None:
     async with app.run_test(size=(60, 10)) as pilot:
         view = app.query_one(AnswerView)
         await write(pilot, view, "".join(f"paragraph {i} with a few words in it\n\n" for i in range(600)))
-        kept = sum(len(block.lines) for block in view._blocks if block.lines is not None)
+        kept = sum(len(block.lines) for block in view.document._blocks if block.lines is not None)
         assert kept <= KEEP_LINES + 10
-        assert view._blocks[0].lines is None  # far above the view: forgotten, rendered again if shown
+        assert (
+            view.document._blocks[0].lines is None
+        )  # far above the view: forgotten, rendered again if shown
         view.scroll_home(animate=False, immediate=True)
         await pilot.pause()
         assert shown(view)[0] == "paragraph 0 with a few words in it"
@@ -171,7 +174,7 @@ async def test_text_arriving_in_pieces_renders_as_when_it_arrives_whole() -> Non
         view.finish()
         await pilot.pause()
         streamed = shown(view)
-        view.clear()
+        view.document.clear()
         view.append(text)
         view.finish()
         await pilot.pause()
@@ -238,9 +241,8 @@ def painted(app: App[None]) -> str:
 
 
 async def test_text_streamed_under_a_zoomed_pane_is_painted_once_it_is_unzoomed() -> None:
-    # The symptom: streamed text showed only at the next resize. A view out of sight is not
-    # repainted (Textual reflows the whole screen to place it), and the lines Textual kept of it
-    # were shown again when it came back, unchanged.
+    # The symptom: streamed text showed only at the next resize. A view out of sight takes no step
+    # (nor a repaint: Textual reflows the whole screen to place it); it catches up once painted.
     app = TwoViewsApp()
     async with app.run_test(size=(80, 8)) as pilot:
         first, second = app.query(AnswerView)
@@ -250,10 +252,10 @@ async def test_text_streamed_under_a_zoomed_pane_is_painted_once_it_is_unzoomed(
         await pilot.pause()
         assert not app.screen.can_view_partial(first)
         first.append(" and later ones")  # on the same line: the view's height does not change
-        await wait_until(pilot, lambda: not first._pending and not first._backlog)
+        await pilot.pause(0.2)
+        assert first.document.busy  # out of sight, it waits: nothing is rendered for nobody
         app.screen.minimize()
-        await pilot.pause()
-        assert "first words and later ones" in painted(app)
+        await wait_until(pilot, lambda: "first words and later ones" in painted(app))
 
 
 async def test_a_new_width_renders_only_what_is_shown() -> None:
@@ -265,14 +267,14 @@ async def test_a_new_width_renders_only_what_is_shown() -> None:
         paragraphs = "".join(f"Paragraph {i}: some words to wrap at a width.\n\n" for i in range(300))
         await write(pilot, view, paragraphs)
         renders = 0
-        render = view._render_lines
+        render = view.document._render_lines
 
         def counted(*args: object, **kwargs: object) -> object:
             nonlocal renders
             renders += 1
             return render(*args, **kwargs)  # type: ignore[arg-type]
 
-        view._render_lines = counted  # type: ignore[method-assign]
+        view.document._render_lines = counted  # type: ignore[method-assign]
         for width in (40, 120, 80):
             await pilot.resize_terminal(width, 10)
             await pilot.pause()
@@ -303,7 +305,7 @@ async def test_a_growing_answer_lays_out_the_screen_only_when_its_scrollbar_appe
             view.append(text[start : start + 100])
             await pilot.pause(0.01)
         view.finish()
-        await wait_until(pilot, lambda: not view._backlog)
+        await wait_until(pilot, lambda: not view.document.busy)
         await pilot.pause()
         assert layouts <= 3  # the view's first size, and its scrollbar's coming
         assert view.text == text

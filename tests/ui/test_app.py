@@ -5,23 +5,30 @@ from __future__ import annotations
 import os
 import signal
 
-from textual.widgets import Button, Checkbox, Log, Static
+from textual.widgets import Checkbox
 
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.process.group import group_alive
 from acp_tui.ui.app import SupervisorApp
-from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
-from acp_tui.ui.widgets.status_badge import StatusBadge
 from tests.helpers import our_live_processes
-from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
+from tests.ui.helpers import (
+    all_finished,
+    click_cancel,
+    demo_preset,
+    pane_lines,
+    panes,
+    scripted_preset,
+    settings,
+    wait_until,
+)
 
 SIZE = (150, 40)
 
 
 def answer_of(app: SupervisorApp, agent: str) -> str:
-    return panes(app)[agent].query_one(AnswerView).text
+    return panes(app)[agent].answer.text
 
 
 async def test_enter_fans_the_prompt_out_to_every_agent_side_by_side() -> None:
@@ -38,7 +45,7 @@ async def test_enter_fans_the_prompt_out_to_every_agent_side_by_side() -> None:
         await wait_until(pilot, all_finished(app))
         found = panes(app)
         assert list(found) == ["alpha", "beta", "gamma"]
-        assert {name: pane.query_one(StatusBadge).status for name, pane in found.items()} == {
+        assert {name: pane.shown("state") for name, pane in found.items()} == {
             "alpha": "completed",
             "beta": "refusal",
             "gamma": "max-tokens",
@@ -55,14 +62,13 @@ async def test_thoughts_and_tool_cards_never_reach_a_pane() -> None:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["agent"]
-        assert pane.query_one(AnswerView).text == "the answer"
-        answer = pane.query_one(AnswerView)
-        on_screen = [answer.render_line(y).text.strip() for y in range(answer.size.height)]
-        assert on_screen[0] == "the answer"
-        shown = " ".join([*on_screen, *(str(static.render()) for static in pane.query(Static))])
+        assert pane.answer.text == "the answer"
+        on_screen = [line.strip() for line in pane_lines(pane)]
+        assert on_screen[2] == "the answer"  # under the header row and the prompt
+        shown = " ".join(on_screen)
         assert "thinking" not in shown
-        assert "hidden: " in str(pane.query_one("#stats", Static).render())
-        assert "thoughts 4" in str(pane.query_one("#stats", Static).render())
+        assert "hidden: " in pane.shown("stats")
+        assert "thoughts 4" in pane.shown("stats")
 
 
 async def test_cancel_on_one_slow_run_aborts_only_that_one() -> None:
@@ -75,19 +81,19 @@ async def test_cancel_on_one_slow_run_aborts_only_that_one() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         slow, steady = panes(app)["slow"], panes(app)["steady"]
-        await wait_until(pilot, lambda: slow.query_one(AnswerView).text.startswith("partial"))
-        await pilot.click(slow.query_one("#cancel", Button))
-        await wait_until(pilot, lambda: slow.result is not None)
-        assert slow.result is not None
-        assert slow.result.stop_reason is SubagentStopReason.ABORTED
-        assert slow.query_one(StatusBadge).status == "cancelled"  # aborted in the data
-        assert slow.query_one(AnswerView).text.startswith("partial")
-        assert not group_alive(getattr(slow.run, "pid", 0) or 0)
-        assert steady.result is None and steady.live
+        await wait_until(pilot, lambda: slow.answer.text.startswith("partial"))
+        await click_cancel(pilot, slow)
+        await wait_until(pilot, lambda: slow.attempt.result is not None)
+        assert slow.attempt.result is not None
+        assert slow.attempt.result.stop_reason is SubagentStopReason.ABORTED
+        assert slow.shown("state") == "cancelled"  # aborted in the data
+        assert slow.answer.text.startswith("partial")
+        assert not group_alive(getattr(slow.attempt.run, "pid", 0) or 0)
+        assert steady.attempt.result is None and steady.attempt.live
         await pilot.press("C", "y")  # cancel all, confirmed
         await wait_until(pilot, all_finished(app))
-        assert steady.result is not None
-        assert steady.result.stop_reason is SubagentStopReason.ABORTED
+        assert steady.attempt.result is not None
+        assert steady.attempt.result.stop_reason is SubagentStopReason.ABORTED
 
 
 async def test_keys_cancel_the_focused_run_and_toggle_its_stderr() -> None:
@@ -95,17 +101,15 @@ async def test_keys_cancel_the_focused_run_and_toggle_its_stderr() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         pane = panes(app)["slow"]
-        await wait_until(pilot, lambda: pane.query_one(AnswerView).text != "")
+        await wait_until(pilot, lambda: pane.answer.text != "")
         await pilot.press("escape")  # from the prompt to the panes
         assert pane.has_focus
-        log = pane.query_one(Log)
-        assert not log.display or not log.has_class("-shown")
+        assert not any("diagnostic line" in line for line in pane_lines(pane))
         await pilot.press("e")
-        assert log.has_class("-shown")
-        assert "diagnostic line" in "\n".join(log.lines)
+        await wait_until(pilot, lambda: any("diagnostic line" in line for line in pane_lines(pane)))
         await pilot.press("c")
-        await wait_until(pilot, lambda: pane.result is not None)
-        assert pane.query_one(StatusBadge).status == "cancelled"
+        await wait_until(pilot, lambda: pane.attempt.result is not None)
+        assert pane.shown("state") == "cancelled"
 
 
 async def test_keys_scroll_the_focused_answer_and_end_follows_it_again() -> None:
@@ -114,21 +118,21 @@ async def test_keys_scroll_the_focused_answer_and_end_follows_it_again() -> None
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        answer = panes(app)["long"].query_one(AnswerView)
+        pane = panes(app)["long"]
 
         def top_line() -> str:
-            return answer.render_line(0).text.strip()
+            # Each answer row ends with the scrollbar's column.
+            return next(line[:-1].strip() for line in pane_lines(pane) if line.strip().startswith("line "))
 
         await pilot.press("escape")  # from the prompt to the pane
-        assert answer.pinned and top_line() != "line 0"
+        assert pane.content.pinned and top_line() != "line 0"
         await pilot.press("home")
-        assert top_line() == "line 0" and not answer.pinned
+        assert top_line() == "line 0" and not pane.content.pinned
         await pilot.press("down", "down")
         assert top_line() == "line 1"
         await pilot.press("end")
-        await wait_until(pilot, lambda: answer.pinned)
-        last = [answer.render_line(y).text.strip() for y in range(answer.size.height)]
-        assert "line 79" in last
+        await wait_until(pilot, lambda: pane.content.pinned)
+        assert "line 79" in [line[:-1].strip() for line in pane_lines(pane)]
 
 
 async def test_a_missing_command_shows_its_error_while_the_others_complete() -> None:
@@ -144,11 +148,9 @@ async def test_a_missing_command_shows_its_error_while_the_others_complete() -> 
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         ghost, fine = panes(app)["ghost"], panes(app)["fine"]
-        assert ghost.query_one(StatusBadge).status == "error"
-        assert "command not found: no-such-acp-agent-command" in str(
-            ghost.query_one("#error", Static).render()
-        )
-        assert fine.query_one(StatusBadge).status == "completed"
+        assert ghost.shown("state") == "error"
+        assert "command not found: no-such-acp-agent-command" in ghost.shown("error")
+        assert fine.shown("state") == "completed"
 
 
 async def test_a_crashing_child_shows_exit_code_and_last_stderr_line() -> None:
@@ -156,7 +158,7 @@ async def test_a_crashing_child_shows_exit_code_and_last_stderr_line() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        error = str(panes(app)["crash"].query_one("#error", Static).render())
+        error = panes(app)["crash"].shown("error")
         assert "exited with code 3" in error
         assert "exiting with 3 at initialize" in error
 
@@ -182,13 +184,13 @@ async def test_rounds_accumulate_and_panes_rerun_and_close() -> None:
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.query("RunPane")) == 2 and all_finished(app)())
         first, second = list(app.query(RunPane))
-        assert second.query_one(AnswerView).text == "said second"
+        assert second.answer.text == "said second"
         first.focus()
         await pilot.press("r")  # a new attempt beside the old one
         await wait_until(pilot, lambda: len(app.query(RunPane)) == 3 and all_finished(app)())
         old, retry, _ = list(app.query(RunPane))
-        assert old is first and retry.attempt.attempt_no == 2 and retry.round_no == 1
-        assert retry.query_one(AnswerView).text == "said hello"
+        assert old is first and retry.attempt.attempt_no == 2 and retry.attempt.round_no == 1
+        assert retry.answer.text == "said hello"
         assert retry.has_focus
         await pilot.press("x")
         await wait_until(pilot, lambda: len(app.query(RunPane)) == 2)
@@ -204,8 +206,8 @@ async def test_quit_with_live_runs_leaves_no_process() -> None:
     )
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
-        await wait_until(pilot, lambda: all(p.live and p.run for p in panes(app).values()))
-        await wait_until(pilot, lambda: all(p.query_one(AnswerView).text for p in panes(app).values()))
+        await wait_until(pilot, lambda: all(p.attempt.live and p.attempt.run for p in panes(app).values()))
+        await wait_until(pilot, lambda: all(p.answer.text for p in panes(app).values()))
         await pilot.press("ctrl+c")
     assert our_live_processes() == []
 
@@ -215,7 +217,7 @@ async def test_sigterm_disposes_every_run_before_exit() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         pane = panes(app)["slow"]
-        await wait_until(pilot, lambda: pane.query_one(AnswerView).text != "")
+        await wait_until(pilot, lambda: pane.answer.text != "")
         os.kill(os.getpid(), signal.SIGTERM)
         await wait_until(pilot, lambda: app.return_code is not None)
     assert our_live_processes() == []

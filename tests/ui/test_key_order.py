@@ -8,11 +8,10 @@ from textual import events
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_screen import PermissionScreen
-from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
-from tests.ui.helpers import all_finished, demo_preset, scripted_preset, settings, wait_until
+from tests.ui.helpers import all_finished, demo_preset, pane_lines, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
 NAMED = {"enter": "\r", "space": " ", "slash": "/"}
@@ -48,9 +47,11 @@ async def test_c_typed_right_after_enter_cancels_the_new_rounds_first_pane() -> 
     app = two_forever()
     async with app.run_test(size=SIZE) as pilot:
         burst(app, "enter", "c")
-        await wait_until(pilot, lambda: len(pane_list(app)) == 2 and pane_list(app)[0].result is not None)
+        await wait_until(
+            pilot, lambda: len(pane_list(app)) == 2 and pane_list(app)[0].attempt.result is not None
+        )
         first, second = pane_list(app)
-        assert first.state == "cancelled" and second.live
+        assert first.attempt.state == "cancelled" and second.attempt.live
         assert app.query_one(PromptArea).text == "Explain the task"  # nothing typed into it
         burst(app, "C", "y")
         await wait_until(pilot, all_finished(app))
@@ -74,13 +75,13 @@ async def test_a_burst_from_a_zoomed_pane_leaves_the_zoom_and_types_into_the_pro
         await wait_until(pilot, all_finished(app))
         await pilot.press("z")
         first = pane_list(app)[0]
-        assert app.screen.maximized is first
+        assert app.main_screen.zoomed is first
         await pilot.pause()
         footer = [getattr(key, "description", "") for key in app.screen.query_one(KeyFooter).children]
         assert footer[0] == "Unzoom"  # the footer says how to leave the zoom, first (80 columns cut it)
         burst(app, "z", "i", "ctrl+u", "write a haiku about cancel", "enter")
         await wait_until(pilot, lambda: len(pane_list(app)) == 4)
-        assert app.screen.maximized is None
+        assert app.main_screen.zoomed is None
         assert [pane.attempt.prompt for pane in pane_list(app)[2:]] == ["write a haiku about cancel"] * 2
         assert all(pane.attempt.attempt_no == 1 for pane in pane_list(app))  # no `r` ran as a command
         assert app.focused is pane_list(app)[2]
@@ -92,13 +93,17 @@ async def test_i_inside_the_zoom_ends_it_and_the_zoom_follows_the_focus_between_
         await pilot.press("enter")
         first, second = pane_list(app)
         await pilot.press("z")
-        assert app.screen.maximized is first and first.has_class("-maximized")
+        zoom = app.main_screen.zoom
+        assert app.main_screen.zoomed is first and zoom.content is first.content and zoom.display
         await pilot.press("tab")
-        assert app.screen.maximized is second and not first.has_class("-maximized")
+        assert app.main_screen.zoomed is second and zoom.content is second.content
+        assert first.content is not None and first.content.viewer is first  # drawn by itself again
         await pilot.press("i")
-        assert app.screen.maximized is None and app.query_one(PromptArea).has_focus
-        await pilot.press("escape", "z", "escape")  # escape leaves the zoom too
-        assert app.screen.maximized is None and not second.has_class("-maximized")
+        assert app.main_screen.zoomed is None and app.query_one(PromptArea).has_focus and not zoom.display
+        await pilot.press("escape", "z")
+        assert app.main_screen.zoomed is second
+        await pilot.press("escape")  # escape leaves the zoom too
+        assert app.main_screen.zoomed is None and not zoom.display and second.has_focus
         burst(app, "C", "y")
         await wait_until(pilot, all_finished(app))
 
@@ -143,22 +148,21 @@ async def test_answering_a_permission_opens_the_next_and_its_count_is_the_header
 
 
 async def test_an_answer_fits_its_pane_again_after_a_zoom_while_another_run_streams() -> None:
-    """With a run streaming beside it, the reflow that ends a zoom sent the zoomed answer no Resize:
-    its lines stayed cut at the zoomed width."""
+    """With a run streaming beside it, the answer drawn at the zoom's width is drawn at its pane's
+    once the zoom ends (its lines once stayed cut at the zoomed width)."""
     app = SupervisorApp(settings(demo_preset("long", "essay"), demo_preset("busy", "slow")))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("enter")
         long = pane_list(app)[0]
-        await wait_until(pilot, lambda: long.result is not None)
+        await wait_until(pilot, lambda: long.attempt.result is not None)
         await pilot.press("z")
-        await wait_until(pilot, lambda: long.region.width > 70)
+        await wait_until(pilot, lambda: long.answer.width > 70)
         await pilot.press("z")
-        await wait_until(pilot, lambda: long.region.width < 40)
+        await wait_until(pilot, lambda: long.answer.width < 40)
         await pilot.pause()
-        view = long.query_one(AnswerView)
-        shown = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        shown = [line.rstrip(" ▁▂▃▄▅▆▇█") for line in pane_lines(long)]
         assert "That is the whole tour. Ask" in shown and "chunk." in shown  # not `... Ask aga`, cut
-        assert view.virtual_size.width == view.scrollable_content_region.width
+        assert long.answer.width == long.content_region.width - 1  # the scrollbar's column
         burst(app, "C", "y")
         await wait_until(pilot, all_finished(app))
 
@@ -167,10 +171,12 @@ async def test_keys_after_send_anyway_act_on_the_round_it_sent() -> None:
     app = two_forever()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
-        await wait_until(pilot, lambda: all(pane.run is not None for pane in pane_list(app)))
+        await wait_until(pilot, lambda: all(pane.attempt.run is not None for pane in pane_list(app)))
         burst(app, "slash", "enter", "y", "c")  # the agents are busy: asked first, then sent
-        await wait_until(pilot, lambda: len(pane_list(app)) == 4 and pane_list(app)[2].result is not None)
-        assert [pane.live for pane in pane_list(app)] == [True, True, False, True]
+        await wait_until(
+            pilot, lambda: len(pane_list(app)) == 4 and pane_list(app)[2].attempt.result is not None
+        )
+        assert [pane.attempt.live for pane in pane_list(app)] == [True, True, False, True]
         assert app.query_one(PromptArea).text == "Explain the task"
         burst(app, "C", "y")
         await wait_until(pilot, all_finished(app))

@@ -22,7 +22,6 @@ from textual.widgets import Button, Static
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.login_screen import LoginConfirmScreen
-from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.run_pane import RunPane
 from tests.ui.helpers import panes, scripted_preset, settings, wait_until
 
@@ -68,14 +67,14 @@ def shown_text(widget: Static) -> str:
 
 async def failed(pilot: Any, app: SupervisorApp, name: str = "locked") -> RunPane:
     await pilot.press("enter")
-    await wait_until(pilot, lambda: name in panes(app) and panes(app)[name].result is not None)
+    await wait_until(pilot, lambda: name in panes(app) and panes(app)[name].attempt.result is not None)
     pane = panes(app)[name]
-    assert pane.state == "error"
+    assert pane.attempt.state == "error"
     return pane
 
 
 def hint_of(pane: RunPane) -> str:
-    return str(pane.query_one("#error", Static).render()).splitlines()[0]
+    return pane.shown("error").splitlines()[0]
 
 
 async def test_the_confirm_shows_the_whole_command_line_and_its_focus_is_on_cancel(tmp_path: Path) -> None:
@@ -193,7 +192,7 @@ async def test_other_runs_keep_streaming_while_a_login_has_the_terminal(
         await wait_until(pilot, lambda: isinstance(app.screen, LoginConfirmScreen))
         await pilot.press("y")
         await wait_until(pilot, lambda: app._terminal_lent)
-        talker = panes(app)["talker"].query_one(AnswerView)
+        talker = panes(app)["talker"].answer
         before = len(talker.text)
         await wait_until(pilot, lambda: len(talker.text) > before + 100)  # the login still runs
         assert app._terminal_lent

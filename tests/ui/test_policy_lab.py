@@ -15,7 +15,6 @@ from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.screens.trace_screen import TraceScreen
-from acp_tui.ui.widgets.answer_view import AnswerView
 from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
@@ -26,7 +25,7 @@ async def test_ask_shows_the_request_and_the_human_picks_an_option() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         pane = panes(app)["asker"]
-        await wait_until(pilot, lambda: pane.state == "needs-you")
+        await wait_until(pilot, lambda: pane.attempt.state == "needs-you")
         assert not isinstance(app.screen, PermissionScreen)  # queued: it takes no key by itself
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
@@ -37,10 +36,10 @@ async def test_ask_shows_the_request_and_the_human_picks_an_option() -> None:
         await pilot.press("2")  # allow once, not the lasting rule offered first
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["asker"]
-        assert pane.result is not None
-        [record] = pane.result.permissions
+        assert pane.attempt.result is not None
+        [record] = pane.attempt.result.permissions
         assert (record.decision, record.option_id, record.rule) == ("allow_once", "a1", "ask")
-        assert '"optionId": "a1"' in pane.query_one(AnswerView).text
+        assert '"optionId": "a1"' in pane.answer.text
 
 
 async def test_cancelling_the_run_while_the_modal_is_open_answers_cancelled() -> None:
@@ -54,9 +53,9 @@ async def test_cancelling_the_run_while_the_modal_is_open_answers_cancelled() ->
         pane.action_cancel()  # its Cancel (the mouse's), under the dialog
         await wait_until(pilot, all_finished(app))
         await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
-        assert pane.result is not None
-        assert pane.result.stop_reason is SubagentStopReason.ABORTED
-        [record] = pane.result.permissions
+        assert pane.attempt.result is not None
+        assert pane.attempt.result.stop_reason is SubagentStopReason.ABORTED
+        [record] = pane.attempt.result.permissions
         assert (record.decision, record.rule) == ("cancelled", "cancelled")
         assert app.asks == [] and "need" not in app.sub_title  # the request left the queue
 
@@ -91,8 +90,8 @@ async def test_a_policy_picked_before_running_applies_to_the_next_run() -> None:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         pane = panes(app)["agent"]
-        assert pane.result is not None
-        assert [(r.decision, r.rule) for r in pane.result.permissions] == [("allow_once", "allow")]
+        assert pane.attempt.result is not None
+        assert [(r.decision, r.rule) for r in pane.attempt.result.permissions] == [("allow_once", "allow")]
         assert "allow" in str(pane.border_subtitle)
 
 
@@ -130,16 +129,16 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
         expected = [
             report.run_record(
                 app.settings.preset(p.agent),
-                p.result,
+                p.attempt.result,
                 prompt=p.attempt.prompt,
-                policy=p.policy,
+                policy=p.attempt.policy,
                 cwd=p.attempt.cwd,
                 first_chunk_s=p.attempt.record().first_chunk_s,
             )
             .numbered(1, 1)
             .model_dump(mode="json")
             for p in panes(app).values()
-            if p.result is not None
+            if p.attempt.result is not None
         ]
     [jsonl] = tmp_path.glob("acp-tui-*.jsonl")
     [md] = tmp_path.glob("acp-tui-*[0-9].md")  # beside the comparison report, `...-compare.md`

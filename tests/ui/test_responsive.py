@@ -9,8 +9,7 @@ from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
-from acp_tui.ui.widgets.answer_view import AnswerView
-from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
+from tests.ui.helpers import all_finished, pane_lines, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
 
@@ -88,8 +87,7 @@ async def test_answers_streamed_side_by_side_are_shown_exactly_without_a_resize(
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         for pane in panes(app).values():
-            view = pane.query_one(AnswerView)
-            assert pane.result is not None
-            await wait_until(pilot, lambda view=view, pane=pane: view.text == pane.result.output)  # type: ignore[misc]
-            last = pane.result.output.strip().splitlines()[-1].strip("- #")
-            assert any(last in line for line in (view.render_line(y).text for y in range(view.size.height)))
+            assert pane.attempt.result is not None
+            await wait_until(pilot, lambda pane=pane: pane.answer.text == pane.attempt.result.output)  # type: ignore[misc]
+            last = pane.attempt.result.output.strip().splitlines()[-1].strip("- #")
+            assert any(last in line for line in pane_lines(pane))

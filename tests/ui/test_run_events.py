@@ -10,8 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from textual.widgets import Static
-
 from acp_tui.core.model import (
     AgentInfo,
     Cost,
@@ -29,8 +27,8 @@ from acp_tui.session.attempts import Attempt, AttemptEvent
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.summary import SILENT_AFTER
 from acp_tui.ui.widgets.run_pane import RunPane
-from acp_tui.ui.widgets.status_badge import StatusBadge
-from tests.ui.helpers import all_finished, scripted_preset, settings, wait_until
+from acp_tui.ui.widgets.status_badge import STATE_COLOURS
+from tests.ui.helpers import all_finished, border_colour, scripted_preset, settings, wait_until
 
 
 def feeder(app: SupervisorApp, attempt: Attempt) -> Callable[[AttemptEvent], None]:
@@ -56,27 +54,28 @@ async def test_stop_steps_usage_and_agent_info_show_on_the_pane() -> None:
         pane = RunPane(attempt, app.driver)
         await app.query_one("#runs").mount(pane)
         feed = feeder(app, attempt)
-        badge = pane.query_one(StatusBadge)
 
         def error_line() -> str:
-            return str(pane.query_one("#error", Static).render())
+            return pane.shown("error")
 
         feed(StatusChanged("prompting"))
         feed(SessionStarted(AgentInfo("fed-agent", "Fed Agent", "1.2.3"), {}))
         feed(UsageReported(Usage(1234, 200_000, Cost(0.031, "USD"))))
         feed(OutputDelta("partial"))
-        await wait_until(pilot, lambda: badge.status == "prompting" and "Fed Agent" in str(pane.border_title))
-        pane._tick()
-        assert str(pane.query_one("#usage", Static).render()).strip() == "0.03 USD · 1.2k/200k tok"
+        await wait_until(
+            pilot, lambda: pane.shown("state") == "prompting" and "Fed Agent" in str(pane.border_title)
+        )
+        pane.tick()
+        assert pane.shown("usage").strip() == "0.03 USD · 1.2k/200k tok"
         assert "Fed Agent 1.2.3" in str(pane.border_title)
 
         pane.attempt.last_output_at = time.monotonic() - SILENT_AFTER - 30
-        pane._tick()
-        assert str(pane.query_one("#elapsed", Static).render()).startswith("silent 4")
+        pane.tick()
+        assert pane.shown("clock").startswith("silent 4")
 
         feed(Stopping("cancel-sent"))
-        await wait_until(pilot, lambda: badge.status == "cancelling")
-        assert error_line() == "cancelling" and pane.has_class("-state-cancelling")
+        await wait_until(pilot, lambda: pane.shown("state") == "cancelling")
+        assert error_line() == "cancelling" and border_colour(pane) == STATE_COLOURS["cancelling"]
         feed(Stopping("sigterm"))
         await wait_until(pilot, lambda: error_line() == "sent SIGTERM")
         feed(Stopping("sigkill"))
@@ -84,7 +83,7 @@ async def test_stop_steps_usage_and_agent_info_show_on_the_pane() -> None:
         result = SubagentResult(SubagentStopReason.ABORTED, "partial", error="timed out", ended_by="sigkill")
         feed(Finished(result))
         await wait_until(pilot, lambda: error_line().startswith("timed out"))  # the end shown
-        assert badge.status == "cancelled"  # the screen's one word for `aborted`, whoever stopped it
+        assert pane.shown("state") == "cancelled"  # the screen's one word for `aborted`, whoever stopped it
         assert error_line() == "timed out · killed (ignored cancel)"
 
 
@@ -98,6 +97,9 @@ async def test_a_failed_run_names_the_line_that_explains_and_offers_its_stderr()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         [pane] = app.query(RunPane)
-        assert pane.result is not None and pane.result.error == f"agent exited with code 1: {cause}"
-        shown = str(pane.query_one("#error", Static).render())
+        assert (
+            pane.attempt.result is not None
+            and pane.attempt.result.error == f"agent exited with code 1: {cause}"
+        )
+        shown = pane.shown("error")
         assert "e: its stderr (the last 2 lines)" in shown and "Read-only file system" in shown

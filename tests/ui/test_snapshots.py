@@ -3,11 +3,11 @@ are fixed here (pane clocks, the board's times, the prompt's cursor)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Static
 
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
@@ -18,7 +18,6 @@ from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import PolicyScreen
-from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from tests.ui.helpers import panes, scripted_preset, settings, wait_until
 from tests.ui.test_untrusted_text import hostile
@@ -38,7 +37,7 @@ def freeze_clocks(app: SupervisorApp) -> None:
     if app.main_screen.ticker is not None:  # the panes' clocks (there once the screen is mounted)
         app.main_screen.ticker.pause()
     for pane in panes(app).values():
-        pane.query_one("#elapsed", Static).update("1.0 s")
+        pane.feed.content.show_head(replace(pane.feed.content.head, clock="1.0 s"))
     app.query_one(PromptArea).cursor_blink = False
 
 
@@ -66,11 +65,13 @@ async def settle_every_ending(app: SupervisorApp, pilot: Pilot[None]) -> None:
     await pilot.press("enter")
     found = panes(app)
     cancelled = found["cancelled"]
-    await wait_until(pilot, lambda: cancelled.query_one(AnswerView).text == "A partial answer")
+    await wait_until(pilot, lambda: cancelled.answer.text == "A partial answer")
     cancelled.action_cancel()
     # Ended, and painted so (a finished pane's clock stops once it shows its result).
-    await wait_until(pilot, lambda: all(p.result and not p.ticking for n, p in found.items() if n != "asker"))
-    await wait_until(pilot, lambda: found["asker"].state == "needs-you")
+    await wait_until(
+        pilot, lambda: all(p.attempt.result and not p.ticking for n, p in found.items() if n != "asker")
+    )
+    await wait_until(pilot, lambda: found["asker"].attempt.state == "needs-you")
     found["finished"].focus()
     app.clear_notifications()
     freeze_clocks(app)
@@ -219,7 +220,7 @@ def test_a_failed_tool_call_and_the_runs_activity(snap_compare: Any, size: str) 
 
     async def play(pilot: Pilot[None]) -> None:
         await pilot.press("enter")
-        await wait_until(pilot, lambda: all(p.result is not None for p in panes(app).values()))
+        await wait_until(pilot, lambda: all(p.attempt.result is not None for p in panes(app).values()))
         freeze_clocks(app)
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, ActivityScreen))
@@ -233,7 +234,7 @@ def test_a_hostile_agent_is_shown_literally(snap_compare: Any) -> None:
 
     async def play(pilot: Pilot[None]) -> None:
         await pilot.press("enter")
-        await wait_until(pilot, lambda: all(p.result is not None for p in panes(app).values()))
+        await wait_until(pilot, lambda: all(p.attempt.result is not None for p in panes(app).values()))
         await pilot.press("e")
         app.clear_notifications()
         freeze_clocks(app)

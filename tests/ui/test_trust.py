@@ -6,7 +6,6 @@ from textual.widgets import Button, Static
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_screen import PermissionScreen
-from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
@@ -28,7 +27,7 @@ async def test_a_failure_in_one_pane_stays_in_that_pane() -> None:
                 def boom(fragment: str) -> None:
                     raise RuntimeError("[/] a bug in the pane")
 
-                pane.query_one(AnswerView).append = boom  # type: ignore[method-assign]
+                pane.answer.append = boom  # type: ignore[method-assign]
 
         RunPane.on_mount = sabotage  # type: ignore[method-assign]
         try:
@@ -37,11 +36,9 @@ async def test_a_failure_in_one_pane_stays_in_that_pane() -> None:
         finally:
             RunPane.on_mount = original  # type: ignore[method-assign]
         victim, fine = panes(app)["victim"], panes(app)["fine"]
-        assert victim.state == "error"
-        assert "the pane failed: RuntimeError: [/] a bug in the pane" in str(
-            victim.query_one("#error", Static).render()
-        )
-        assert fine.state == "completed"
+        assert victim.attempt.state == "error"
+        assert "the pane failed: RuntimeError: [/] a bug in the pane" in victim.shown("error")
+        assert fine.attempt.state == "completed"
         assert app.is_running and app.return_code is None
 
 
@@ -56,8 +53,8 @@ async def test_a_request_never_takes_the_keys_being_typed() -> None:
         await wait_until(pilot, lambda: bool(app.asks))
         await pilot.press(*"1 more thing")
         assert area.text == "1 more thing"
-        assert not isinstance(app.screen, PermissionScreen) and pane.permissions == []
-        assert pane.state == "needs-you" and "1 request needs you (a)" in app.sub_title
+        assert not isinstance(app.screen, PermissionScreen) and pane.attempt.permissions == []
+        assert pane.attempt.state == "needs-you" and "1 request needs you (a)" in app.sub_title
 
 
 async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them() -> None:
@@ -94,8 +91,8 @@ async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them(
         await pilot.press("1")  # allow, chosen by number
         await wait_until(pilot, all_finished(app))
         first, second = panes(app)["first"], panes(app)["second"]
-        assert [(r.decision, r.rule) for r in first.permissions] == [("reject_once", "ask")]
-        assert [(r.decision, r.rule) for r in second.permissions] == [("allow_once", "ask")]
+        assert [(r.decision, r.rule) for r in first.attempt.permissions] == [("reject_once", "ask")]
+        assert [(r.decision, r.rule) for r in second.attempt.permissions] == [("allow_once", "ask")]
         assert app.asks == []
 
 
@@ -123,10 +120,10 @@ async def test_each_request_belongs_to_its_own_run_of_the_same_agent() -> None:
         await wait_until(pilot, lambda: len(app.asks) == 2)
         first, second = list(app.query(RunPane))
         assert [p.attempt for p in app.asks] == [first.attempt, second.attempt]
-        assert first.state == second.state == "needs-you"
+        assert first.attempt.state == second.attempt.state == "needs-you"
         first.action_cancel()  # its run ends: its request leaves the queue, the other stays
         await wait_until(pilot, lambda: len(app.asks) == 1)
-        assert app.asks[0].attempt is second.attempt and second.state == "needs-you"
+        assert app.asks[0].attempt is second.attempt and second.attempt.state == "needs-you"
         await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
         assert app.asks == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from textual.widgets import Button, Log, Static
+from textual.widgets import Button
 
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
@@ -20,7 +20,7 @@ from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.widgets.run_pane import RunPane
-from tests.ui.helpers import all_finished, panes, settings, wait_until
+from tests.ui.helpers import all_finished, pane_lines, panes, settings, wait_until
 
 HOSTILE_AGENT = str(Path(__file__).with_name("hostile_agent.py"))
 NAME = "[b]evil[/] [@click=app.quit]x \x1b]0;t\x07"
@@ -51,7 +51,7 @@ async def test_a_hostile_agent_is_shown_literally_everywhere(tmp_path: Path) -> 
         assert_literal(welcome)
         await pilot.press("enter")
         pane = next(iter(panes(app).values()))
-        await wait_until(pilot, lambda: pane.state == "needs-you")
+        await wait_until(pilot, lambda: pane.attempt.state == "needs-you")
         assert pane.has_focus  # the request took no key and no focus
         assert "1 request needs you (a)" in app.sub_title
         shown = screen_text(app)
@@ -74,14 +74,15 @@ async def test_a_hostile_agent_is_shown_literally_everywhere(tmp_path: Path) -> 
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
 
-        assert pane.state == "error"
-        error = str(pane.query_one("#error", Static).render())
+        assert pane.attempt.state == "error"
+        error = pane.shown("error")
         assert "error [/] [@click=app.screenshot('f','/tmp/x')]click me[/]" in error
         # A click on the error line runs nothing (markup off: no action in its style).
-        await pilot.click(pane.query_one("#error", Static))
+        row = next(y for y, line in enumerate(pane_lines(pane)) if "click me" in line)
+        await pilot.click(pane, offset=(4, 1 + row))
         assert not Path("/tmp/x").exists() or not any(Path("/tmp/x").glob("f*"))
         await pilot.press("e")
-        stderr = "\n".join(pane.query_one(Log).lines)
+        stderr = pane.shown("stderr")
         assert "stderr: [/] [@click=" in stderr and "\\x1b[2J \\x1b[6n" in stderr
         assert_literal(stderr)
         final = screen_text(app)
@@ -126,7 +127,7 @@ async def test_a_hostile_agent_in_an_allow_policy_run_completes_literally() -> N
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         pane = next(iter(panes(app).values()))
-        assert pane.state == "completed"
+        assert pane.attempt.state == "completed"
         shown = screen_text(app)
         assert "allow_once by allow: title [/] [@click=" in shown  # the decision and rule first
         assert_literal(shown)

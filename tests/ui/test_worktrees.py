@@ -20,7 +20,7 @@ from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 from acp_tui.workspace.worktrees import Isolation, find_origin
 from tests.helpers import git, our_live_processes
-from tests.ui.helpers import all_finished, demo_preset, panes, settings, wait_until
+from tests.ui.helpers import all_finished, click_cancel, demo_preset, panes, settings, wait_until
 
 SIZE = (160, 40)
 PROMPT = "edit README.md, create new.txt"
@@ -66,7 +66,7 @@ def two_editors(prompt: str = PROMPT) -> SupervisorApp:
 
 
 def worktree_line(pane: RunPane) -> str:
-    return str(pane.query_one("#worktree", Static).render())
+    return pane.shown("worktree").splitlines()[0]
 
 
 async def isolated_round(pilot: Pilot[None], app: SupervisorApp) -> dict[str, RunPane]:
@@ -83,7 +83,7 @@ async def test_an_isolated_round_ends_with_each_runs_own_diff_and_an_untouched_c
     async with app.run_test(size=SIZE) as pilot:
         found = await isolated_round(pilot, app)
         editor, creator = found["editor"], found["creator"]
-        assert editor.state == creator.state == "completed"
+        assert editor.attempt.state == creator.attempt.state == "completed"
         assert editor.attempt.worktree is not None and creator.attempt.worktree is not None
         assert editor.attempt.worktree.path != creator.attempt.worktree.path
         edited = editor.attempt.worktree.change
@@ -125,14 +125,14 @@ async def test_the_pane_says_where_it_works_and_what_it_leaves_behind(repo: Path
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+g", "enter")
         pane = panes(app)["slow"]
-        await wait_until(pilot, lambda: pane.attempt.worktree is not None and pane.run is not None)
+        await wait_until(pilot, lambda: pane.attempt.worktree is not None and pane.attempt.run is not None)
         line = worktree_line(pane)
         assert line.startswith("fresh worktree at HEAD ") and line.endswith(
             ", uncommitted changes not carried"
         )
-        assert "are not carried" in str(pane.query_one("#worktree", Static).tooltip)  # Origin.note
+        assert "are not carried" in pane.shown("worktree").splitlines()[1]  # where, and Origin.note
         await wait_until(pilot, lambda: (Path(pane.attempt.worktree.cwd) / "a.txt").exists())  # type: ignore[union-attr]
-        await pilot.click(pane.query_one("#cancel", Button))  # cancelled mid-edit: the partial diff
+        await click_cancel(pilot, pane)  # cancelled mid-edit: the partial diff
         await wait_until(pilot, all_finished(app))
         change = pane.attempt.worktree.change  # type: ignore[union-attr]
         assert change is not None and change.stat is not None and change.stat.files == 1
@@ -216,11 +216,11 @@ async def test_a_cwd_outside_git_is_one_line_and_nothing_is_spawned(
         app.query_one(PromptArea).text = "edit x.txt"
         await isolated_round(pilot, app)
         for pane in panes(app).values():
-            assert pane.state == "error"
-            assert pane.run is None  # nothing spawned
+            assert pane.attempt.state == "error"
+            assert pane.attempt.run is None  # nothing spawned
             assert (
-                pane.result is not None
-                and pane.result.error == f"no worktree: {outside} is not in a git repository"
+                pane.attempt.result is not None
+                and pane.attempt.result.error == f"no worktree: {outside} is not in a git repository"
             )
         assert any("is not in a git repository" in n.message for n in app._notifications)
         assert not list(outside.iterdir())

@@ -15,22 +15,21 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import events
 from textual.app import App, ComposeResult
-from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Header, Static
+from textual.widgets import Header
 
 from acp_tui import compat
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.widgets.key_footer import KeyFooter
+from acp_tui.ui.widgets.pane_view import ZoomView
 from acp_tui.ui.widgets.prompt_bar import PromptBar, Submission
-from acp_tui.ui.widgets.round_box import MIN_PANE_HEIGHT, RoundBox
+from acp_tui.ui.widgets.runs_grid import RunsGrid
 
 if TYPE_CHECKING:
     from acp_tui.session.attempts import Session
@@ -94,6 +93,7 @@ def intro_lines(width: int = INTRO_WIDTH) -> list[Content]:
 
 
 class MainScreen(Screen[object]):
+    DEFAULT_CSS = "MainScreen { layers: default zoom; }"  # the zoom over the grid
     BINDINGS = keys.bindings("grid")
     # Textual repaints the whole screen when the focus moves (the reactive's default): the two
     # widgets whose focus changed repaint themselves, and sixteen panes repainted cost 100-150 ms.
@@ -104,14 +104,12 @@ class MainScreen(Screen[object]):
         self._last_pane: RunPane | None = None
         self._comparing: list[Attempt] = []  # the runs of the compare view open, in its order
         self.ticker: Timer | None = None
+        self.zoom = ZoomView()
+        self._header: Header | None = None
 
     def on_mount(self) -> None:
         # The panes' clocks and counters, a few times a second: one timer for all of them.
-        self.ticker = self.set_interval(0.2, self._tick_panes)
-
-    def _tick_panes(self) -> None:
-        for pane in self.panes():
-            pane.tick()
+        self.ticker = self.set_interval(0.2, self.runs.tick)
 
     @property
     def supervisor(self) -> Shell:
@@ -120,11 +118,12 @@ class MainScreen(Screen[object]):
     def contents(self) -> ComposeResult:
         """The screen's widgets (the app composes them: see `SupervisorApp.compose`)."""
         app = self.supervisor
-        yield Header()
+        self._header = Header()
+        yield self._header
         # `--agent NAME` checks exactly the presets it named; no `--agent`, every one.
         yield PromptBar(app.policies, app.settings.prompt, app.settings.selected or None)
-        with VerticalScroll(id="runs", can_focus=False):
-            yield Static(self.welcome(), id="welcome")
+        yield RunsGrid(self.welcome())
+        yield self.zoom
         yield KeyFooter()
 
     def welcome(self) -> Content:
@@ -210,7 +209,7 @@ class MainScreen(Screen[object]):
         panes = await self.show(attempts)
         app.want_spares()  # the next round's spares, for those just taken
         self.set_focus(panes[0], scroll_visible=False)
-        box = self._box(attempts[0].round_no)
+        box = self.runs.box(attempts[0].round_no)
         if box is not None:  # the new round from its header down
             self.call_after_refresh(self.runs.scroll_to_widget, box, animate=False, top=True)
 
@@ -218,47 +217,25 @@ class MainScreen(Screen[object]):
         """Panes for `attempts` on the grid, their runs started (unless already ended)."""
         from acp_tui.ui.widgets.run_pane import RunPane
 
-        driver = self.supervisor.driver
+        app = self.supervisor
         for attempt in attempts:
             if not attempt.driven and attempt.live:
-                driver.start(attempt)
-        await self.runs.query("#welcome").remove()
-        panes = [RunPane(attempt, driver) for attempt in attempts]
-        for round_no in dict.fromkeys(attempt.round_no for attempt in attempts):
-            box = await self._round_box(round_no)
-            these = [pane for pane in panes if pane.round_no == round_no]
-            if after is not None and after.parent is box.grid:
-                await box.grid.mount_all(these, after=after)
-            else:
-                await box.grid.mount_all(these)
+                app.driver.start(attempt)
+        panes = [RunPane(attempt, app.driver) for attempt in attempts]
+        first_lines = {a.round_no: a.first_line for a in reversed(app.session.attempts)}
+        await self.runs.add(panes, first_lines, after=after)
         self.relayout()
         self.update_subtitle()
         return panes
 
     @property
-    def runs(self) -> VerticalScroll:
-        return self.get_child_by_id("runs", VerticalScroll)  # a child: no walk of every pane's widgets
+    def runs(self) -> RunsGrid:
+        return self.get_child_by_id("runs", RunsGrid)  # a child: no walk of every pane's widgets
 
-    def boxes(self) -> list[RoundBox]:
-        try:
-            runs = self.runs
-        except NoMatches:  # not composed yet
-            return []
-        return list(runs.query_children(RoundBox))
-
-    def _box(self, round_no: int) -> RoundBox | None:
-        return next((box for box in self.boxes() if box.round_no == round_no), None)
-
-    async def _round_box(self, round_no: int) -> RoundBox:
-        """The round's box on the grid, made (in round order) if it is not there."""
-        box = self._box(round_no)
-        if box is not None:
-            return box
-        first_line = next(a.first_line for a in self.supervisor.session.attempts if a.round_no == round_no)
-        box = RoundBox(round_no, first_line)
-        later = next((other for other in self.boxes() if other.round_no > round_no), None)
-        await self.runs.mount(box, before=later)
-        return box
+    @property
+    def zoomed(self) -> RunPane | None:
+        """The pane drawn over the grid, if any."""
+        return cast("RunPane | None", self.zoom.subject)
 
     async def rerun(self, old: RunPane) -> None:
         """A new attempt beside the old one: same prompt, the agent's policy and options of now."""
@@ -267,7 +244,7 @@ class MainScreen(Screen[object]):
         preset = app.next_preset(old.agent) if known else old.attempt.preset
         if old.attempt.preset.sandbox == "workspace":  # the same again: never unconfined by a re-run
             preset = replace(preset, sandbox="workspace")
-        attempt = app.session.retry(old.attempt, app.policies.get(old.agent, old.policy), preset)
+        attempt = app.session.retry(old.attempt, app.policies.get(old.agent, old.attempt.policy), preset)
         [pane] = await self.show([attempt], after=old)
         self.set_focus(pane)
 
@@ -313,17 +290,13 @@ class MainScreen(Screen[object]):
         index = min((panes.index(pane) for pane in closing if pane in panes), default=0)
         for pane in closing:
             pane.attempt.open = False
-            await pane.remove()
-        for box in self.boxes():
-            if not box.panes():  # a round with no pane left goes, header and all
-                await box.remove()
+        await self.runs.remove_panes(closing)
         panes = self.panes()
         self.relayout()
         self.update_subtitle()
         if panes:
             self.set_focus(panes[min(index, len(panes) - 1)])
         else:
-            await self.runs.mount(Static(self.welcome(), id="welcome"))
             self.action_focus_prompt()
         for pane in closing:
             self.run_worker(self._dispose(pane.attempt), group="close")
@@ -345,7 +318,7 @@ class MainScreen(Screen[object]):
 
     def panes(self) -> list[RunPane]:
         """Every pane on the grid, in reading order: round by round."""
-        return [pane for box in self.boxes() for pane in box.panes()]
+        return self.runs.panes()
 
     def action_leave_follow_up(self) -> None:
         """Escape in the prompt, in follow-up mode: the next prompt goes to the checked agents again."""
@@ -354,8 +327,7 @@ class MainScreen(Screen[object]):
 
     def pane_for(self, attempt: Attempt) -> RunPane | None:
         """The pane of `attempt`'s conversation: one pane shows every turn of it."""
-        opening = attempt.opening
-        return next((pane for pane in self.panes() if pane.attempt.opening is opening), None)
+        return self.runs.pane_for(attempt)
 
     def on_resize(self, event: events.Resize) -> None:
         self.relayout(event.size)
@@ -363,12 +335,7 @@ class MainScreen(Screen[object]):
     def relayout(self, size: Size | None = None) -> None:
         """Each round's columns from the screen's width of now; its rows fill the height below the
         prompt bar, else the grid scrolls."""
-        size = size or self.app.size
-        bar = self.query_one(PromptBar).outer_size.height or 5
-        width = size.width - 2  # the grid's padding
-        height = max(MIN_PANE_HEIGHT, size.height - 2 - bar)  # header, prompt bar, footer
-        for box in self.boxes():
-            box.fit(width, height)
+        self.runs.fit(size or self.app.size, self.query_one(PromptBar).outer_size.height or 5)
 
     def update_subtitle(self) -> None:
         from acp_tui.ui.widgets.status_badge import colour_key
@@ -391,9 +358,8 @@ class MainScreen(Screen[object]):
         # Set without the reactive's repaint of the whole screen (100-150 ms with sixteen panes):
         # the header's line is all that changes, and it is updated here.
         self.app.set_reactive(App.sub_title, sub_title)
-        header = self.query(Header)
-        if header:
-            compat.show_sub_title(header.first())
+        if self._header is not None and self._header.is_mounted:
+            compat.show_sub_title(self._header)
 
     # Focus -------------------------------------------------------------------------------------
 
@@ -401,26 +367,18 @@ class MainScreen(Screen[object]):
         from acp_tui.ui.widgets.run_pane import RunPane
 
         focused = self.focused
-        if self.maximized is not None and focused is not self.maximized:
+        if self.zoomed is not None and focused is not self.zoomed:
             # The zoom follows the focus from pane to pane; anything else (the prompt) ends it.
-            self.maximized = focused if isinstance(focused, RunPane) else None
+            self._zoom_on(focused if isinstance(focused, RunPane) else None)
         if isinstance(focused, RunPane):
             self._last_pane = focused
             # In sight once laid out, however it got the focus (a new round, tab, a digit, the board).
-            self.call_after_refresh(self._into_view, focused)
+            if self.zoomed is None:
+                self.call_after_refresh(self.runs.bring_into_view, focused)
 
-    def _into_view(self, pane: RunPane) -> None:
-        if pane.is_attached and pane.has_focus and self.maximized is None:
-            self.runs.scroll_to_widget(pane, animate=False)
-
-    def watch_maximized(self, old: Widget | None, new: Widget | None) -> None:
-        """However the zoom changes (z, escape, the focus moving on), the panes show it."""
-        from acp_tui.ui.widgets.run_pane import RunPane
-
-        if isinstance(old, RunPane):
-            old.zoomed(False)
-        if isinstance(new, RunPane):
-            new.zoomed(True)
+    def _zoom_on(self, pane: RunPane | None) -> None:
+        """`pane` drawn over the grid (None: the grid again)."""
+        self.zoom.show(pane)
         self.refresh_bindings()  # the footer's `z Unzoom`
 
     def action_focus_prompt(self) -> None:
@@ -434,8 +392,8 @@ class MainScreen(Screen[object]):
         if self._last_pane in panes:
             self.set_focus(self._last_pane)
         else:
-            newest = max(p.round_no for p in panes)
-            self.set_focus(next(p for p in panes if p.round_no == newest))
+            newest = max(p.attempt.round_no for p in panes)
+            self.set_focus(next(p for p in panes if p.attempt.round_no == newest))
 
     def _step_pane(self, step: int) -> None:
         panes = self.panes()
@@ -455,25 +413,25 @@ class MainScreen(Screen[object]):
         panes = self.panes()
         if not panes:
             return
-        newest = max(p.round_no for p in panes)
-        round_panes = [p for p in panes if p.round_no == newest]
+        newest = max(p.attempt.round_no for p in panes)
+        round_panes = [p for p in panes if p.attempt.round_no == newest]
         if n <= len(round_panes):
             self.set_focus(round_panes[n - 1])
 
     def action_zoom(self) -> None:
         """`z`: the focused pane over the whole screen, and back (escape too)."""
         focused = self.focused
-        if self.maximized is not None:
-            self.minimize()
+        if self.zoomed is not None:
+            self._zoom_on(None)
         elif focused in self.panes():
-            self.maximize(focused, container=False)
+            self._zoom_on(focused)
 
     def action_unzoom(self) -> None:
-        self.minimize()
+        self._zoom_on(None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "unzoom":  # the focused pane's key while zoomed, and then only
-            return self.maximized is not None
+            return self.zoomed is not None
         return True
 
     # The round's commands -----------------------------------------------------------------------
@@ -523,7 +481,7 @@ class MainScreen(Screen[object]):
         if pane is None:
             self.notify("No round to compare yet.", severity="warning")
             return
-        attempts, title = self._compared(pane.round_no)
+        attempts, title = self._compared(pane.attempt.round_no)
         if not attempts:
             self.notify("No run of this round has finished yet.", severity="warning")
             return
@@ -535,7 +493,7 @@ class MainScreen(Screen[object]):
                 self._confirm_apply(self._comparing[index])
 
         records = [attempt.record() for attempt in attempts]
-        screen = CompareScreen(records, focused=focused, title=title, round_no=pane.round_no)
+        screen = CompareScreen(records, focused=focused, title=title, round_no=pane.attempt.round_no)
         self.app.push_screen(screen, chosen)
 
     def _compared(self, round_no: int) -> tuple[list[Attempt], str]:
