@@ -50,6 +50,7 @@ from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
+from acp_tui.process.link import FAR_HOME, LinkFailed, spawn_far
 from acp_tui.process.sandbox import SandboxError, confine, failure_message
 
 if TYPE_CHECKING:
@@ -96,7 +97,8 @@ class AcpSubagentRun:
         self._taken = asyncio.Event()
         self.ready = asyncio.Event()  # a spare: initialized (and its session open), waiting to be taken
         self.request = request or SubagentRequest(prompt="", cwd=cwd)
-        self.cwd = self.request.cwd or config.cwd or os.getcwd()
+        self.cwd = self._cwd_for(self.request)  # a far one once its link says (see `_converse`)
+        self._asked_cwd = self.cwd
         self.warm = False  # a spare that a run took
         self.status: RunStatus = "spawning"
         self._policy = policy
@@ -181,10 +183,10 @@ class AcpSubagentRun:
         """A run takes this spare: its prompt (and, unless the spare opened its session already,
         the session it continues) are `request`'s; its clocks start now. ValueError if the spare
         cannot serve it (another cwd, taken, or its session is not the one asked for)."""
-        cwd = request.cwd or self.config.cwd or os.getcwd()
+        cwd = self._cwd_for(request)
         if not self._spare or self._taken.is_set() or self.done() or self._interrupt.is_set():
             raise ValueError("not a spare that can be taken")
-        if os.path.realpath(cwd) != os.path.realpath(self.cwd):
+        if os.path.realpath(cwd) != os.path.realpath(self._asked_cwd):
             raise ValueError(f"a spare working in {self.cwd} cannot run in {cwd}")
         if self._presession and request.session_id is not None:
             raise ValueError("a spare with a session of its own cannot continue another")
@@ -193,6 +195,10 @@ class AcpSubagentRun:
         self._started = self._last_frame = time.monotonic()
         self._watch_clocks()
         self._taken.set()
+
+    def _cwd_for(self, request: SubagentRequest) -> str:
+        """The request's cwd, else the config's, else ours (on the far side: its login's home)."""
+        return request.cwd or self.config.cwd or (os.getcwd() if self.config.remote is None else FAR_HOME)
 
     def _watch_clocks(self) -> None:
         if self.config.run_timeout is not None or self.config.idle_timeout is not None:
@@ -230,7 +236,9 @@ class AcpSubagentRun:
         env = child_environment(self.config.env)
         try:
             argv = [self.config.command, *self.config.args]
-            if self.sandboxed:
+            if self.config.remote is not None:
+                self._child = await spawn_far(self.config, None if self.cwd == FAR_HOME else self.cwd)
+            elif self.sandboxed:
                 argv = confine(
                     self.config.command,
                     self.config.args,
@@ -241,8 +249,9 @@ class AcpSubagentRun:
                     hidden=self.config.sandbox_hidden,
                     network=self.config.sandbox_network,
                 )
-            self._child = await spawn(argv[0], argv[1:], cwd=self.cwd, env=env)
-        except SandboxError as exc:  # never unconfined instead: nothing runs
+            if self._child is None:
+                self._child = await spawn(argv[0], argv[1:], cwd=self.cwd, env=env)
+        except (SandboxError, LinkFailed) as exc:  # never unconfined instead: nothing runs
             return SubagentStopReason.ERROR, str(exc)
         except OSError as exc:
             return SubagentStopReason.ERROR, spawn_error_message(exc, self.config.command, self.cwd)
@@ -256,8 +265,8 @@ class AcpSubagentRun:
         return await self._converse(self._child)
 
     async def _converse(self, child: Child) -> Outcome:
-        proc = child.process
-        assert proc.stdin and proc.stdout and proc.stderr
+        stdin, stdout, stderr = child.stdin, child.stdout, child.stderr
+        assert stdin and stdout and stderr
         if self.config.trace_dir:
             label = self.config.name or os.path.basename(self.config.command)
             with contextlib.suppress(OSError):  # no trace is no reason to fail the run
@@ -268,15 +277,15 @@ class AcpSubagentRun:
                     self.config.trace_dir, label, child.pid, trace_mask, self._note
                 )
         self._transport = transport = StdioTransport(
-            proc.stdout,
-            proc.stdin,
+            stdout,
+            stdin,
             max_line_bytes=self.config.max_line_bytes,
             on_note=self._on_dropped,
             on_lost=self._lost_a_message,
             on_frame=self._heard_from_agent,
             trace=self._trace,
         )
-        self._pipes = [self._helper(drain_lines(proc.stderr, self._on_stderr_line))]
+        self._pipes = [self._helper(drain_lines(stderr, self._on_stderr_line))]
         self._helper(self._watch_exit(child, transport))
 
         # Imported only now, so the child boots while we pay for the SDK.
@@ -301,7 +310,11 @@ class AcpSubagentRun:
                 session_id = await self._handshake(setup)
             except TimeoutError:
                 timeout = self.config.handshake_timeout
+                if child.far is not None and (unreached := child.far.unreached(timeout)) is not None:
+                    return self._failed(unreached)
                 return self._failed(f"handshake timed out after {timeout:g} s (no answer to {setup.step})")
+            except LinkFailed as exc:
+                return self._failed(str(exc))
             self._events.push(
                 SessionStarted(
                     self._clean_json(setup.agent),
@@ -339,6 +352,8 @@ class AcpSubagentRun:
         before it waits."""
         timeout = self.config.handshake_timeout
         async with asyncio.timeout(timeout):
+            if self._child is not None and self._child.far is not None:
+                self.cwd = setup.cwd = await self._unless_interrupted(self._child.far.ready())
             await self._unless_interrupted(setup.initialize())
             if self._spare and self._presession:
                 session_id: str = await self._unless_interrupted(setup.open_session(self._session_opened))
@@ -410,8 +425,8 @@ class AcpSubagentRun:
             await self._setup.close(grace)
         if child is not None:
             try:
-                if child.process.stdin is not None:
-                    child.process.stdin.close()
+                if child.stdin is not None:
+                    child.stdin.close()
                 # The agent may exit by itself on stdin's end, unless it was cancelled and did not
                 # end its turn within the grace: then it is signalled at once.
                 graceful = (self._turn_ended or not self._cancel_requested) and not self._child_gone
@@ -531,11 +546,15 @@ class AcpSubagentRun:
 
     async def _exit_message(self, child: Child) -> str:
         """Why the conversation broke, in one line: the exit code and the last stderr line."""
-        code = await child.wait_exit(PIPE_CLOSE_GRACE)
-        if code is None:
+        if await child.wait_exit(PIPE_CLOSE_GRACE) is None:
             return "the agent closed the connection"
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._pipes[0]), 0.2)
+        if (lost := child.failure()) is not None:
+            return lost
+        code = child.returncode
+        if code is None:
+            return "the agent closed the connection"
         if self.sandboxed and code == 1 and not self._heard and (failed := failure_message(self._stderr)):
             return failed  # bwrap could not set the sandbox up: the agent never ran
         last = next((line for line in reversed(self._stderr) if line.strip()), "")

@@ -32,6 +32,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from acp_tui.process.watchdog import (
     SUPERVISOR_MARK,
@@ -65,9 +66,28 @@ class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
+class FarEnd(Protocol):
+    """An agent run on the far side of a link (`acp_tui.process.link`): its stdin and stderr as the
+    run sees them, its exit code as the far side says it, its cwd there once it runs, its end
+    there, and why the link failed."""
+
+    stdin: Any
+    stderr: asyncio.StreamReader
+    returncode: int | None
+
+    async def ready(self) -> str: ...
+
+    async def end(self, *, term_grace: float, exit_grace: float, on_step: Callable[[str], None]) -> str: ...
+
+    def failure(self) -> str | None: ...
+
+    def unreached(self, timeout: float) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class Child:
-    """A spawned agent: its pipes, the group it leads (pgid == pid), and its run mark."""
+    """A spawned agent: its pipes, the group it leads (pgid == pid), and its run mark. With `far`,
+    the process here is a carrier's client (ssh, docker, kubectl) and the agent runs over there."""
 
     process: asyncio.subprocess.Process
     exited: asyncio.Future[None]
@@ -75,17 +95,36 @@ class Child:
     started: int  # its start time (clock ticks since boot): descendants start no earlier
     # Every process found of this run (pid -> start time): still its own once it lost its parent.
     found: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+    far: FarEnd | None = field(default=None, compare=False)
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
     @property
+    def stdin(self) -> Any:
+        return self.far.stdin if self.far is not None else self.process.stdin
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None:
+        return self.process.stdout
+
+    @property
+    def stderr(self) -> asyncio.StreamReader | None:
+        return self.far.stderr if self.far is not None else self.process.stderr
+
+    @property
     def returncode(self) -> int | None:
-        return self.process.returncode
+        """The agent's exit code (None while it runs, or when a lost link never told it)."""
+        return self.far.returncode if self.far is not None else self.process.returncode
+
+    def failure(self) -> str | None:
+        """Why the run broke when a link is to blame (see `link.Link.failure`), else None."""
+        return self.far.failure() if self.far is not None else None
 
     async def wait_exit(self, timeout: float | None = None) -> int | None:
-        """The leader's return code once it has exited, or None if `timeout` passed first."""
+        """The leader's return code once it has exited, or None if `timeout` passed first (the
+        carrier's client's, with `far`)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.exited), timeout)
         return self.process.returncode
@@ -349,8 +388,13 @@ async def terminate_group(
     """End the child's group and every marked descendant: let them exit by themselves for
     `exit_grace` (the child has seen stdin EOF), then SIGTERM, then SIGKILL what is left after
     `term_grace`. Returns once all is gone, saying how it ended: `exit`, `sigterm` or `sigkill`.
-    `on_step` hears `sigterm` and `sigkill` as they are sent."""
+    `on_step` hears `sigterm` and `sigkill` as they are sent. With `far`, the far side ends the
+    agent's group first, then the client is ended here like any child."""
     try:
+        if child.far is not None:
+            how = await child.far.end(term_grace=term_grace, exit_grace=exit_grace, on_step=on_step)
+            await _terminate(child, term_grace=term_grace, exit_grace=0.0, on_step=lambda step: None)
+            return how
         return await _terminate(child, term_grace=term_grace, exit_grace=exit_grace, on_step=on_step)
     finally:
         _reap_adopted(child)
@@ -370,7 +414,7 @@ async def _terminate(
         if await child.wait_exit(exit_grace) is not None:
             await wait_all_gone(child, deadline - loop.time())
     left = survivors(child)
-    if child.returncode is not None and not left:
+    if child.process.returncode is not None and not left:
         return "exit"
     deadline = loop.time() + term_grace
     on_step("sigterm")

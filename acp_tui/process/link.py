@@ -1,0 +1,261 @@
+"""The near end of a link: an agent started on the far side of a carrier (ssh, docker, podman,
+kubectl) by our shim (`acp_tui.process.shim`), held here as the same `Child` a local spawn gives.
+
+The carrier's client is our child like any (its own group, our marks, the watchdog ends it if we
+die); the agent is the shim's. What we hold:
+- `stdin`, a writer that frames what the run writes (`d N` + the bytes), so the agent reads it byte
+  for byte, and lets heartbeats (`h`, every HEARTBEAT seconds) and the end (`k GRACE`) pass beside;
+- `stderr`, the far side's stderr less the shim's own lines (ready, failed, exit), which tell us
+  the far cwd, the agent's exit code and how its group ended, and whether the link was ever up.
+The agent's stdout is the client's, as it is.
+
+Why the far side ends on its own: when we die or the link drops, nothing of ours can reach it, so
+the shim ends the agent's group at its stdin's end or at a silence of SILENCE seconds (the link
+cut: no heartbeat comes). Ending a run from here: `k` with the term grace (the shim sends SIGTERM,
+then SIGKILL), then the client's exit is awaited for the grace and LINK_MARGIN (the round trip);
+a link that does not answer is ended here, which the shim hears as its stdin's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from acp_tui.process.carriers import Remote, parse_remote
+from acp_tui.process.environment import CREDENTIAL_NAME, child_environment
+from acp_tui.process.group import READ_SIZE, Child, spawn, spawn_error_message
+from acp_tui.process.shim import DATA, END_OF_INPUT, HEARTBEAT, KILL, STATUS, bootstrap
+from acp_tui.settings.provider_config import AcpProviderConfig
+
+HEARTBEAT_EVERY = 1.0  # seconds between two heartbeats
+SILENCE = 5.0  # seconds without a frame after which the shim ends the agent (the link is gone)
+LINK_MARGIN = 1.0  # what a word to the far side and its answer may take, beyond the graces
+SHIM_SOURCE = Path(__file__).with_name("shim.py")
+FAR_HOME = "~"  # a run's cwd until the far side says where its login started
+
+
+class LinkFailed(Exception):
+    """The link failed before the agent ran: the message says where and why."""
+
+
+async def spawn_far(config: AcpProviderConfig, cwd: str | None) -> Child:
+    """Start `config`'s agent on the far side of its `remote`, in `cwd` (None: the login's home).
+    Raises OSError when the carrier's client cannot start here."""
+    assert config.remote is not None
+    remote = parse_remote(config.remote)
+    nonce = secrets.token_hex(16)
+    argv = remote.command(config.remote_options, bootstrap(), connect_timeout=config.handshake_timeout)
+    # The client gets our environment scrubbed, like any child; the agent's own travels inside.
+    try:
+        child = await spawn(argv[0], argv[1:], cwd=os.getcwd(), env=child_environment({}))
+    except OSError as exc:
+        raise LinkFailed(spawn_error_message(exc, argv[0], os.getcwd())) from None
+    header = {
+        "argv": [config.command, *config.args],
+        "cwd": cwd,
+        "env": dict(config.env),
+        "scrub": CREDENTIAL_NAME.pattern,
+        "nonce": nonce,
+        "silence": SILENCE,
+        "term_grace": config.term_grace,
+        "sandbox": None,
+    }
+    return replace(child, far=Link(remote, child, nonce, header))
+
+
+def _framed(data: bytes) -> bytes:
+    return DATA + b" %d\n" % len(data) + data
+
+
+class _FramedWriter:
+    """The agent's stdin as the run sees it (a StreamWriter's write, drain, close)."""
+
+    def __init__(self, pipe: asyncio.StreamWriter) -> None:
+        self._pipe = pipe
+        self._closed = False
+
+    def write(self, data: bytes) -> None:
+        if data and not self._closed:
+            self._pipe.write(_framed(data))
+
+    async def drain(self) -> None:
+        await self._pipe.drain()
+
+    def close(self) -> None:
+        """The agent's stdin ends; the link stays up, for heartbeats and the end."""
+        if not self._closed:
+            self._closed = True
+            self.send(END_OF_INPUT + b"\n")
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    async def wait_closed(self) -> None:
+        return None
+
+    def send(self, frame: bytes) -> None:
+        with contextlib.suppress(Exception):  # a link that is gone is told nothing
+            if not self._pipe.is_closing():
+                self._pipe.write(frame)
+
+
+class Link:
+    """One agent on the far side: its stdin and stderr, its state as the shim tells it, its end."""
+
+    def __init__(self, remote: Remote, client: Child, nonce: str, header: dict[str, Any]) -> None:
+        process = client.process
+        assert process.stdin and process.stderr
+        self.remote = remote
+        self._client = client
+        self.stdin = _FramedWriter(process.stdin)
+        self.stderr = asyncio.StreamReader(limit=1 << 20)
+        self._marker = STATUS + nonce.encode() + b" "
+        self.cwd: str | None = None  # the agent's, once it runs
+        self.returncode: int | None = None  # the agent's, once its group is gone
+        self.ended_by: str | None = None
+        self.failed: str | None = None  # the shim could not start the agent: why
+        self.last_line = ""  # the last line of the far side's stderr (the client's own, at a failure)
+        self._ready = asyncio.get_running_loop().create_future()
+        self._tasks = {
+            asyncio.ensure_future(self._read_stderr(process.stderr)),
+            asyncio.ensure_future(self._beat()),
+        }
+        source = SHIM_SOURCE.read_bytes()
+        body = json.dumps(header).encode()
+        process.stdin.write(b"%d\n" % len(source) + source + b"%d\n" % len(body) + body)
+
+    @property
+    def up(self) -> bool:
+        return self.cwd is not None
+
+    async def ready(self) -> str:
+        """The agent's cwd once it runs on the far side; `LinkFailed` when it never will."""
+        waiter = asyncio.ensure_future(self._client.wait_exit())
+        try:
+            await asyncio.wait({self._ready, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        if self.cwd is None:
+            with contextlib.suppress(TimeoutError):  # its last words first
+                await asyncio.wait_for(asyncio.shield(self._tasks_done()), 1.0)
+            raise LinkFailed(self.failure() or f"could not reach {self.remote.where}")
+        return self.cwd
+
+    def failure(self) -> str | None:
+        """Why the run broke, when it is the link's doing: the agent could not start there, the
+        far side could not be reached, or the link was lost; None when the agent ended there."""
+        if self.failed is not None:
+            return f"{self.remote.where}: {self.failed}"
+        if self.returncode is not None or self._client.returncode is None:
+            return None
+        said = f": {self.last_line}" if self.last_line else f" ({self._client_ended()})"
+        if self.cwd is None:
+            return f"could not reach {self.remote.where}{said}"
+        return f"lost the link to {self.remote.where}{said}"
+
+    def unreached(self, timeout: float) -> str | None:
+        """Why a handshake timed out, when the link never came up."""
+        if self.up:
+            return None
+        said = f": {self.last_line}" if self.last_line else ""
+        return f"could not reach {self.remote.where} within {timeout:g} s{said}"
+
+    def _client_ended(self) -> str:
+        code = self._client.returncode
+        return (
+            f"{self.remote.client} was killed by signal {-code}"
+            if code and code < 0
+            else (f"{self.remote.client} exited with code {code}")
+        )
+
+    async def end(self, *, term_grace: float, exit_grace: float, on_step: Callable[[str], None]) -> str:
+        """End the agent's group on the far side (see the module's doc); how it ended there:
+        `exit`, `sigterm` or `sigkill`. The client here is ended by the caller afterwards."""
+        client = self._client
+        if exit_grace > 0 and await client.wait_exit(exit_grace + LINK_MARGIN) is not None:
+            return self._how()
+        if client.returncode is None:
+            on_step("sigterm")
+            self.stdin.send(KILL + b" %r\n" % term_grace)
+            await client.wait_exit(term_grace + LINK_MARGIN)
+        how = self._how()
+        if how == "sigkill":
+            on_step("sigkill")
+        return how
+
+    def _how(self) -> str:
+        """How the far side said its group ended; a link that said nothing was cut here (the shim
+        ends what it holds without delay then)."""
+        return self.ended_by or "sigkill"
+
+    async def _beat(self) -> None:
+        while self._client.returncode is None:
+            self.stdin.send(HEARTBEAT + b"\n")
+            await self._client.wait_exit(HEARTBEAT_EVERY)
+
+    async def _tasks_done(self) -> None:
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _read_stderr(self, source: asyncio.StreamReader) -> None:
+        """The far side's stderr, passed on less the shim's lines."""
+        pending = b""
+        marker = self._marker
+        try:
+            while chunk := await source.read(READ_SIZE):
+                pending += chunk
+                while (start := pending.find(marker)) >= 0:
+                    end = pending.find(b"\n", start)
+                    if end < 0:
+                        break
+                    self._pass(pending[:start])
+                    self._hear(pending[start + len(marker) : end])
+                    pending = pending[end + 1 :]
+                else:
+                    keep = _partial_marker(pending, marker)
+                    self._pass(pending[: len(pending) - keep])
+                    pending = pending[len(pending) - keep :]
+            self._pass(pending)
+        finally:
+            self.stderr.feed_eof()
+            if not self._ready.done():
+                self._ready.set_result(None)
+
+    def _pass(self, data: bytes) -> None:
+        if not data:
+            return
+        self.stderr.feed_data(data)
+        lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+        if lines:
+            self.last_line = lines[-1].strip()[:300]
+
+    def _hear(self, line: bytes) -> None:
+        word, _, rest = line.partition(b" ")
+        try:
+            said = json.loads(rest)
+        except ValueError:
+            return
+        if word == b"ready":
+            self.cwd = str(said.get("cwd"))
+        elif word == b"failed":
+            self.failed = str(said.get("message"))
+        elif word == b"exit":
+            code = said.get("code")
+            self.returncode = code if isinstance(code, int) else None
+            self.ended_by = str(said.get("ended_by"))
+        if word in (b"ready", b"failed") and not self._ready.done():
+            self._ready.set_result(None)
+
+
+def _partial_marker(data: bytes, marker: bytes) -> int:
+    """How many bytes at the end of `data` could begin the marker (held back for the next read)."""
+    for size in range(min(len(marker) - 1, len(data)), 0, -1):
+        if marker.startswith(data[-size:]):
+            return size
+    return 0

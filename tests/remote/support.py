@@ -1,0 +1,246 @@
+"""A real far side for the remote tests: Debian's sshd, started here, a key and an unprivileged user
+made here, and a network namespace (with a veth pair) whose link a test can cut.
+
+Everything is made as root (CI runs as root); without root, or without sshd, the tests skip, unless
+ACP_TUI_REQUIRE_SSHD is set (CI), where they fail instead. Every process and namespace made here is
+ended and removed by id or name, even when a test fails."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from acp_tui.process.shim import SHIM_MARK
+from tests.helpers import SCRIPTED_AGENT
+
+FAR_USER = "acptui-far"
+SSHD = "/usr/sbin/sshd"
+# What sshd hands every session: a credential the shim must scrub before the agent sees it.
+FAR_CREDENTIAL = ("FAR_SECRET_TOKEN", "far-secret-value-4242")
+
+
+def require_sshd() -> None:
+    """Skip (fail under ACP_TUI_REQUIRE_SSHD) when a real sshd cannot be had here."""
+    missing = None
+    if os.geteuid() != 0:
+        missing = "the remote tests make a user and run sshd: they need root"
+    elif not os.path.exists(SSHD) or shutil.which("ssh") is None:
+        missing = "openssh-server and openssh-client are needed (apt install openssh-server)"
+    if missing is None:
+        return
+    if os.environ.get("ACP_TUI_REQUIRE_SSHD"):
+        pytest.fail(missing)
+    pytest.skip(missing)
+
+
+def far_user() -> pwd.struct_passwd:
+    """The unprivileged user the tests log in as (made once; `*` is no password, and unlocked)."""
+    try:
+        return pwd.getpwnam(FAR_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", FAR_USER], check=True)
+        subprocess.run(["usermod", "-p", "*", FAR_USER], check=True)
+        return pwd.getpwnam(FAR_USER)
+
+
+@dataclass
+class FarHost:
+    """An sshd and how to reach it as the far user."""
+
+    address: str
+    port: int
+    options: tuple[str, ...]  # the client's: our key, our known_hosts, no user config
+    home: Path
+    agent: str  # the scripted agent, copied into the far user's home
+
+    @property
+    def url(self) -> str:
+        return f"ssh://{FAR_USER}@{self.address}:{self.port}"
+
+
+def _free_port(address: str, netns: str | None) -> int:
+    if netns is None:
+        with socket.socket() as sock:
+            sock.bind((address, 0))
+            return int(sock.getsockname()[1])
+    return 20000 + secrets.randbelow(20000)  # a namespace of its own: nothing else listens there
+
+
+@contextlib.contextmanager
+def sshd(address: str = "127.0.0.1", netns: str | None = None) -> Iterator[FarHost]:
+    """A real sshd on `address` (in `netns`, if given), ended with every session it started."""
+    require_sshd()
+    user = far_user()
+    home = Path(user.pw_dir)
+    folder = Path(tempfile.mkdtemp(prefix="acp-tui-sshd-"))
+    folder.chmod(0o755)  # sshd reads the authorized keys as the far user
+    server = None
+    try:
+        for name in ("host_key", "client_key"):
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / name)], check=True
+            )
+        (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
+        (folder / "authorized_keys").chmod(0o644)
+        port = _free_port(address, netns)
+        host_key = (folder / "host_key.pub").read_text().split()
+        (folder / "known_hosts").write_text(f"[{address}]:{port} {host_key[0]} {host_key[1]}\n")
+        config = folder / "sshd_config"
+        config.write_text(
+            f"Port {port}\nListenAddress {address}\nHostKey {folder / 'host_key'}\n"
+            f"AuthorizedKeysFile {folder / 'authorized_keys'}\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n"
+            f"AllowUsers {FAR_USER}\nSetEnv {FAR_CREDENTIAL[0]}={FAR_CREDENTIAL[1]}\n"
+        )
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation needs it
+        argv = [SSHD, "-D", "-e", "-f", str(config)]
+        if netns is not None:
+            argv = ["ip", "netns", "exec", netns, *argv]
+        log = open(folder / "sshd.log", "wb")  # noqa: SIM115 (closed below)
+        server = subprocess.Popen(argv, stdout=log, stderr=log, env={"PATH": "/usr/sbin:/usr/bin:/bin"})
+        log.close()
+        _wait_listening(server, folder / "sshd.log")
+        agent = home / "scripted_agent.py"
+        shutil.copyfile(SCRIPTED_AGENT, agent)
+        os.chown(agent, user.pw_uid, user.pw_gid)
+        options = (
+            "-F", os.devnull,
+            "-i", str(folder / "client_key"),
+            "-o", "IdentitiesOnly=yes",
+            "-o", f"UserKnownHostsFile={folder / 'known_hosts'}",
+            "-o", "StrictHostKeyChecking=yes",
+        )  # fmt: skip
+        yield FarHost(address, port, options, home, str(agent))
+    finally:
+        if server is not None:
+            end_tree(server.pid)
+            server.wait()
+        end_far_processes()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait_listening(server: subprocess.Popen[bytes], log: Path) -> None:
+    """sshd says "Server listening" once it accepts connections (`-e`: its log on stderr)."""
+    while b"Server listening" not in log.read_bytes():
+        if server.poll() is not None:
+            raise RuntimeError(f"sshd did not start: {log.read_text(errors='replace')}")
+        time.sleep(0.02)
+
+
+@dataclass
+class Netns:
+    name: str
+    host_side: str  # the veth end in our namespace: down cuts the link
+    address: str  # the far side's address, in the namespace
+
+
+@contextlib.contextmanager
+def network_namespace() -> Iterator[Netns]:
+    """A network namespace joined to ours by a veth pair (10.231.N.1 here, 10.231.N.2 there)."""
+    require_sshd()
+    tag = secrets.token_hex(3)
+    name, here, there = f"acptui-{tag}", f"at{tag}a", f"at{tag}b"
+    subnet = f"10.231.{secrets.randbelow(250) + 1}"
+    try:
+        for argv in (
+            ["ip", "netns", "add", name],
+            ["ip", "link", "add", here, "type", "veth", "peer", "name", there],
+            ["ip", "link", "set", there, "netns", name],
+            ["ip", "addr", "add", f"{subnet}.1/24", "dev", here],
+            ["ip", "link", "set", here, "up"],
+            ["ip", "netns", "exec", name, "ip", "addr", "add", f"{subnet}.2/24", "dev", there],
+            ["ip", "netns", "exec", name, "ip", "link", "set", there, "up"],
+            ["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"],
+        ):
+            subprocess.run(argv, check=True, capture_output=True)
+        yield Netns(name, here, f"{subnet}.2")
+    finally:
+        subprocess.run(["ip", "link", "del", here], capture_output=True)
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def set_link(netns: Netns, state: str) -> None:
+    subprocess.run(["ip", "link", "set", netns.host_side, state], check=True)
+
+
+def far_agents() -> list[int]:
+    """Live processes on the far side that the shim started (its mark in their environment)."""
+    return [pid for pid, environ in _processes(far_user().pw_uid) if SHIM_MARK.encode() in environ]
+
+
+def far_processes() -> list[int]:
+    """Every live process of the far user, the shims included (sshd's own session processes not)."""
+    return [pid for pid, _ in _processes(far_user().pw_uid) if not _cmdline(pid).startswith(b"sshd:")]
+
+
+def wait_far_gone(within: float) -> list[int]:
+    """The far user's processes still live after `within` seconds (the contract's bound), else []."""
+    deadline = time.monotonic() + within
+    while (left := far_processes()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def end_far_processes() -> None:
+    for pid, _ in _processes(far_user().pw_uid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def end_tree(root: int) -> None:
+    """SIGKILL `root` and every descendant of it, by pid (sshd and the sessions it forked)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+                ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _processes(uid: int) -> list[tuple[int, list[bytes]]]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != uid:
+                continue
+            stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+            environ = Path(f"/proc/{entry.name}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+            found.append((int(entry.name), [e.partition(b"=")[0] for e in environ]))
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def all_cmdlines() -> list[bytes]:
+    """Every process's command line on this machine (both sides of the link are here)."""
+    return [_cmdline(int(entry.name)) for entry in os.scandir("/proc") if entry.name.isdigit()]
