@@ -39,7 +39,10 @@ async def describe_agent(
     # The agent describes itself, as it comes: none of the preset's options are set.
     config = dataclasses.replace(config, options={})
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
-        run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
+        # On the far side, an empty folder of ours would be one more thing to leave behind: there,
+        # the session is set up where the agent runs (remote_cwd, else the login's home).
+        cwd = empty if config.remote is None else None
+        run = ProbeRun(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
         await run.start()
         try:
             async for event in run.events():
@@ -55,6 +58,7 @@ async def describe_agent(
         error = "no session was created"
     record = describe(setup, error) if setup is not None else _nothing(error)
     record["sandbox"] = config.sandbox
+    record["remote"] = config.remote
     return record, created and error is None
 
 

@@ -50,8 +50,9 @@ from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
-from acp_tui.process.link import FAR_HOME, LinkFailed, spawn_far
+from acp_tui.process.link import LinkFailed, spawn_far
 from acp_tui.process.sandbox import SandboxError, confine, failure_message
+from acp_tui.settings.provider_config import FAR_HOME
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable
@@ -97,7 +98,7 @@ class AcpSubagentRun:
         self._taken = asyncio.Event()
         self.ready = asyncio.Event()  # a spare: initialized (and its session open), waiting to be taken
         self.request = request or SubagentRequest(prompt="", cwd=cwd)
-        self.cwd = self._cwd_for(self.request)  # a far one once its link says (see `_converse`)
+        self.cwd = config.cwd_for(self.request.cwd)  # a far one once its link says (see `_handshake`)
         self._asked_cwd = self.cwd
         self.warm = False  # a spare that a run took
         self.status: RunStatus = "spawning"
@@ -183,7 +184,7 @@ class AcpSubagentRun:
         """A run takes this spare: its prompt (and, unless the spare opened its session already,
         the session it continues) are `request`'s; its clocks start now. ValueError if the spare
         cannot serve it (another cwd, taken, or its session is not the one asked for)."""
-        cwd = self._cwd_for(request)
+        cwd = self.config.cwd_for(request.cwd)
         if not self._spare or self._taken.is_set() or self.done() or self._interrupt.is_set():
             raise ValueError("not a spare that can be taken")
         if os.path.realpath(cwd) != os.path.realpath(self._asked_cwd):
@@ -195,10 +196,6 @@ class AcpSubagentRun:
         self._started = self._last_frame = time.monotonic()
         self._watch_clocks()
         self._taken.set()
-
-    def _cwd_for(self, request: SubagentRequest) -> str:
-        """The request's cwd, else the config's, else ours (on the far side: its login's home)."""
-        return request.cwd or self.config.cwd or (os.getcwd() if self.config.remote is None else FAR_HOME)
 
     def _watch_clocks(self) -> None:
         if self.config.run_timeout is not None or self.config.idle_timeout is not None:

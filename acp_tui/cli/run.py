@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
+from acp_tui.cli.common import (
+    AGENT_HELP,
+    config_option,
+    done,
+    remote_option,
+    secrets_of,
+    settings_of,
+    with_remote,
+)
 from acp_tui.settings.logs import route_logging
 from acp_tui.settings.presets import parse_option_specs, with_options
 from acp_tui.settings.schema import ConfigError
@@ -91,6 +99,7 @@ if TYPE_CHECKING:
     is_flag=True,
     help='Confine every agent to its cwd (or worktree) with bubblewrap, as sandbox = "workspace".',
 )
+@remote_option()
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -109,6 +118,7 @@ def run_command(
     keep_worktrees: bool,
     sandbox: bool,
     continue_file: Path | None,
+    remote: str | None,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
 
@@ -120,6 +130,8 @@ def run_command(
         prompt = sys.stdin.read().rstrip("\n")
     if not prompt.strip():
         raise click.UsageError("the prompt is empty", ctx)
+    if remote is not None and cwd is not None:
+        raise click.UsageError("--cwd is a folder here: with --remote, set remote_cwd in the preset", ctx)
     overlay = _parse_env(ctx, env)
     try:
         chosen_options = parse_option_specs(options)
@@ -160,7 +172,7 @@ def run_command(
     for preset in presets:
         if overlay:
             preset = replace(preset, env={**preset.env, **overlay})
-        preset = with_options(preset, chosen_options)
+        preset = with_remote(ctx, with_options(preset, chosen_options), remote)
         if sandbox:
             preset = replace(preset, sandbox="workspace")
         try:

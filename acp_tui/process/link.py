@@ -38,7 +38,6 @@ HEARTBEAT_EVERY = 1.0  # seconds between two heartbeats
 SILENCE = 5.0  # seconds without a frame after which the shim ends the agent (the link is gone)
 LINK_MARGIN = 1.0  # what a word to the far side and its answer may take, beyond the graces
 SHIM_SOURCE = Path(__file__).with_name("shim.py")
-FAR_HOME = "~"  # a run's cwd until the far side says where its login started
 
 
 class LinkFailed(Exception):

@@ -138,14 +138,14 @@ class _Shim:
         """Until something ends the agent: the grace its group gets then."""
         assert self.leader is not None
         while True:
+            self.reap()
             if self.ending is not None:
                 return self.ending
-            time.sleep(POLL)
-            self.reap()
             if self.code is not None:  # it exited: the rest of its group may go by itself
                 return self.term_grace
             if time.monotonic() - self.heard > self.silence:
                 return 0.0
+            time.sleep(POLL)
 
     def end_group(self, grace: float) -> str:
         """SIGTERM (unless all went by themselves), SIGKILL after `grace`; once nothing is left,

@@ -65,6 +65,7 @@ RECORD_KEYS = (
     "ended_by",
     "cwd",
     "sandbox",
+    "remote",
     "worktree",
     "base",
     "diff_stat",
@@ -128,6 +129,7 @@ def run_record(
         "ended_by": result.ended_by,
         "cwd": cwd,
         "sandbox": preset.sandbox,
+        "remote": preset.remote,
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
         "session_id": result.session_id,
@@ -187,14 +189,14 @@ def result_from(record: Mapping[str, Any]) -> SubagentResult:
 
 def _check_run(record: Mapping[str, Any]) -> None:
     """The keys of the run around its result that are read back: `name` and `command` (a command
-    line), `prompt`, `policy`, `cwd`, `trace`, `worktree` with its `base`, `sandbox`, `turn`,
+    line), `prompt`, `policy`, `cwd`, `trace`, `worktree` with its `base`, `sandbox`, `remote`, `turn`,
     `warm`, and an export's `round` and `attempt` (numbers from 1)."""
     if not _field(record, "name", str, required=True).strip():
         raise ValueError('"name" is empty')
     command = _strings(record, "command")
     if not command or not command[0].strip():
         raise ValueError('"command" is not a command line (a non-empty list of strings)')
-    for key in ("prompt", "policy", "cwd", "trace", "base"):
+    for key in ("prompt", "policy", "cwd", "trace", "base", "remote"):
         _field(record, key, str)
     if _field(record, "worktree", str) is not None and record.get("base") is None:
         raise ValueError('"worktree" has no "base"')
@@ -233,11 +235,14 @@ def _usage_from(usage: Mapping[str, Any] | None) -> Usage | None:
 def preset_for(record: Mapping[str, Any], settings: Settings) -> AgentPreset:
     """The preset that follows up a record's run (a record `result_from` checked): the settings'
     preset of its name (its env, options and policy of now), else one made of the record's own
-    command. A run that was confined stays confined: a follow-up never lifts a sandbox."""
+    command. A run that was confined stays confined: a follow-up never lifts a sandbox; and it runs
+    where its session is (the record's `remote`)."""
     name, command = record["name"], record["command"]
     preset = (
         settings.preset(name) if name in settings.names else AgentPreset(name, command[0], tuple(command[1:]))
     )
+    if record.get("remote") is not None and record["remote"] != preset.remote:
+        preset = replace(preset, remote=record["remote"], remote_options=(), cwd=None)
     return replace(preset, sandbox="workspace") if record.get("sandbox") == "workspace" else preset
 
 

@@ -275,6 +275,7 @@ class Driver:
             async for event in run.events():
                 if isinstance(event, Finished):
                     attempt.trace = getattr(run, "trace_path", None) or attempt.trace  # opened late
+                    attempt.cwd = getattr(run, "cwd", None) or attempt.cwd  # a far side's, known late
                     return event.result
                 self._follow(attempt, event)
                 attempt.events.push(event)
@@ -290,7 +291,7 @@ class Driver:
         if self.spares is None or attempt.config is None or not attempt.preset.warm:
             return None
         self.subagents.check(name, request)  # refused: the spare stays one
-        cwd = os.path.abspath(request.cwd or attempt.config.cwd or os.getcwd())
+        cwd = attempt.config.cwd_for(request.cwd)
         run = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
         if run is None:
             return None
