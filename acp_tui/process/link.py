@@ -18,8 +18,10 @@ a link that does not answer is ended here, which the shim hears as its stdin's e
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import secrets
@@ -66,7 +68,54 @@ async def spawn_far(config: AcpProviderConfig, cwd: str | None) -> Child:
         "term_grace": config.term_grace,
         "sandbox": None,
     }
+    if config.sandbox == "workspace":  # confined over there by the same code, or not started
+        header["sandbox"] = {
+            "writable": list(config.sandbox_writable),
+            "readonly": list(config.sandbox_readonly),
+            "hidden": list(config.sandbox_hidden),
+            "network": config.sandbox_network,
+        }
+        header["modules"] = shipped("acp_tui.process.sandbox")
     return replace(child, far=Link(remote, child, nonce, header))
+
+
+def shipped(*roots: str) -> dict[str, str]:
+    """The sources of `roots` and of every module of ours they import when imported (their
+    top-level imports, TYPE_CHECKING's left out), for the shim to import on the far side."""
+    found: dict[str, str] = {}
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        spec = _spec(name)
+        if name in found or spec is None or spec.origin is None:
+            continue
+        found[name] = source = Path(spec.origin).read_text(encoding="utf-8")
+        todo.extend(_imported(ast.parse(source).body))
+    return found
+
+
+def _imported(body: list[ast.stmt]) -> list[str]:
+    """Our modules a module's top level imports (`from acp_tui.x import y`: x.y when a module)."""
+    names: list[str] = []
+    for node in body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            names += _imported([*node.body, *node.orelse])
+        elif isinstance(node, ast.Try):
+            names += _imported(node.body)
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return [name for name in names if name.split(".")[0] == "acp_tui" and _spec(name) is not None]
+
+
+def _spec(name: str) -> Any:
+    """The module's spec, or None when `name` is no module (a class imported from one)."""
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
 
 
 def _framed(data: bytes) -> bytes:

@@ -9,7 +9,10 @@ What comes on our stdin after the source (see `acp_tui.process.link`, the near e
 - a header: a length line, then JSON: `argv`, `cwd` (None: where the login starts, its home),
   `env` (the preset's, laid over this side's environment scrubbed by the `scrub` pattern, the same
   rule as a local child's), `nonce`, `silence` (seconds without a frame that end the agent),
-  `term_grace`, and `sandbox` (None, or the confinement to build on this side);
+  `term_grace`, `sandbox` (None, or the arguments of `acp_tui.process.sandbox.confine` but the
+  command, cwd and env: the agent is confined by bubblewrap here, by the same code as at home, or
+  not started at all) and `modules` (that code: module name -> source, imported from memory; it
+  needs this side's Python to be one acp-tui runs on);
 - frames, each a line and maybe a payload, so the agent's stdin stays byte for byte what the near
   end wrote: `d N` and N bytes for the agent's stdin, `e` (its stdin ends), `h` (a heartbeat),
   `k GRACE` (end the group: SIGTERM, SIGKILL after GRACE seconds).
@@ -83,6 +86,9 @@ class _Shim:
         except ValueError as exc:  # refused (a sandbox that cannot be had): nothing ran
             self.say("failed", message=str(exc))
             return 0
+        except Exception as exc:  # our shipped code on a Python it cannot run on: nothing ran
+            self.say("failed", message=f"could not start the agent: {type(exc).__name__}: {exc}")
+            return 0
         self.say("ready", pid=self.leader.pid, cwd=os.getcwd())
         writes: queue.Queue[bytes | None] = queue.Queue()
         assert self.leader.stdin is not None
@@ -102,6 +108,8 @@ class _Shim:
         if header.get("cwd"):
             os.chdir(header["cwd"])
         argv = list(header["argv"])
+        if header.get("sandbox") is not None:
+            argv = _confined(argv, env, header["sandbox"], header.get("modules") or {})
         return subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -198,6 +206,42 @@ class _Shim:
                 return
             if pid == self.leader.pid:
                 self.code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _confined(
+    argv: list[str], env: dict[str, str], sandbox: dict[str, Any], modules: dict[str, str]
+) -> list[str]:
+    """The agent's argv inside bubblewrap on this side, by acp-tui's own sandbox code (shipped in
+    the header); ValueError with its one line when it cannot be had (no bwrap here)."""
+    _import_from(modules)
+    from acp_tui.process.sandbox import SandboxError, confine
+
+    try:
+        return confine(argv[0], argv[1:], cwd=os.getcwd(), env=env, **sandbox)
+    except SandboxError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _import_from(modules: dict[str, str]) -> None:
+    """Let `import` find `modules` (name -> source) in memory; a name that prefixes another is a
+    package (its own `__init__` is not shipped: it stands empty)."""
+    import importlib.abc
+    import importlib.util
+
+    packages = {name.rpartition(".")[0] for name in modules}
+    packages |= {name.rpartition(".")[0] for name in packages if "." in name}
+
+    class Shipped(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name in modules or name in packages:
+                return importlib.util.spec_from_loader(name, self, is_package=name in packages)
+            return None
+
+        def exec_module(self, module: Any) -> None:
+            source = modules.get(module.__name__, "")
+            exec(compile(source, f"<acp-tui>/{module.__name__}", "exec"), module.__dict__)
+
+    sys.meta_path.insert(0, Shipped())
 
 
 def _write_all(writes: queue.Queue[bytes | None], pipe: Any) -> None:

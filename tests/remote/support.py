@@ -24,7 +24,9 @@ from pathlib import Path
 import pytest
 
 from acp_tui.process.shim import SHIM_MARK
-from tests.helpers import SCRIPTED_AGENT
+from tests.helpers import HERE, SCRIPTED_AGENT
+
+TRYING_AGENT = HERE / "sandbox" / "trying_agent.py"
 
 FAR_USER = "acptui-far"
 SSHD = "/usr/sbin/sshd"
@@ -65,6 +67,7 @@ class FarHost:
     options: tuple[str, ...]  # the client's: our key, our known_hosts, no user config
     home: Path
     agent: str  # the scripted agent, copied into the far user's home
+    trying_agent: str  # the agent that tries what a confined one must not (tests/sandbox)
 
     @property
     def url(self) -> str:
@@ -80,8 +83,9 @@ def _free_port(address: str, netns: str | None) -> int:
 
 
 @contextlib.contextmanager
-def sshd(address: str = "127.0.0.1", netns: str | None = None) -> Iterator[FarHost]:
-    """A real sshd on `address` (in `netns`, if given), ended with every session it started."""
+def sshd(address: str = "127.0.0.1", netns: str | None = None, path: str | None = None) -> Iterator[FarHost]:
+    """A real sshd on `address` (in `netns`, if given), ended with every session it started; its
+    sessions' PATH is `path` when given."""
     require_sshd()
     user = far_user()
     home = Path(user.pw_dir)
@@ -103,7 +107,8 @@ def sshd(address: str = "127.0.0.1", netns: str | None = None) -> Iterator[FarHo
             f"Port {port}\nListenAddress {address}\nHostKey {folder / 'host_key'}\n"
             f"AuthorizedKeysFile {folder / 'authorized_keys'}\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n"
-            f"AllowUsers {FAR_USER}\nSetEnv {FAR_CREDENTIAL[0]}={FAR_CREDENTIAL[1]}\n"
+            f"AllowUsers {FAR_USER}\nSetEnv {FAR_CREDENTIAL[0]}={FAR_CREDENTIAL[1]}"
+            + (f" PATH={path}\n" if path else "\n")
         )
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation needs it
         argv = [SSHD, "-D", "-e", "-f", str(config)]
@@ -113,9 +118,10 @@ def sshd(address: str = "127.0.0.1", netns: str | None = None) -> Iterator[FarHo
         server = subprocess.Popen(argv, stdout=log, stderr=log, env={"PATH": "/usr/sbin:/usr/bin:/bin"})
         log.close()
         _wait_listening(server, folder / "sshd.log")
-        agent = home / "scripted_agent.py"
-        shutil.copyfile(SCRIPTED_AGENT, agent)
-        os.chown(agent, user.pw_uid, user.pw_gid)
+        agent, trying = home / "scripted_agent.py", home / "trying_agent.py"
+        for source, copy in ((SCRIPTED_AGENT, agent), (TRYING_AGENT, trying)):
+            shutil.copyfile(source, copy)
+            os.chown(copy, user.pw_uid, user.pw_gid)
         options = (
             "-F", os.devnull,
             "-i", str(folder / "client_key"),
@@ -123,7 +129,7 @@ def sshd(address: str = "127.0.0.1", netns: str | None = None) -> Iterator[FarHo
             "-o", f"UserKnownHostsFile={folder / 'known_hosts'}",
             "-o", "StrictHostKeyChecking=yes",
         )  # fmt: skip
-        yield FarHost(address, port, options, home, str(agent))
+        yield FarHost(address, port, options, home, str(agent), str(trying))
     finally:
         if server is not None:
             end_tree(server.pid)
@@ -192,6 +198,16 @@ def wait_far_gone(within: float) -> list[int]:
     while (left := far_processes()) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
+
+
+def far_folder(name: str) -> Path:
+    """A fresh folder of the far user's, in its home."""
+    user = far_user()
+    folder = Path(user.pw_dir) / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    os.chown(folder, user.pw_uid, user.pw_gid)
+    return folder
 
 
 def end_far_processes() -> None:
