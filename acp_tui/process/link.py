@@ -58,7 +58,7 @@ async def spawn_far(config: AcpProviderConfig, cwd: str | None) -> Child:
         child = await spawn(argv[0], argv[1:], cwd=os.getcwd(), env=child_environment({}))
     except OSError as exc:
         raise LinkFailed(spawn_error_message(exc, argv[0], os.getcwd())) from None
-    header = {
+    header: dict[str, Any] = {
         "argv": [config.command, *config.args],
         "cwd": cwd,
         "env": dict(config.env),

@@ -152,7 +152,7 @@ async def test_a_command_missing_on_the_far_side_says_so(far_host: FarHost) -> N
 
 
 async def test_an_unreachable_host_names_it_and_the_clients_message(far_host: FarHost) -> None:
-    closed = FarHost("127.0.0.1", 9, far_host.options, far_host.home, far_host.agent)  # nothing listens
+    closed = replace(far_host, port=9)  # nothing listens there
     result = await (
         await AcpSubagentProvider(far_config(closed)).start(SubagentRequest(prompt="hi"))
     ).result()
