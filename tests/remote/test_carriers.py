@@ -1,0 +1,106 @@
+"""The carriers' URLs and client command lines. Docker, Podman and Kubernetes are checked here as
+argv only: no container engine nor cluster runs on the test machines (docs/remote.md says so)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from acp_tui.process.carriers import RemoteError, parse_remote
+from acp_tui.process.shim import bootstrap
+from acp_tui.settings.load import parse_settings
+from acp_tui.settings.schema import AgentPreset, ConfigError
+
+FAR = ["python3", "-c", "x"]
+
+
+def test_ssh_argv_user_port_options_then_host_and_one_quoted_command() -> None:
+    remote = parse_remote("ssh://me@build-1.example:2222")
+    argv = remote.command(["-i", "/k", "-J", "jump"], FAR, connect_timeout=7)
+    assert argv[:5] == ["ssh", "-i", "/k", "-J", "jump"]  # the user's first: for ssh, the first value wins
+    assert argv[-4:] == ["me", "--", "build-1.example", "python3 -c x"]
+    assert "BatchMode=yes" in argv and "ForwardAgent=no" in argv and "ConnectTimeout=7" in argv
+    assert remote.where == "me@build-1.example"
+
+
+def test_the_bootstrap_survives_a_login_shell() -> None:
+    command = shlex.join(bootstrap())
+    assert shlex.split(command) == bootstrap()
+    assert not set('$`\\!\n"') & set(bootstrap()[2])
+
+
+@pytest.mark.parametrize("engine", ["docker", "podman"])
+def test_container_argv(engine: str) -> None:
+    remote = parse_remote(f"{engine}://agent-box_1")
+    assert remote.command(["-u", "dev"], FAR, connect_timeout=5) == [
+        engine, "exec", "-i", "-u", "dev", "--", "agent-box_1", *FAR,
+    ]  # fmt: skip
+    assert remote.where == f"{engine}:agent-box_1"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected", "where"),
+    [
+        ("kubectl://team/agent-0", ["exec", "-i", "-n", "team", "agent-0", "--"], "pod team/agent-0"),
+        ("kubectl://team/agent-0/main", ["exec", "-i", "-n", "team", "agent-0", "-c", "main", "--"],
+         "pod team/agent-0/main"),
+        ("kubectl://prod@eu/team/agent-0/", ["--context", "prod@eu", "exec", "-i", "-n", "team", "agent-0",
+         "--"], "pod team/agent-0"),
+        ("kubectl://prod/team/agent-0/main", ["--context", "prod", "exec", "-i", "-n", "team", "agent-0",
+         "-c", "main", "--"], "pod team/agent-0/main"),
+    ],
+)  # fmt: skip
+def test_kubectl_argv(url: str, expected: list[str], where: str) -> None:
+    remote = parse_remote(url)
+    assert remote.command(["--kubeconfig", "/kc"], FAR, connect_timeout=5) == [
+        "kubectl", "--kubeconfig", "/kc", *expected, *FAR,
+    ]  # fmt: skip
+    assert remote.where == where
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("ssh://u:secret@h", "no password in the URL"),
+        ("ssh://-oProxyCommand=x", "expected ssh://[USER@]HOST[:PORT]"),
+        ("ssh://h:70000", "Port out of range"),
+        ("ssh://h/path", "expected ssh://[USER@]HOST[:PORT]"),
+        ("docker://-it", "expected docker://CONTAINER"),
+        ("docker://a/b", "expected docker://CONTAINER"),
+        ("kubectl://onlyone", "expected kubectl://"),
+        ("kubectl://NS/pod", "expected kubectl://"),
+        ("telnet://h", 'unknown carrier "telnet"'),
+        ("ssh://h?x=1", "no query or fragment"),
+        ("ssh://h x", "no spaces or control characters"),
+    ],
+)
+def test_bad_urls_are_one_line(url: str, says: str) -> None:
+    with pytest.raises(RemoteError) as caught:
+        parse_remote(url)
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_preset_keys_and_their_errors() -> None:
+    settings = parse_settings(
+        {"agent": [{"name": "far", "command": "agent", "remote": "ssh://h", "remote_options": ["-i", "k"],
+                    "remote_cwd": "/srv/w"}]},
+        label="agents.toml",
+    )  # fmt: skip
+    preset = settings.preset("far")
+    config = preset.provider_config(policy="reject")
+    assert (config.remote, tuple(config.remote_options), config.cwd) == ("ssh://h", ("-i", "k"), "/srv/w")
+    assert preset.where == "h"
+    for agent, says in [
+        ({"remote": "ssh://u:p@h"}, 'agent "far": remote "ssh://u:p@h": no password in the URL'),
+        ({"remote": "ssh://h", "remote_cwd": "w"}, '"remote_cwd" must be an absolute path there'),
+        ({"remote": "ssh://h", "cwd": "/here"}, '"cwd" is a folder here'),
+    ]:
+        with pytest.raises(ConfigError) as caught:
+            parse_settings({"agent": [{"name": "far", "command": "agent", **agent}]}, label="agents.toml")
+        assert says in str(caught.value)
+
+
+def test_a_local_preset_is_where_it_always_was() -> None:
+    assert AgentPreset("here", "agent").where is None
+    assert AgentPreset("here", "agent").provider_config(policy="reject").remote is None
