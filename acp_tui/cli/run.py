@@ -217,12 +217,13 @@ def _isolation_plan(
     # The demo's scratch dir only keeps its writes out of the user's checkout: a worktree does that.
     cwds = [
         os.path.abspath(cwd or (None if job.preset.create_cwd else job.preset.cwd) or os.getcwd())
-        if isolated_job
+        if isolated_job and job.preset.remote is None
         else None
         for job, isolated_job in zip(jobs, isolated, strict=True)
     ]
+    far = frozenset(i for i, job in enumerate(jobs) if isolated[i] and job.preset.remote is not None)
     try:
-        return plan(cwds, base=base, keep=keep)
+        return plan(cwds, base=base, keep=keep, far=far)
     except IsolationError as exc:
         raise click.UsageError(f"--worktree: {exc}", ctx) from None
 

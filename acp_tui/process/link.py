@@ -25,7 +25,7 @@ import importlib.util
 import json
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -48,16 +48,10 @@ class LinkFailed(Exception):
 
 async def spawn_far(config: AcpProviderConfig, cwd: str | None) -> Child:
     """Start `config`'s agent on the far side of its `remote`, in `cwd` (None: the login's home).
-    Raises OSError when the carrier's client cannot start here."""
+    Raises LinkFailed when the carrier's client cannot start here."""
     assert config.remote is not None
     remote = parse_remote(config.remote)
     nonce = secrets.token_hex(16)
-    argv = remote.command(config.remote_options, bootstrap(), connect_timeout=config.handshake_timeout)
-    # The client gets our environment scrubbed, like any child; the agent's own travels inside.
-    try:
-        child = await spawn(argv[0], argv[1:], cwd=os.getcwd(), env=child_environment({}))
-    except OSError as exc:
-        raise LinkFailed(spawn_error_message(exc, argv[0], os.getcwd())) from None
     header: dict[str, Any] = {
         "argv": [config.command, *config.args],
         "cwd": cwd,
@@ -76,7 +70,37 @@ async def spawn_far(config: AcpProviderConfig, cwd: str | None) -> Child:
             "network": config.sandbox_network,
         }
         header["modules"] = shipped("acp_tui.process.sandbox")
+    child = await _client(remote, config.remote_options, config.handshake_timeout)
     return replace(child, far=Link(remote, child, nonce, header))
+
+
+async def open_far(
+    url: str, options: Sequence[str], header: dict[str, Any], *, connect_timeout: float
+) -> Child:
+    """The shim started over there with `header` for a server of ours (`serve`): its stdin and
+    stdout are ours as they are. Raises LinkFailed when the client cannot start here."""
+    child = await _client(parse_remote(url), options, connect_timeout)
+    assert child.process.stdin is not None
+    child.process.stdin.write(_shim_and(header))
+    return child
+
+
+async def _client(remote: Remote, options: Sequence[str], connect_timeout: float) -> Child:
+    """The carrier's client, running our bootstrap over there. It gets our environment scrubbed,
+    like any child: nothing of an agent's own travels in it."""
+    argv = remote.command(options, bootstrap(), connect_timeout=connect_timeout)
+    try:
+        return await spawn(argv[0], argv[1:], cwd=os.getcwd(), env=child_environment({}))
+    except OSError as exc:
+        raise LinkFailed(spawn_error_message(exc, argv[0], os.getcwd())) from None
+
+
+def _shim_and(header: dict[str, Any]) -> bytes:
+    """What the bootstrap reads first: the shim's source, then the header (each a length line and
+    the bytes)."""
+    source = SHIM_SOURCE.read_bytes()
+    body = json.dumps(header).encode()
+    return b"%d\n" % len(source) + source + b"%d\n" % len(body) + body
 
 
 def shipped(*roots: str) -> dict[str, str]:
@@ -175,9 +199,7 @@ class Link:
             asyncio.ensure_future(self._read_stderr(process.stderr)),
             asyncio.ensure_future(self._beat()),
         }
-        source = SHIM_SOURCE.read_bytes()
-        body = json.dumps(header).encode()
-        process.stdin.write(b"%d\n" % len(source) + source + b"%d\n" % len(body) + body)
+        process.stdin.write(_shim_and(header))
 
     @property
     def up(self) -> bool:

@@ -299,6 +299,13 @@ def main() -> int:
         header = json.loads(source.read(int(source.readline())))
     except ValueError:
         return 2  # no header: our end is gone before it said anything
+    if header.get("serve") == "worktrees":  # a server of ours, not an agent (acp_tui.workspace.far)
+        import asyncio
+
+        _import_from(header["modules"])
+        from acp_tui.workspace.far import serve
+
+        return asyncio.run(serve(source))
     return _Shim(header).run(source)
 
 

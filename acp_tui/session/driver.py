@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.session.attempts import Attempt
     from acp_tui.settings.provider_config import AcpProviderConfig
+    from acp_tui.workspace.far import FarIsolation
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,8 @@ class Driver:
         self.asks = AskQueue(self._attempt_of)
         self.asks.listen(self._ask_changed)
         self.isolation: Isolation | None = None  # made at the first isolated attempt
+        self.far_isolations: dict[tuple[str, tuple[str, ...]], FarIsolation] = {}  # by remote and options
+        self.base: str | None = None  # where far worktrees start (`--base`; local ones: their origin)
         self.origins: dict[str, Origin] = {}  # checkouts found, by the cwd they hold (never failures)
         self.attempts: list[Attempt] = []
         self.spares: Spares | None = None  # warm starts, when the owner wants them
@@ -179,9 +182,11 @@ class Driver:
         # A checkout still being looked for (its attempt was cancelled meanwhile): a short git, let
         # finish rather than cancelled (a git killed as the loop closes can hang the close).
         await asyncio.gather(*self._looking.values(), return_exceptions=True)
+        far = await asyncio.gather(*(isolation.aclose() for isolation in self.far_isolations.values()))
+        left = [line for lines in far for line in lines]
         if self.isolation is None:
-            return []
-        return await self.isolation.aclose()
+            return left
+        return left + await self.isolation.aclose()
 
     # Driving one attempt ------------------------------------------------------------------------
 
@@ -319,6 +324,16 @@ class Driver:
 
     async def _worktree_for(self, attempt: Attempt) -> Worktree:
         from acp_tui.workspace.worktrees import Isolation, find_origin
+
+        preset = attempt.preset
+        if preset.remote is not None:  # made over there, in remote_cwd's checkout
+            from acp_tui.workspace.far import FarIsolation
+
+            key = (preset.remote, tuple(preset.remote_options))
+            if key not in self.far_isolations:
+                self.far_isolations[key] = FarIsolation(*key, connect_timeout=preset.handshake_timeout)
+            far = self.far_isolations[key]
+            return await far.add(preset.remote_cwd, attempt.agent, base=self.base, keep=self.keep_worktrees)
 
         where = isolation_cwd(attempt)
         origin = self.origins.get(where)
