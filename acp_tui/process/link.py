@@ -30,11 +30,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from acp_tui.process.carriers import Remote, parse_remote
+from acp_tui.process.carriers import client_command
 from acp_tui.process.environment import CREDENTIAL_NAME, child_environment
 from acp_tui.process.group import READ_SIZE, Child, spawn, spawn_error_message
 from acp_tui.process.shim import DATA, END_OF_INPUT, HEARTBEAT, KILL, STATUS, bootstrap
 from acp_tui.settings.provider_config import AcpProviderConfig
+from acp_tui.settings.remote import Remote, parse_remote
 
 HEARTBEAT_EVERY = 1.0  # seconds between two heartbeats
 SILENCE = 5.0  # seconds without a frame after which the shim ends the agent (the link is gone)
@@ -88,7 +89,7 @@ async def open_far(
 async def _client(remote: Remote, options: Sequence[str], connect_timeout: float) -> Child:
     """The carrier's client, running our bootstrap over there. It gets our environment scrubbed,
     like any child: nothing of an agent's own travels in it."""
-    argv = remote.command(options, bootstrap(), connect_timeout=connect_timeout)
+    argv = client_command(remote, options, bootstrap(), connect_timeout=connect_timeout)
     try:
         return await spawn(argv[0], argv[1:], cwd=os.getcwd(), env=child_environment({}))
     except OSError as exc:

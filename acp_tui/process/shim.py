@@ -299,13 +299,13 @@ def main() -> int:
         header = json.loads(source.read(int(source.readline())))
     except ValueError:
         return 2  # no header: our end is gone before it said anything
-    if header.get("serve") == "worktrees":  # a server of ours, not an agent (acp_tui.workspace.far)
+    if header.get("serve"):  # a server of ours, not an agent: `module:function`, shipped with it
         import asyncio
+        import importlib
 
         _import_from(header["modules"])
-        from acp_tui.workspace.far import serve
-
-        return asyncio.run(serve(source))
+        module, _, function = header["serve"].partition(":")
+        return int(asyncio.run(getattr(importlib.import_module(module), function)(source)))
     return _Shim(header).run(source)
 
 

@@ -45,7 +45,7 @@ class AcpProviderConfig:
     sandbox_readonly: Sequence[str] = ()  # seen read-only where hidden otherwise (a worktree's checkout)
     sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
     sandbox_network: bool = True  # False: no network at all (a loopback of its own)
-    # Where the agent runs: None here, else a carrier's URL (acp_tui.process.carriers); then
+    # Where the agent runs: None here, else a carrier's URL (acp_tui.settings.remote); then
     # `command`, `args`, `env` and `cwd` (None: the remote login's home) are the far side's.
     remote: str | None = None
     remote_options: Sequence[str] = ()  # the carrier's client's arguments, before the host

@@ -191,7 +191,7 @@ class AgentPreset:
         """Where the agent runs when not here (`host`, `docker:NAME`, `pod NS/POD`), else None."""
         if self.remote is None:
             return None
-        from acp_tui.process.carriers import RemoteError, parse_remote
+        from acp_tui.settings.remote import RemoteError, parse_remote
 
         try:
             return parse_remote(self.remote).where
@@ -200,7 +200,7 @@ class AgentPreset:
 
     def check_remote(self) -> None:
         """A ConfigError (one line) when the remote keys do not fit together."""
-        from acp_tui.process.carriers import RemoteError, parse_remote
+        from acp_tui.settings.remote import RemoteError, parse_remote
 
         # Without `remote`, `remote_options` and `remote_cwd` wait for one (`--remote URL`).
         if self.remote_cwd is not None and not self.remote_cwd.startswith("/"):

@@ -149,7 +149,7 @@ class FarIsolation:
         from acp_tui.process.group import drain_lines
         from acp_tui.process.link import LinkFailed, open_far
 
-        header = {"serve": "worktrees", "modules": _far_modules()}
+        header = {"serve": f"{__name__}:serve", "modules": _far_modules()}
         try:
             child = await open_far(self.remote, self.options, header, connect_timeout=self.connect_timeout)
         except LinkFailed as exc:
@@ -198,7 +198,7 @@ class FarIsolation:
 def _far_modules() -> dict[str, str]:
     from acp_tui.process.link import shipped
 
-    return shipped("acp_tui.workspace.far")
+    return shipped(__name__)
 
 
 class FarWorktree(Worktree):

@@ -7,9 +7,10 @@ import shlex
 
 import pytest
 
-from acp_tui.process.carriers import RemoteError, parse_remote
+from acp_tui.process.carriers import client_command
 from acp_tui.process.shim import bootstrap
 from acp_tui.settings.load import parse_settings
+from acp_tui.settings.remote import RemoteError, parse_remote
 from acp_tui.settings.schema import AgentPreset, ConfigError
 
 FAR = ["python3", "-c", "x"]
@@ -17,7 +18,7 @@ FAR = ["python3", "-c", "x"]
 
 def test_ssh_argv_user_port_options_then_host_and_one_quoted_command() -> None:
     remote = parse_remote("ssh://me@build-1.example:2222")
-    argv = remote.command(["-i", "/k", "-J", "jump"], FAR, connect_timeout=7)
+    argv = client_command(remote, ["-i", "/k", "-J", "jump"], FAR, connect_timeout=7)
     assert argv[:5] == ["ssh", "-i", "/k", "-J", "jump"]  # the user's first: for ssh, the first value wins
     assert argv[-4:] == ["me", "--", "build-1.example", "python3 -c x"]
     assert "BatchMode=yes" in argv and "ForwardAgent=no" in argv and "ConnectTimeout=7" in argv
@@ -33,7 +34,7 @@ def test_the_bootstrap_survives_a_login_shell() -> None:
 @pytest.mark.parametrize("engine", ["docker", "podman"])
 def test_container_argv(engine: str) -> None:
     remote = parse_remote(f"{engine}://agent-box_1")
-    assert remote.command(["-u", "dev"], FAR, connect_timeout=5) == [
+    assert client_command(remote, ["-u", "dev"], FAR, connect_timeout=5) == [
         engine, "exec", "-i", "-u", "dev", "--", "agent-box_1", *FAR,
     ]  # fmt: skip
     assert remote.where == f"{engine}:agent-box_1"
@@ -53,7 +54,7 @@ def test_container_argv(engine: str) -> None:
 )  # fmt: skip
 def test_kubectl_argv(url: str, expected: list[str], where: str) -> None:
     remote = parse_remote(url)
-    assert remote.command(["--kubeconfig", "/kc"], FAR, connect_timeout=5) == [
+    assert client_command(remote, ["--kubeconfig", "/kc"], FAR, connect_timeout=5) == [
         "kubectl", "--kubeconfig", "/kc", *expected, *FAR,
     ]  # fmt: skip
     assert remote.where == where
