@@ -17,6 +17,7 @@ from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.acp.session_setup import describe
 from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
 from acp_tui.core.text import one_line
+from acp_tui.process.network import describe_network
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import probe_text
 from acp_tui.settings.provider_config import AcpProviderConfig
@@ -25,7 +26,7 @@ from acp_tui.settings.provider_config import AcpProviderConfig
 class ProbeRun(AcpSubagentRun):
     """A run whose turn is never taken: the session is set up, then the run ends."""
 
-    async def _prompt(self, conn: Any, session_id: str) -> str:
+    async def take_turn(self, session_id: str) -> str:
         return "end_turn"
 
 
@@ -51,7 +52,7 @@ async def describe_agent(
         finally:
             await run.dispose()
         result = await run.result()
-    setup = run._setup
+    setup = run.setup
     created = setup is not None and setup.session_id is not None
     error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
     if error is None and not created:
@@ -59,6 +60,12 @@ async def describe_agent(
     record = describe(setup, error) if setup is not None else _nothing(error)
     record["sandbox"] = config.sandbox
     record["remote"] = config.remote
+    if config.sandbox == "workspace" and config.remote is None:  # what this kernel gives it
+        record["sandbox_network"] = describe_network(config.sandbox_network)
+    elif config.sandbox == "workspace":
+        from acp_tui.process.link import describe_far_network
+
+        record["sandbox_network"] = describe_far_network(config.sandbox_network)
     return record, created and error is None
 
 

@@ -32,8 +32,9 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from acp_tui.compat import ExitNoticingProtocol, process_of
 from acp_tui.process.watchdog import (
     SUPERVISOR_MARK,
     Proc,
@@ -52,35 +53,39 @@ _run_numbers = itertools.count(1)
 _leaders: set[int] = set()  # the children of live runs: ancestry stops at the first one met
 
 
-class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """Notices the leader's exit as it happens. Python 3.11's `Process.wait()` also waits for the
-    pipes to close, which never happens while a wrapper's grandchild still holds them."""
+class Holding(Protocol):
+    """What a child holds until its processes are gone (a confined one's: `process.confined`)."""
 
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=limit, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
+    on_refused: Callable[[str, int], None]  # a connection its sandbox refused: (host, port)
 
-    def process_exited(self) -> None:
-        super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
+    async def serve(self) -> None: ...  # while the child lives (cancelled at its end)
+    async def aclose(self) -> None: ...  # once its processes are gone
+
+
+class Stdin(Protocol):
+    """What writes an agent's stdin: a pipe's StreamWriter, or a link's (`process.link`)."""
+
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class FarEnd(Protocol):
-    """An agent run on the far side of a link (`acp_tui.process.link`): its stdin and stderr as the
-    run sees them, its exit code as the far side says it, its cwd there once it runs, its end
-    there, and why the link failed."""
+    """An agent on the far side of a link (`process.link.Link`), whose carrier's client is the
+    child here: the agent's stdin and stderr as the run sees them, its exit code and cwd as the
+    far side says them, its end there, and why the link failed."""
 
-    stdin: Any
-    stderr: asyncio.StreamReader
-    returncode: int | None
+    @property
+    def stdin(self) -> Stdin: ...
+    @property
+    def stderr(self) -> asyncio.StreamReader: ...
+    @property
+    def returncode(self) -> int | None: ...
 
-    async def ready(self) -> str: ...
-
+    async def serve(self) -> None: ...  # while the client lives: the heartbeats, the far side's words
+    async def ready(self) -> str: ...  # the agent runs there, in this cwd (LinkFailed: it never will)
     async def end(self, *, term_grace: float, exit_grace: float, on_step: Callable[[str], None]) -> str: ...
-
     def failure(self) -> str | None: ...
-
     def unreached(self, timeout: float) -> str | None: ...
 
 
@@ -91,40 +96,44 @@ class Child:
 
     process: asyncio.subprocess.Process
     exited: asyncio.Future[None]
+    transport: asyncio.SubprocessTransport = field(compare=False, repr=False)  # its pipes, to close
     mark: str  # the value of ACP_TUI_RUN in its environment and its descendants'
     started: int  # its start time (clock ticks since boot): descendants start no earlier
     # Every process found of this run (pid -> start time): still its own once it lost its parent.
     found: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
-    far: FarEnd | None = field(default=None, compare=False)
+    holding: Holding | None = field(default=None, compare=False, repr=False)
+    far: FarEnd | None = field(default=None, compare=False, repr=False)
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
     @property
-    def stdin(self) -> Any:
-        return self.far.stdin if self.far is not None else self.process.stdin
+    def stdin(self) -> Stdin:
+        stdin = self.far.stdin if self.far is not None else self.process.stdin
+        assert stdin is not None
+        return stdin
 
     @property
-    def stdout(self) -> asyncio.StreamReader | None:
+    def stdout(self) -> asyncio.StreamReader:
+        assert self.process.stdout is not None
         return self.process.stdout
 
     @property
-    def stderr(self) -> asyncio.StreamReader | None:
-        return self.far.stderr if self.far is not None else self.process.stderr
+    def stderr(self) -> asyncio.StreamReader:
+        stderr = self.far.stderr if self.far is not None else self.process.stderr
+        assert stderr is not None
+        return stderr
 
     @property
     def returncode(self) -> int | None:
-        """The agent's exit code (None while it runs, or when a lost link never told it)."""
+        """The agent's exit code (None while it runs; with `far`, also when a lost link never
+        said it)."""
         return self.far.returncode if self.far is not None else self.process.returncode
 
-    def failure(self) -> str | None:
-        """Why the run broke when a link is to blame (see `link.Link.failure`), else None."""
-        return self.far.failure() if self.far is not None else None
-
     async def wait_exit(self, timeout: float | None = None) -> int | None:
-        """The leader's return code once it has exited, or None if `timeout` passed first (the
-        carrier's client's, with `far`)."""
+        """The leader's return code once it has exited, or None if `timeout` passed first (with
+        `far`: the carrier's client's)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.exited), timeout)
         return self.process.returncode
@@ -160,8 +169,19 @@ class _OnePerTurn:
 _spawn_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _OnePerTurn] = weakref.WeakKeyDictionary()
 
 
-async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Child:
-    """Start the child with piped stdio as the leader of a new session (and process group), marked.
+async def spawn(
+    command: str,
+    args: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
+    preexec: Callable[[], None] | None = None,
+    holding: Holding | None = None,
+) -> Child:
+    """Start the child with piped stdio as the leader of a new session (and process group), marked;
+    of our descriptors it inherits `pass_fds` only. `preexec` runs in the child before its exec: a
+    few system calls at most (see `landlock`), since our other threads' locks are not its own.
 
     One spawn per turn of the event loop: a spawn holds the loop for 10 to 25 ms (fork, exec, a
     watcher thread), and sixteen runs started together did all of theirs in one turn, freezing the
@@ -176,7 +196,7 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
     token = watchdog.ensure_started()
     become_subreaper()
     mark = f"{token}.{next(_run_numbers)}"
-    protocol = _ChildProtocol(limit=1 << 16, loop=loop)
+    protocol = ExitNoticingProtocol(limit=1 << 16, loop=loop)
     transport, _ = await loop.subprocess_exec(
         lambda: protocol,
         command,
@@ -187,9 +207,11 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
         cwd=cwd,
         env={**env, SUPERVISOR_MARK: token, RUN_MARK: mark},
         start_new_session=True,
+        pass_fds=pass_fds,
+        preexec_fn=preexec,
     )
-    process = asyncio.subprocess.Process(transport, protocol, loop)
-    child = Child(process, protocol.exited, mark, start_time(process.pid))
+    process = process_of(transport, protocol, loop)
+    child = Child(process, protocol.exited, transport, mark, start_time(process.pid), holding=holding)
     _leaders.add(child.pid)
     watchdog.watch(child.pid)
     return child
@@ -215,10 +237,8 @@ def become_subreaper() -> None:
 
 def close_pipes(child: Child) -> None:
     """Close our ends of the child's pipes, so a stray holder cannot keep our descriptors."""
-    transport = getattr(child.process, "_transport", None)
-    if transport is not None:
-        with contextlib.suppress(Exception):
-            transport.close()
+    with contextlib.suppress(Exception):
+        child.transport.close()
 
 
 def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:
@@ -389,7 +409,7 @@ async def terminate_group(
     `exit_grace` (the child has seen stdin EOF), then SIGTERM, then SIGKILL what is left after
     `term_grace`. Returns once all is gone, saying how it ended: `exit`, `sigterm` or `sigkill`.
     `on_step` hears `sigterm` and `sigkill` as they are sent. With `far`, the far side ends the
-    agent's group first, then the client is ended here like any child."""
+    agent's group first (said the same way), then the client here is ended like any child."""
     try:
         if child.far is not None:
             how = await child.far.end(term_grace=term_grace, exit_grace=exit_grace, on_step=on_step)

@@ -1,19 +1,23 @@
 """The near end of a link: an agent started on the far side of a carrier (ssh, docker, podman,
-kubectl) by our shim (`acp_tui.process.shim`), held here as the same `Child` a local spawn gives.
+kubectl) by our shim (`acp_tui.process.shim`), held here as the same `Child` a local spawn gives
+(its `far` is the `Link`; `runs.child.RemoteCarrier` is the carrier that starts it).
 
 The carrier's client is our child like any (its own group, our marks, the watchdog ends it if we
 die); the agent is the shim's. What we hold:
 - `stdin`, a writer that frames what the run writes (`d N` + the bytes), so the agent reads it byte
-  for byte, and lets heartbeats (`h`, every HEARTBEAT seconds) and the end (`k GRACE`) pass beside;
+  for byte, and lets heartbeats (`h`, every HEARTBEAT_EVERY seconds) and the end (`k GRACE`) pass
+  beside;
 - `stderr`, the far side's stderr less the shim's own lines (ready, failed, exit), which tell us
   the far cwd, the agent's exit code and how its group ended, and whether the link was ever up.
-The agent's stdout is the client's, as it is.
+The agent's stdout is the client's, as it is. `serve()`, in the task group of whoever holds the
+child, reads those lines and sends the heartbeats while the client lives.
 
 Why the far side ends on its own: when we die or the link drops, nothing of ours can reach it, so
-the shim ends the agent's group at its stdin's end or at a silence of SILENCE seconds (the link
-cut: no heartbeat comes). Ending a run from here: `k` with the term grace (the shim sends SIGTERM,
-then SIGKILL), then the client's exit is awaited for the grace and LINK_MARGIN (the round trip);
-a link that does not answer is ended here, which the shim hears as its stdin's end.
+the shim ends the agent's group at its stdin's end, on a hangup, or at a silence of SILENCE seconds
+(MISSED_BEATS heartbeats: the link is cut). Ending a run from here: `k` with the term grace (the
+shim sends SIGTERM, then SIGKILL), then the client's exit is awaited for the grace and LINK_MARGIN
+(the round trip); a link that does not answer is ended here, which the shim hears as its stdin's
+end.
 """
 
 from __future__ import annotations
@@ -21,58 +25,86 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import os
 import secrets
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from acp_tui.process.carriers import client_command
-from acp_tui.process.environment import CREDENTIAL_NAME, child_environment
+from acp_tui.process.confined import SandboxSpec
+from acp_tui.process.environment import child_environment
 from acp_tui.process.group import READ_SIZE, Child, spawn, spawn_error_message
+from acp_tui.process.network import describe_network
 from acp_tui.process.shim import DATA, END_OF_INPUT, HEARTBEAT, KILL, STATUS, bootstrap
-from acp_tui.settings.provider_config import AcpProviderConfig
-from acp_tui.settings.remote import Remote, parse_remote
+from acp_tui.settings.remote import Remote, RemoteError, parse_remote
 
 HEARTBEAT_EVERY = 1.0  # seconds between two heartbeats
-SILENCE = 5.0  # seconds without a frame after which the shim ends the agent (the link is gone)
+MISSED_BEATS = 5  # heartbeats missed in a row that end the agent over there (the link is gone)
+SILENCE = HEARTBEAT_EVERY * MISSED_BEATS  # seconds without a frame, as the shim counts them
 LINK_MARGIN = 1.0  # what a word to the far side and its answer may take, beyond the graces
 SHIM_SOURCE = Path(__file__).with_name("shim.py")
+# The far side scrubs its own environment by our rule, with our code; the sandbox is ours too.
+SCRUBBING = ("acp_tui.process.environment",)
+CONFINING = ("acp_tui.process.sandbox", "acp_tui.process.network")
+FAR_HOST_LIST = (
+    "sandbox: a list of hosts (sandbox_network) needs acp-tui's proxy, which does not run on the "
+    "far side: set sandbox_network = true or false for a remote agent"
+)
 
 
 class LinkFailed(Exception):
     """The link failed before the agent ran: the message says where and why."""
 
 
-async def spawn_far(config: AcpProviderConfig, cwd: str | None) -> Child:
-    """Start `config`'s agent on the far side of its `remote`, in `cwd` (None: the login's home).
-    Raises LinkFailed when the carrier's client cannot start here."""
-    assert config.remote is not None
-    remote = parse_remote(config.remote)
+def describe_far_network(network: bool | Sequence[str]) -> str:
+    """What a confined agent on the far side gets of the network (`acp-tui probe --sandbox`)."""
+    if network is True:
+        return "the far side's, its abstract unix sockets closed by Landlock (ABI 6 there), else refused"
+    if network is False:
+        return describe_network(False)
+    return "refused: " + FAR_HOST_LIST.removeprefix("sandbox: ")
+
+
+async def spawn_far(
+    url: str,
+    options: Sequence[str],
+    argv: Sequence[str],
+    *,
+    cwd: str | None,
+    env: Mapping[str, str],
+    sandbox: SandboxSpec | None,
+    connect_timeout: float,
+    term_grace: float,
+) -> Child:
+    """Start `argv` on the far side of `url`, in `cwd` (None: the login's home), its `env` laid
+    over the far side's scrubbed environment, confined there by `sandbox`. Raises LinkFailed when
+    that cannot be asked for (a bad URL, a host list) or the carrier's client cannot start here."""
+    try:
+        remote = parse_remote(url)
+    except RemoteError as exc:
+        raise LinkFailed(str(exc)) from None
     nonce = secrets.token_hex(16)
     header: dict[str, Any] = {
-        "argv": [config.command, *config.args],
+        "argv": list(argv),
         "cwd": cwd,
-        "env": dict(config.env),
-        "scrub": CREDENTIAL_NAME.pattern,
+        "env": dict(env),
         "nonce": nonce,
         "silence": SILENCE,
-        "term_grace": config.term_grace,
+        "term_grace": term_grace,
         "sandbox": None,
+        "modules": shipped(*SCRUBBING),
     }
-    if config.sandbox == "workspace":  # confined over there by the same code, or not started
-        header["sandbox"] = {
-            "writable": list(config.sandbox_writable),
-            "readonly": list(config.sandbox_readonly),
-            "hidden": list(config.sandbox_hidden),
-            "network": config.sandbox_network,
-        }
-        header["modules"] = shipped("acp_tui.process.sandbox")
-    child = await _client(remote, config.remote_options, config.handshake_timeout)
-    return replace(child, far=Link(remote, child, nonce, header))
+    if sandbox is not None:  # confined over there by the same code, or not started
+        if not isinstance(sandbox.network, bool):
+            raise LinkFailed(f"{remote.where}: {FAR_HOST_LIST}")
+        header["sandbox"] = {**dataclasses.asdict(sandbox), "git_dirs": dict(sandbox.git_dirs)}
+        header["modules"] = shipped(*SCRUBBING, *CONFINING)
+    child = await _client(remote, options, connect_timeout)
+    return dataclasses.replace(child, far=Link(remote, child, nonce, header))
 
 
 async def open_far(
@@ -195,27 +227,27 @@ class Link:
         self.ended_by: str | None = None
         self.failed: str | None = None  # the shim could not start the agent: why
         self.last_line = ""  # the last line of the far side's stderr (the client's own, at a failure)
-        self._ready = asyncio.get_running_loop().create_future()
-        self._tasks = {
-            asyncio.ensure_future(self._read_stderr(process.stderr)),
-            asyncio.ensure_future(self._beat()),
-        }
+        self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._said_all = asyncio.Event()  # the far side's stderr reached its end
         process.stdin.write(_shim_and(header))
+
+    async def serve(self) -> None:
+        """The far side's words read and the heartbeats sent, while the client lives."""
+        assert self._client.process.stderr is not None
+        await asyncio.gather(self._read_stderr(self._client.process.stderr), self._beat())
 
     @property
     def up(self) -> bool:
         return self.cwd is not None
 
     async def ready(self) -> str:
-        """The agent's cwd once it runs on the far side; `LinkFailed` when it never will."""
-        waiter = asyncio.ensure_future(self._client.wait_exit())
-        try:
-            await asyncio.wait({self._ready, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
+        """The agent's cwd once it runs on the far side; `LinkFailed` when it never will (the shim
+        said why, or the client ended: its stderr ends with it)."""
+        await asyncio.shield(self._ready)
         if self.cwd is None:
-            with contextlib.suppress(TimeoutError):  # its last words first
-                await asyncio.wait_for(asyncio.shield(self._tasks_done()), 1.0)
+            with contextlib.suppress(TimeoutError):  # its last words and its end first
+                await asyncio.wait_for(self._said_all.wait(), LINK_MARGIN)
+            await self._client.wait_exit(LINK_MARGIN)
             raise LinkFailed(self.failure() or f"could not reach {self.remote.where}")
         return self.cwd
 
@@ -271,9 +303,6 @@ class Link:
             self.stdin.send(HEARTBEAT + b"\n")
             await self._client.wait_exit(HEARTBEAT_EVERY)
 
-    async def _tasks_done(self) -> None:
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
     async def _read_stderr(self, source: asyncio.StreamReader) -> None:
         """The far side's stderr, passed on less the shim's lines."""
         pending = b""
@@ -295,6 +324,7 @@ class Link:
             self._pass(pending)
         finally:
             self.stderr.feed_eof()
+            self._said_all.set()
             if not self._ready.done():
                 self._ready.set_result(None)
 

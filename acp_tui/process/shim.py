@@ -7,12 +7,12 @@ alone, Python 3.8 or later, POSIX.
 
 What comes on our stdin after the source (see `acp_tui.process.link`, the near end):
 - a header: a length line, then JSON: `argv`, `cwd` (None: where the login starts, its home),
-  `env` (the preset's, laid over this side's environment scrubbed by the `scrub` pattern, the same
-  rule as a local child's), `nonce`, `silence` (seconds without a frame that end the agent),
-  `term_grace`, `sandbox` (None, or the arguments of `acp_tui.process.sandbox.confine` but the
-  command, cwd and env: the agent is confined by bubblewrap here, by the same code as at home, or
-  not started at all) and `modules` (that code: module name -> source, imported from memory; it
-  needs this side's Python to be one acp-tui runs on);
+  `env` (the preset's, laid over this side's environment scrubbed by the same rule and code as a
+  local child's, `acp_tui.process.environment`), `nonce`, `silence` (seconds without a frame that
+  end the agent), `term_grace`, `sandbox` (None, or a `SandboxSpec`'s fields: the agent is
+  confined by bubblewrap here, by the same code as at home, or not started at all) and `modules`
+  (that code: module name -> source, imported from memory; the sandbox's needs this side's Python
+  to be one acp-tui runs on);
 - frames, each a line and maybe a payload, so the agent's stdin stays byte for byte what the near
   end wrote: `d N` and N bytes for the agent's stdin, `e` (its stdin ends), `h` (a heartbeat),
   `k GRACE` (end the group: SIGTERM, SIGKILL after GRACE seconds).
@@ -24,8 +24,12 @@ when it could not start, `exit {"code", "ended_by"}` once its whole group is gon
 
 The agent runs in a new session (its own group), marked with the nonce in its environment; we are a
 child subreaper, so what it leaves behind stays ours. Its group, its orphans and whatever carries
-its mark are ended on: end of our stdin, SIGHUP / SIGTERM / SIGINT, a `k` frame, a silence longer
-than `silence`, or its leader's exit (the rest then get `term_grace` to go by themselves).
+its mark are ended on (the `why` of the end): `end-of-input` (our stdin ends: our end died or let
+go), `hangup`, `terminated` (SIGTERM, SIGINT), `kill-line` (a `k` frame: SIGTERM, SIGKILL after its
+grace), `heartbeat` (a silence longer than `silence`: the link is cut), or `exit` (its leader
+exited: the rest get `term_grace` to go by themselves). A lost link gives the group LOST_GRACE
+between SIGTERM and SIGKILL. With `ACP_TUI_SHIM_LOG` set in this side's environment, each end is
+one JSON line appended to that file: `nonce`, `why`, `ended_by`, `code`.
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ import contextlib
 import json
 import os
 import queue
-import re
 import signal
 import subprocess
 import sys
@@ -43,9 +46,15 @@ import time
 from typing import Any
 
 SHIM_MARK = "ACP_TUI_SHIM_RUN"  # in the agent's environment: the nonce of its run
+SHIM_LOG = "ACP_TUI_SHIM_LOG"  # in this side's environment: where each end is told (a JSON line)
 STATUS = b"\0acp-tui-shim "
 POLL = 0.05  # seconds between two looks at the agent's group
+LOST_GRACE = 1.0  # the link is lost (its end, a hangup, a silence): SIGTERM, then SIGKILL after this
 PR_SET_CHILD_SUBREAPER = 36
+FAR_NEEDS_LANDLOCK = (
+    "sandbox: on the far side, a confined agent's network needs Landlock (ABI 6, Linux 6.12) there, "
+    "or set sandbox_network = false"
+)
 
 # The frames (a line each): our end's words to us.
 DATA, END_OF_INPUT, HEARTBEAT, KILL = b"d", b"e", b"h", b"k"
@@ -63,10 +72,12 @@ class _Shim:
         self.nonce = str(header["nonce"]).encode()
         self.silence = float(header["silence"])
         self.term_grace = float(header["term_grace"])
-        self.ending: float | None = None  # the grace of an end asked for (a flag: signal handlers set it)
+        # An end asked for: its grace and why (a flag: signal handlers set it).
+        self.ending: tuple[float, str] | None = None
         self.heard = time.monotonic()
         self.leader: subprocess.Popen[bytes] | None = None
         self.code: int | None = None
+        self.confinement: Any = None  # a sandbox's stand-ins, let go once the group is gone
 
     def say(self, word: str, **fields: Any) -> None:
         line = STATUS + self.nonce + b" " + word.encode() + b" " + json.dumps(fields).encode() + b"\n"
@@ -74,8 +85,9 @@ class _Shim:
             os.write(2, line)
 
     def run(self, source: Any) -> int:
-        for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.end(0.0))
+        signal.signal(signal.SIGHUP, lambda *_: self.end(LOST_GRACE, "hangup"))
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.end(LOST_GRACE, "terminated"))
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a write to a gone link fails, it does not kill
         _become_subreaper()
         try:
@@ -94,29 +106,59 @@ class _Shim:
         assert self.leader.stdin is not None
         threading.Thread(target=_write_all, args=(writes, self.leader.stdin), daemon=True).start()
         threading.Thread(target=self.read_frames, args=(source, writes), daemon=True).start()
-        grace = self.wait_for_an_end()
+        grace, why = self.wait_for_an_end()
         ended_by = self.end_group(grace)
+        if self.confinement is not None:
+            self.confinement.close()
         self.say("exit", code=self.code, ended_by=ended_by)
+        _log(nonce=self.nonce.decode(), why=why, ended_by=ended_by, code=self.code)
         return 0
 
     def start(self) -> subprocess.Popen[bytes]:
         header = self.header
-        scrub = re.compile(header["scrub"], re.IGNORECASE)
-        env = {name: value for name, value in os.environ.items() if not scrub.search(name)}
-        env.update(header["env"])
+        _import_from(header["modules"])
+        from acp_tui.process.environment import child_environment
+
+        env = child_environment(header["env"])
+        env.pop(SHIM_LOG, None)
         env[SHIM_MARK] = self.nonce.decode()
         if header.get("cwd"):
             os.chdir(header["cwd"])
-        argv = list(header["argv"])
+        argv, preexec, network = list(header["argv"]), None, None
         if header.get("sandbox") is not None:
-            argv = _confined(argv, env, header["sandbox"], header.get("modules") or {})
-        return subprocess.Popen(
+            argv, preexec, network = self.confined(argv, env, header["sandbox"])
+        leader = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
             env=env,
             start_new_session=True,
             close_fds=True,
+            preexec_fn=preexec,
         )
+        if network is not None:
+            network.spawned()
+        return leader
+
+    def confined(
+        self, argv: list[str], env: dict[str, str], sandbox: dict[str, Any]
+    ) -> tuple[list[str], Any, Any]:
+        """The agent's argv inside bubblewrap on this side, by acp-tui's own sandbox code (shipped
+        in the header), what its spawn runs before exec (Landlock's scope), and its network;
+        ValueError with its one line when it cannot be had (no bwrap here, a network only our
+        launcher could give: its program is no file here)."""
+        from acp_tui.process.network import SandboxNetwork
+        from acp_tui.process.sandbox import SandboxError, confine
+
+        try:
+            network = SandboxNetwork(sandbox.pop("network"))
+            if network.way.launcher:
+                raise SandboxError(FAR_NEEDS_LANDLOCK)
+            self.confinement = confine(
+                argv[0], argv[1:], cwd=os.getcwd(), env=env, network=network.way, **sandbox
+            )
+        except SandboxError as exc:
+            raise ValueError(str(exc)) from None
+        return self.confinement.argv, network.preexec, network
 
     def read_frames(self, source: Any, writes: queue.Queue[bytes | None]) -> None:
         """Our end's frames, until its end; each one is a sign of life."""
@@ -133,26 +175,26 @@ class _Shim:
                 elif kind == END_OF_INPUT:
                     writes.put(None)
                 elif kind == KILL:
-                    self.end(float(rest or 0))
+                    self.end(float(rest or 0), "kill-line")
         except (OSError, ValueError):
             pass
-        self.end(0.0)  # the link ended: so does the agent
+        self.end(LOST_GRACE, "end-of-input")  # the link ended: so does the agent
 
-    def end(self, grace: float) -> None:
+    def end(self, grace: float, why: str) -> None:
         if self.ending is None:
-            self.ending = grace
+            self.ending = (grace, why)
 
-    def wait_for_an_end(self) -> float:
-        """Until something ends the agent: the grace its group gets then."""
+    def wait_for_an_end(self) -> tuple[float, str]:
+        """Until something ends the agent: the grace its group gets then, and why."""
         assert self.leader is not None
         while True:
             self.reap()
             if self.ending is not None:
                 return self.ending
             if self.code is not None:  # it exited: the rest of its group may go by itself
-                return self.term_grace
+                return self.term_grace, "exit"
             if time.monotonic() - self.heard > self.silence:
-                return 0.0
+                return LOST_GRACE, "heartbeat"
             time.sleep(POLL)
 
     def end_group(self, grace: float) -> str:
@@ -208,18 +250,12 @@ class _Shim:
                 self.code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
-def _confined(
-    argv: list[str], env: dict[str, str], sandbox: dict[str, Any], modules: dict[str, str]
-) -> list[str]:
-    """The agent's argv inside bubblewrap on this side, by acp-tui's own sandbox code (shipped in
-    the header); ValueError with its one line when it cannot be had (no bwrap here)."""
-    _import_from(modules)
-    from acp_tui.process.sandbox import SandboxError, confine
-
-    try:
-        return confine(argv[0], argv[1:], cwd=os.getcwd(), env=env, **sandbox)
-    except SandboxError as exc:
-        raise ValueError(str(exc)) from None
+def _log(**said: Any) -> None:
+    """One JSON line to `$ACP_TUI_SHIM_LOG`, when this side's environment names a file."""
+    path = os.environ.get(SHIM_LOG)
+    if path:
+        with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps(said) + "\n")
 
 
 def _import_from(modules: dict[str, str]) -> None:

@@ -20,8 +20,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from acp_tui.workspace.cleanup import AGENT_GIT_DIR
 from acp_tui.workspace.git import IsolationError
-from acp_tui.workspace.worktrees import DIFF_LIMIT, Change, DiffStat, Isolation, Origin, Worktree, find_origin
+from acp_tui.workspace.worktrees import (
+    DIFF_LIMIT,
+    Change,
+    DiffStat,
+    Isolation,
+    Origin,
+    Worktree,
+    find_origin,
+)
 
 # The far side ---------------------------------------------------------------------------------
 
@@ -212,6 +221,10 @@ class FarWorktree(Worktree):
     def keep(self, kept: bool = True) -> None:
         self.kept = kept
         self._far.tell(op="keep", worktree=self._number, kept=kept)
+
+    def own_git_dir(self) -> Path:
+        """The confined agent's git directory, made over there with the worktree."""
+        return self.admin / AGENT_GIT_DIR
 
     async def record(
         self, limit: int = DIFF_LIMIT, *, timeout: float | None = None, max_file_bytes: int = 10_000_000

@@ -1,34 +1,45 @@
 """A real far side for the remote tests: Debian's sshd, started here, a key and an unprivileged user
-made here, and a network namespace (with a veth pair) whose link a test can cut.
+made here (one per test process: two workers never share one), and a network namespace (with a veth
+pair) whose link a test can cut.
 
 Everything is made as root (CI runs as root); without root, or without sshd, the tests skip, unless
-ACP_TUI_REQUIRE_SSHD is set (CI), where they fail instead. Every process and namespace made here is
-ended and removed by id or name, even when a test fails."""
+ACP_TUI_REQUIRE_SSHD is set (CI), where they fail instead. Every process, namespace and user made
+here is ended and removed by id or name, even when a test fails.
+
+The far side's end of a run is awaited, never timed: `await_gone` waits on each process's pidfd
+until none is left (the test's timeout is the only clock). Why the shim ended what it held is read
+from its log (`ACP_TUI_SHIM_LOG`, set for every session by sshd): `ends()`.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pwd
 import secrets
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from acp_tui.process.shim import SHIM_MARK
+from acp_tui.process.shim import SHIM_LOG, SHIM_MARK
 from tests.helpers import HERE, SCRIPTED_AGENT
 
 TRYING_AGENT = HERE / "sandbox" / "trying_agent.py"
+SESSIONS_AGENT = HERE / "sessions_agent.py"
+AGENTS = (SCRIPTED_AGENT, TRYING_AGENT, SESSIONS_AGENT)  # copied into the far user's home
 
-FAR_USER = "acptui-far"
+FAR_USER = f"acptui-far{os.getpid() % 100000}"
 SSHD = "/usr/sbin/sshd"
 # What sshd hands every session: a credential the shim must scrub before the agent sees it.
 FAR_CREDENTIAL = ("FAR_SECRET_TOKEN", "far-secret-value-4242")
@@ -48,14 +59,27 @@ def require_sshd() -> None:
     pytest.skip(missing)
 
 
-def far_user() -> pwd.struct_passwd:
-    """The unprivileged user the tests log in as (made once; `*` is no password, and unlocked)."""
+@contextlib.contextmanager
+def far_user_made() -> Iterator[pwd.struct_passwd]:
+    """The unprivileged user the tests log in as (`*` is no password, and unlocked), removed with
+    its home at the end."""
+    require_sshd()
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", FAR_USER], check=True)
     try:
-        return pwd.getpwnam(FAR_USER)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", FAR_USER], check=True)
         subprocess.run(["usermod", "-p", "*", FAR_USER], check=True)
-        return pwd.getpwnam(FAR_USER)
+        user = pwd.getpwnam(FAR_USER)
+        for agent in AGENTS:
+            copy = Path(user.pw_dir) / Path(agent).name
+            shutil.copyfile(agent, copy)
+            os.chown(copy, user.pw_uid, user.pw_gid)
+        yield user
+    finally:
+        end_far_processes()
+        subprocess.run(["userdel", "--force", "--remove", FAR_USER], capture_output=True)
+
+
+def far_user() -> pwd.struct_passwd:
+    return pwd.getpwnam(FAR_USER)
 
 
 @dataclass
@@ -66,12 +90,25 @@ class FarHost:
     port: int
     options: tuple[str, ...]  # the client's: our key, our known_hosts, no user config
     home: Path
-    agent: str  # the scripted agent, copied into the far user's home
-    trying_agent: str  # the agent that tries what a confined one must not (tests/sandbox)
+    log: Path  # the shim's log over there (ACP_TUI_SHIM_LOG)
 
     @property
     def url(self) -> str:
         return f"ssh://{FAR_USER}@{self.address}:{self.port}"
+
+    @property
+    def where(self) -> str:
+        return f"{FAR_USER}@{self.address}"
+
+    def agent(self, name: str) -> str:
+        """One of AGENTS, as the far side names it."""
+        return str(self.home / name)
+
+    def last_end(self) -> dict[str, Any]:
+        """How the shim ended the last group it held (`why`, `ended_by`, `code`), as it logged it."""
+        said: dict[str, Any] = json.loads(self.log.read_text().splitlines()[-1])
+        del said["nonce"]
+        return said
 
 
 def _free_port(address: str, netns: str | None) -> int:
@@ -87,8 +124,7 @@ def sshd(address: str = "127.0.0.1", netns: str | None = None, path: str | None 
     """A real sshd on `address` (in `netns`, if given), ended with every session it started; its
     sessions' PATH is `path` when given."""
     require_sshd()
-    user = far_user()
-    home = Path(user.pw_dir)
+    home = Path(far_user().pw_dir)
     folder = Path(tempfile.mkdtemp(prefix="acp-tui-sshd-"))
     folder.chmod(0o755)  # sshd reads the authorized keys as the far user
     server = None
@@ -99,6 +135,9 @@ def sshd(address: str = "127.0.0.1", netns: str | None = None, path: str | None 
             )
         (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
         (folder / "authorized_keys").chmod(0o644)
+        log = folder / "shim.log"
+        log.touch(mode=0o666)
+        log.chmod(0o666)
         port = _free_port(address, netns)
         host_key = (folder / "host_key.pub").read_text().split()
         (folder / "known_hosts").write_text(f"[{address}]:{port} {host_key[0]} {host_key[1]}\n")
@@ -107,21 +146,17 @@ def sshd(address: str = "127.0.0.1", netns: str | None = None, path: str | None 
             f"Port {port}\nListenAddress {address}\nHostKey {folder / 'host_key'}\n"
             f"AuthorizedKeysFile {folder / 'authorized_keys'}\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n"
-            f"AllowUsers {FAR_USER}\nSetEnv {FAR_CREDENTIAL[0]}={FAR_CREDENTIAL[1]}"
+            f"AllowUsers {FAR_USER}\nSetEnv {FAR_CREDENTIAL[0]}={FAR_CREDENTIAL[1]} {SHIM_LOG}={log}"
             + (f" PATH={path}\n" if path else "\n")
         )
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation needs it
         argv = [SSHD, "-D", "-e", "-f", str(config)]
         if netns is not None:
             argv = ["ip", "netns", "exec", netns, *argv]
-        log = open(folder / "sshd.log", "wb")  # noqa: SIM115 (closed below)
-        server = subprocess.Popen(argv, stdout=log, stderr=log, env={"PATH": "/usr/sbin:/usr/bin:/bin"})
-        log.close()
+        said = open(folder / "sshd.log", "wb")  # noqa: SIM115 (closed below)
+        server = subprocess.Popen(argv, stdout=said, stderr=said, env={"PATH": "/usr/sbin:/usr/bin:/bin"})
+        said.close()
         _wait_listening(server, folder / "sshd.log")
-        agent, trying = home / "scripted_agent.py", home / "trying_agent.py"
-        for source, copy in ((SCRIPTED_AGENT, agent), (TRYING_AGENT, trying)):
-            shutil.copyfile(source, copy)
-            os.chown(copy, user.pw_uid, user.pw_gid)
         options = (
             "-F", os.devnull,
             "-i", str(folder / "client_key"),
@@ -129,7 +164,7 @@ def sshd(address: str = "127.0.0.1", netns: str | None = None, path: str | None 
             "-o", f"UserKnownHostsFile={folder / 'known_hosts'}",
             "-o", "StrictHostKeyChecking=yes",
         )  # fmt: skip
-        yield FarHost(address, port, options, home, str(agent), str(trying))
+        yield FarHost(address, port, options, home, log)
     finally:
         if server is not None:
             end_tree(server.pid)
@@ -192,12 +227,20 @@ def far_processes() -> list[int]:
     return [pid for pid, _ in _processes(far_user().pw_uid) if not _cmdline(pid).startswith(b"sshd:")]
 
 
-def wait_far_gone(within: float) -> list[int]:
-    """The far user's processes still live after `within` seconds (the contract's bound), else []."""
-    deadline = time.monotonic() + within
-    while (left := far_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+def await_gone(processes: Callable[[], list[int]]) -> None:
+    """Return once `processes()` lists none: each is waited for on its pidfd (readable when it has
+    exited), then the list is read again (one may have started meanwhile). No clock: a test's
+    timeout is the only bound."""
+    while pids := processes():
+        for pid in pids:
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                continue
+            try:
+                select.select([fd], [], [])
+            finally:
+                os.close(fd)
 
 
 def far_folder(name: str) -> Path:
@@ -211,9 +254,10 @@ def far_folder(name: str) -> Path:
 
 
 def end_far_processes() -> None:
-    for pid, _ in _processes(far_user().pw_uid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(KeyError):  # no far user: nothing of it runs
+        for pid, _ in _processes(far_user().pw_uid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def end_tree(root: int) -> None:
@@ -234,6 +278,7 @@ def end_tree(root: int) -> None:
 
 
 def _processes(uid: int) -> list[tuple[int, list[bytes]]]:
+    """Live processes of `uid`, with the names in their environment."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():

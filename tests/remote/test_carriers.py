@@ -1,15 +1,22 @@
-"""The carriers' URLs and client command lines. Docker, Podman and Kubernetes are checked here as
-argv only: no container engine nor cluster runs on the test machines (docs/remote.md says so)."""
+"""The carriers' URLs and client command lines, and what a remote launch carries. Podman runs for
+real in test_podman.py; Docker's client (no Docker daemon here) and kubectl (no cluster at hand) are
+checked here as argv only (docs/remote.md says so)."""
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 import pytest
 
+from acp_tui.acp.handshake import carrier_for, launch_for
 from acp_tui.process.carriers import client_command
+from acp_tui.process.confined import SandboxSpec
+from acp_tui.process.link import FAR_HOST_LIST
 from acp_tui.process.shim import bootstrap
+from acp_tui.runs.child import LOCAL, ChildStartError, Launch, RemoteCarrier
 from acp_tui.settings.load import parse_settings
+from acp_tui.settings.provider_config import FAR_HOME, AcpProviderConfig
 from acp_tui.settings.remote import RemoteError, parse_remote
 from acp_tui.settings.schema import AgentPreset, ConfigError
 
@@ -105,3 +112,25 @@ def test_preset_keys_and_their_errors() -> None:
 def test_a_local_preset_is_where_it_always_was() -> None:
     assert AgentPreset("here", "agent").where is None
     assert AgentPreset("here", "agent").provider_config(policy="reject").remote is None
+
+
+def test_a_remote_launch_carries_the_presets_env_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of our environment travels: the far side lays the preset's env over its own,
+    scrubbed there. The carrier is chosen in one place."""
+    monkeypatch.setenv("OURS_ONLY", "here")
+    config = AcpProviderConfig(
+        "agent", env={"AGENT_API_KEY": "v"}, remote="ssh://h", remote_options=["-i", "k"],
+        handshake_timeout=7, term_grace=0.2,
+    )  # fmt: skip
+    launch = launch_for(config, config.cwd_for(None))
+    assert dict(launch.env) == {"AGENT_API_KEY": "v"} and launch.cwd == FAR_HOME
+    assert carrier_for(config) == RemoteCarrier("ssh://h", ("-i", "k"), 7, 0.2)
+    here = replace(config, remote=None)
+    assert carrier_for(here) is LOCAL and launch_for(here, "/tmp").env["OURS_ONLY"] == "here"
+
+
+async def test_a_host_list_is_refused_before_anything_starts() -> None:
+    launch = Launch("agent", (), FAR_HOME, {}, SandboxSpec(network=("api.example.com",)))
+    with pytest.raises(ChildStartError) as caught:
+        await RemoteCarrier("ssh://h").start(launch)
+    assert str(caught.value) == f"h: {FAR_HOST_LIST}"

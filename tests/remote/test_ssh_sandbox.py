@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from tests.remote.support import FarHost, far_folder, far_user, sshd
 def confined(host: FarHost, cwd: Path) -> AcpProviderConfig:
     return AcpProviderConfig(
         command="python3",
-        args=[host.trying_agent],
+        args=[host.agent("trying_agent.py")],
         cwd=str(cwd),
         remote=host.url,
         remote_options=host.options,
@@ -59,7 +60,7 @@ async def test_a_remote_agent_is_confined_on_the_far_side(far_host: FarHost) -> 
 
 
 @pytest.fixture
-def host_without_bwrap() -> Iterator[FarHost]:
+def host_without_bwrap(far_account: pwd.struct_passwd) -> Iterator[FarHost]:
     """An sshd whose sessions' PATH has python3 and no bwrap."""
     with tempfile.TemporaryDirectory(prefix="acp-tui-nobwrap-") as folder:
         os.chmod(folder, 0o755)
@@ -75,7 +76,7 @@ async def test_without_bwrap_on_the_far_side_nothing_runs(host_without_bwrap: Fa
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.ERROR
     assert result.error == (
-        "acptui-far@127.0.0.1: sandbox: bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install "
-        'bubblewrap), or set sandbox = "none"'
+        f"{host_without_bwrap.where}: sandbox: bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt "
+        'install bubblewrap), or set sandbox = "none"'
     )
     assert not (work / "x").exists()

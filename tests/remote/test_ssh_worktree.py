@@ -41,7 +41,7 @@ def test_worktree_round_trip_over_ssh(far_host: FarHost, tmp_path: Path) -> None
     config.write_text(
         "[[agent]]\n"
         'name = "far"\ncommand = "python3"\n'
-        f"args = {json.dumps([far_host.trying_agent])}\n"
+        f"args = {json.dumps([far_host.agent('trying_agent.py')])}\n"
         f"remote = {json.dumps(far_host.url)}\nremote_options = {json.dumps(list(far_host.options))}\n"
         f"remote_cwd = {json.dumps(str(repo))}\n"
     )
