@@ -341,7 +341,7 @@ def main() -> int:
 
         _import_from(header["modules"])
         module, _, function = header["serve"].partition(":")
-        return int(asyncio.run(getattr(importlib.import_module(module), function)(source)))
+        return int(asyncio.run(getattr(importlib.import_module(module), function)(source, header)))
     return _Shim(header).run(source)
 
 

@@ -332,6 +332,9 @@ class SessionDriver:
 
         if attempt.recorded_worktree is None:
             return
+        if attempt.preset.remote is not None:  # not a folder here, whatever its path says
+            attempt.worktree_error = f"its worktree was on the far side of {attempt.preset.remote}"
+            return
         if self.isolation is None:
             self.isolation = Isolation(self._isolation_root)
         try:

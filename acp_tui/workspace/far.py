@@ -3,8 +3,9 @@
 `serve` runs on the far side, in our shim (`acp_tui.process.shim`, which imports this module and
 the workspace's code from memory): it owns one `Isolation` (its slot held for as long as it runs)
 and answers JSON lines on stdin, one answer line each on stdout: `add` (a worktree of the checkout
-holding `cwd`, at `base`), `record` (its change), `keep`, `remove`. At its stdin's end (we quit, we
-died, the link dropped) it removes every worktree not kept, as a quitting acp-tui does at home.
+holding `cwd`, at `base`), `record` (its change), `keep`, `remove`; `beat`, a heartbeat, asks for
+nothing. At its stdin's end (we quit, we died) or after a silence (the link is cut, as the agents'
+shim counts it) it removes every worktree not kept, as a quitting acp-tui does at home.
 
 `FarIsolation` is our end: one per far side, its `add` gives a `FarWorktree`, which is a `Worktree`
 whose git runs over there; its change comes back whole and lands in the local record.
@@ -32,17 +33,29 @@ from acp_tui.workspace.worktrees import (
     find_origin,
 )
 
+BEAT = "beat"  # our end's heartbeat (see `acp_tui.process.link`): no answer
+
 # The far side ---------------------------------------------------------------------------------
 
 
-async def serve(source: Any) -> int:
-    """Answer requests from `source` (a binary line reader) until its end; then clean up."""
+async def serve(source: Any, header: dict[str, Any]) -> int:
+    """Answer requests from `source` (a binary line reader) until its end, or a silence of
+    `header["silence"]` seconds (no heartbeat: the link is cut); then clean up."""
     isolation = Isolation()
     worktrees: dict[int, Worktree] = {}
     loop = asyncio.get_running_loop()
     answering: set[asyncio.Task[None]] = set()
-    while line := await loop.run_in_executor(None, source.readline):
-        task = asyncio.ensure_future(_answer(json.loads(line), isolation, worktrees))
+    while True:
+        try:
+            line = await asyncio.wait_for(loop.run_in_executor(None, source.readline), header["silence"])
+        except TimeoutError:
+            break
+        if not line:
+            break
+        request = json.loads(line)
+        if request.get("op") == BEAT:
+            continue
+        task = asyncio.ensure_future(_answer(request, isolation, worktrees))
         answering.add(task)
         task.add_done_callback(answering.discard)
     await asyncio.gather(*answering, return_exceptions=True)
@@ -142,8 +155,8 @@ class FarIsolation:
         return answer["ok"]
 
     def tell(self, **request: Any) -> None:
-        """A request whose answer nobody waits for (keep)."""
-        if self._server is not None:
+        """A request whose answer nobody waits for (keep, a heartbeat)."""
+        if self._server is not None and not self._server.process.stdin.is_closing():
             with contextlib.suppress(Exception):
                 self._server.process.stdin.write(
                     json.dumps({"id": next(self._numbers), **request}).encode() + b"\n"
@@ -156,9 +169,9 @@ class FarIsolation:
 
     async def _start(self) -> Any:
         from acp_tui.process.group import drain_lines
-        from acp_tui.process.link import LinkFailed, open_far
+        from acp_tui.process.link import SILENCE, LinkFailed, open_far
 
-        header = {"serve": f"{__name__}:serve", "modules": _far_modules()}
+        header = {"serve": f"{__name__}:serve", "modules": _far_modules(), "silence": SILENCE}
         try:
             child = await open_far(self.remote, self.options, header, connect_timeout=self.connect_timeout)
         except LinkFailed as exc:
@@ -168,12 +181,20 @@ class FarIsolation:
         self._tasks = [
             asyncio.ensure_future(drain_lines(child.stderr, self._heard)),
             asyncio.ensure_future(self._read(child)),
+            asyncio.ensure_future(self._beat(child)),
         ]
         return child
 
     def _heard(self, line: str) -> None:
         if line.strip():
             self._last_line = line.strip()
+
+    async def _beat(self, child: Any) -> None:
+        from acp_tui.process.link import HEARTBEAT_EVERY
+
+        while child.returncode is None:
+            self.tell(op=BEAT)
+            await child.wait_exit(HEARTBEAT_EVERY)
 
     async def _read(self, child: Any) -> None:
         """The server's answers, until its end; whoever still waits then hears why."""

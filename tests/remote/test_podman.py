@@ -207,3 +207,13 @@ def test_worktree_round_trip_in_the_container(box: Container, tmp_path: Path) ->
     )  # fmt: skip
     assert applied.returncode == 0, applied.stderr
     assert (here / "made-there.txt").exists()
+    # Its worktree lived as long as the run that made it: a follow-up of the record says so.
+    again = subprocess.run(
+        [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--continue",
+         str(tmp_path / "records.jsonl"), "--prompt", "more", "--format", "json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert again.returncode == 1
+    assert json.loads(again.stdout)["error"] == (
+        f"cannot continue: its worktree was on the far side of {box.url}"
+    )
