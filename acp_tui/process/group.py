@@ -241,16 +241,6 @@ def close_pipes(child: Child) -> None:
         child.transport.close()
 
 
-def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:
-    if isinstance(exc, FileNotFoundError) and exc.filename == cwd:
-        return f"working directory not found: {cwd}"
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {command}"
-    if isinstance(exc, PermissionError):
-        return f"command not executable: {command}"
-    return f"could not start {command}: {exc.strerror or exc}"
-
-
 async def drain_lines(source: asyncio.StreamReader, on_line: Callable[[str], None]) -> None:
     """Read the child's stderr to its end, so a chatty child never blocks on a full pipe. Lines come
     whole up to MAX_STDERR_LINE_BYTES: the caller masks secrets before it cuts them shorter."""

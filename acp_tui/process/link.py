@@ -37,7 +37,8 @@ from typing import Any
 from acp_tui.process.carriers import client_command
 from acp_tui.process.confined import SandboxSpec
 from acp_tui.process.environment import child_environment
-from acp_tui.process.group import READ_SIZE, Child, spawn, spawn_error_message
+from acp_tui.process.exit_cause import spawn_error_message
+from acp_tui.process.group import READ_SIZE, Child, spawn
 from acp_tui.process.network import describe_network
 from acp_tui.process.shim import DATA, END_OF_INPUT, HEARTBEAT, KILL, STATUS, bootstrap
 from acp_tui.settings.remote import Remote, RemoteError, parse_remote
@@ -47,8 +48,9 @@ MISSED_BEATS = 5  # heartbeats missed in a row that end the agent over there (th
 SILENCE = HEARTBEAT_EVERY * MISSED_BEATS  # seconds without a frame, as the shim counts them
 LINK_MARGIN = 1.0  # what a word to the far side and its answer may take, beyond the graces
 SHIM_SOURCE = Path(__file__).with_name("shim.py")
-# The far side scrubs its own environment by our rule, with our code; the sandbox is ours too.
-SCRUBBING = ("acp_tui.process.environment",)
+# The far side scrubs its own environment by our rule and says a failed start in our words, with
+# our code; the sandbox is ours too.
+ALWAYS = ("acp_tui.process.environment", "acp_tui.process.exit_cause")
 CONFINING = ("acp_tui.process.sandbox", "acp_tui.process.network")
 FAR_HOST_LIST = (
     "sandbox: a list of hosts (sandbox_network) needs acp-tui's proxy, which does not run on the "
@@ -96,13 +98,13 @@ async def spawn_far(
         "silence": SILENCE,
         "term_grace": term_grace,
         "sandbox": None,
-        "modules": shipped(*SCRUBBING),
+        "modules": shipped(*ALWAYS),
     }
     if sandbox is not None:  # confined over there by the same code, or not started
         if not isinstance(sandbox.network, bool):
             raise LinkFailed(f"{remote.where}: {FAR_HOST_LIST}")
         header["sandbox"] = {**dataclasses.asdict(sandbox), "git_dirs": dict(sandbox.git_dirs)}
-        header["modules"] = shipped(*SCRUBBING, *CONFINING)
+        header["modules"] = shipped(*ALWAYS, *CONFINING)
     child = await _client(remote, options, connect_timeout)
     return dataclasses.replace(child, far=Link(remote, child, nonce, header))
 

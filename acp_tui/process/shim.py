@@ -92,8 +92,11 @@ class _Shim:
         _become_subreaper()
         try:
             self.leader = self.start()
-        except OSError as exc:
-            self.say("failed", message=_spawn_error(exc, self.header))
+        except OSError as exc:  # (after our code was imported: a missing cwd or command)
+            from acp_tui.process.exit_cause import spawn_error_message
+
+            header = self.header
+            self.say("failed", message=spawn_error_message(exc, header["argv"][0], header.get("cwd") or ""))
             return 0
         except ValueError as exc:  # refused (a sandbox that cannot be had): nothing ran
             self.say("failed", message=str(exc))
@@ -316,17 +319,6 @@ def _become_subreaper() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-def _spawn_error(exc: OSError, header: dict[str, Any]) -> str:
-    command, cwd = header["argv"][0], header.get("cwd")
-    if isinstance(exc, FileNotFoundError) and cwd and exc.filename == cwd:
-        return f"working directory not found: {cwd}"
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {command}"
-    if isinstance(exc, PermissionError):
-        return f"command not executable: {command}"
-    return f"could not start {command}: {exc.strerror or exc}"
 
 
 def main() -> int:

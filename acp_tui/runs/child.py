@@ -31,14 +31,13 @@ import anyio
 from acp_tui.core.model import EndedBy, NetworkRefusal
 from acp_tui.core.text import one_line
 from acp_tui.process.confined import SandboxSpec
-from acp_tui.process.exit_cause import explaining_line
+from acp_tui.process.exit_cause import explaining_line, spawn_error_message
 from acp_tui.process.group import (
     Child,
     Stdin,
     close_pipes,
     drain_lines,
     spawn,
-    spawn_error_message,
     terminate_group,
 )
 from acp_tui.runs.output import StderrTail

@@ -12,7 +12,6 @@ processes are those of its PID namespace (the host sees them all); they are awai
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import secrets
@@ -28,7 +27,7 @@ from typing import Any
 import pytest
 
 from acp_tui.process.shim import SHIM_LOG
-from tests.remote.support import AGENTS, FAR_CREDENTIAL
+from tests.remote.support import AGENTS, FAR_CREDENTIAL, last_end
 
 PYTHON = "/usr/bin/python3"  # the system's: its standard library is a folder of its own
 GIT = "/usr/bin/git"  # what worktrees use of git is built into it
@@ -150,10 +149,7 @@ class Container:
         return found
 
     def last_end(self) -> dict[str, Any]:
-        """How the shim ended the last group it held, as it logged it (see support.FarHost)."""
-        said: dict[str, Any] = json.loads((self.folder / "shim.log").read_text().splitlines()[-1])
-        del said["nonce"]
-        return said
+        return last_end(self.folder / "shim.log")
 
 
 @contextlib.contextmanager

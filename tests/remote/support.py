@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -105,10 +106,7 @@ class FarHost:
         return str(self.home / name)
 
     def last_end(self) -> dict[str, Any]:
-        """How the shim ended the last group it held (`why`, `ended_by`, `code`), as it logged it."""
-        said: dict[str, Any] = json.loads(self.log.read_text().splitlines()[-1])
-        del said["nonce"]
-        return said
+        return last_end(self.log)
 
 
 def _free_port(address: str, netns: str | None) -> int:
@@ -305,3 +303,62 @@ def _cmdline(pid: int) -> bytes:
 def all_cmdlines() -> list[bytes]:
     """Every process's command line on this machine (both sides of the link are here)."""
     return [_cmdline(int(entry.name)) for entry in os.scandir("/proc") if entry.name.isdigit()]
+
+
+def agents_toml(folder: Path, name: str, argv: list[str], remote: str, **keys: Any) -> Path:
+    """A config of one agent, `argv` on the far side of `remote` (more preset keys in `keys`)."""
+    config = folder / "agents.toml"
+    lines = [
+        f"name = {json.dumps(name)}",
+        f"command = {json.dumps(argv[0])}",
+        f"args = {json.dumps(argv[1:])}",
+    ]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in {"remote": remote, **keys}.items()]
+    config.write_text("[[agent]]\n" + "\n".join(lines) + "\n")
+    return config
+
+
+def acp_tui(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "acp_tui", "--config", str(config), *args]
+    return subprocess.run(argv, capture_output=True, text=True)
+
+
+def sigkill_acp_tui_amid(config: Path, running: Callable[[], list[int]], count: int) -> None:
+    """`acp-tui run` of `config`, SIGKILLed once `running()` lists `count` processes; returns once
+    none of them is left (awaited, not timed)."""
+    argv = [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--prompt", "hi"]
+    supervisor = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while len(running()) < count:  # a look at the process table until they all run
+            assert supervisor.poll() is None, "acp-tui ended before its agent ran"
+            time.sleep(0.02)
+        supervisor.send_signal(signal.SIGKILL)
+        supervisor.wait()
+        await_gone(running)
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
+
+
+def worktree_round_trip(config: Path, here: Path) -> dict[str, Any]:
+    """`acp-tui run --worktree` of `config` (the trying agent writes made-there.txt), then `acp-tui
+    apply` of its record in `here`, a clone of the far checkout: the record."""
+    prompt = json.dumps([["write", "made-there.txt"]])
+    done = acp_tui(config, "run", "--prompt", prompt, "--worktree", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    record: dict[str, Any] = json.loads(done.stdout)
+    assert record["cwd"] == record["worktree"]
+    assert record["diff_stat"] == {"files": 1, "insertions": 1, "deletions": 0}
+    (here.parent / "records.jsonl").write_text(done.stdout)
+    applied = acp_tui(config, "apply", str(here.parent / "records.jsonl"), "--cwd", str(here))
+    assert applied.returncode == 0, applied.stderr
+    assert (here / "made-there.txt").read_text() == "written by the agent\n"  # applied here
+    return record
+
+
+def last_end(log: Path) -> dict[str, Any]:
+    """How the shim ended the last group it held (`why`, `ended_by`, `code`), as it logged it."""
+    said: dict[str, Any] = json.loads(log.read_text().splitlines()[-1])
+    del said["nonce"]
+    return said

@@ -11,8 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +22,15 @@ from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
 from acp_tui.core.model import OutputDelta, StderrLine, SubagentStopReason
 from tests.helpers import git
 from tests.remote.containers import Container, container, python_image
-from tests.remote.support import FAR_CREDENTIAL, all_cmdlines, await_gone
+from tests.remote.support import (
+    FAR_CREDENTIAL,
+    acp_tui,
+    agents_toml,
+    all_cmdlines,
+    await_gone,
+    sigkill_acp_tui_amid,
+    worktree_round_trip,
+)
 
 
 @pytest.fixture(scope="module")
@@ -125,30 +131,11 @@ async def test_the_client_killed_ends_the_run_error_and_the_group(box: Container
 
 
 def test_sigkill_of_acp_tui_ends_the_group_in_the_container(box: Container, tmp_path: Path) -> None:
-    config = tmp_path / "agents.toml"
-    config.write_text(
-        "[[agent]]\n"
-        'name = "boxed"\ncommand = "python3"\n'
-        f"args = {json.dumps(['/far/scripted_agent.py', 'forever=1', 'wrapper=1'])}\n"
-        f"remote = {json.dumps(box.url)}\n"
+    config = agents_toml(
+        tmp_path, "boxed", ["python3", "/far/scripted_agent.py", "forever=1", "wrapper=1"], box.url
     )
-    acp_tui = subprocess.Popen(
-        [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--prompt", "hi"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        while len(box.processes()) < 3:  # until the shim, the wrapper and its grandchild run in there
-            assert acp_tui.poll() is None, "acp-tui ended before its agent ran"
-            time.sleep(0.02)
-        acp_tui.send_signal(signal.SIGKILL)
-        acp_tui.wait()
-        await_gone(box.processes)
-        assert box.last_end()["why"] in ("end-of-input", "hangup", "heartbeat")
-    finally:
-        if acp_tui.poll() is None:
-            acp_tui.kill()
-            acp_tui.wait()
+    sigkill_acp_tui_amid(config, box.processes, 3)  # once the shim, the wrapper and its grandchild run
+    assert box.last_end()["why"] in ("end-of-input", "hangup", "heartbeat")
 
 
 async def test_a_container_that_is_not_there_names_it_and_the_clients_message(box: Container) -> None:
@@ -182,38 +169,17 @@ def test_worktree_round_trip_in_the_container(box: Container, tmp_path: Path) ->
         git(repo, *argv)
     here = tmp_path / "here"
     subprocess.run(["git", "clone", "-q", str(repo), str(here)], check=True, capture_output=True)
-    config = tmp_path / "agents.toml"
-    config.write_text(
-        "[[agent]]\n"
-        'name = "boxed"\ncommand = "python3"\nargs = ["/far/trying_agent.py"]\n'
-        f'remote = {json.dumps(box.url)}\nremote_cwd = "/far/repo"\n'
-    )
-    prompt = json.dumps([["write", "made-there.txt"]])
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--prompt", prompt, "--worktree",
-         "--format", "json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    record = json.loads(done.stdout)
-    assert record["remote"] == box.url and record["cwd"] == record["worktree"]
+    argv = ["python3", "/far/trying_agent.py"]
+    config = agents_toml(tmp_path, "boxed", argv, box.url, remote_cwd="/far/repo")
+    record = worktree_round_trip(config, here)
+    assert record["remote"] == box.url
     assert record["worktree"].startswith("/root/.cache/acp-tui/worktrees/")  # in the container
-    assert record["diff_stat"] == {"files": 1, "insertions": 1, "deletions": 0}
     assert not (repo / "made-there.txt").exists()  # its checkout untouched
-    (tmp_path / "records.jsonl").write_text(done.stdout)
-    applied = subprocess.run(
-        [sys.executable, "-m", "acp_tui", "apply", str(tmp_path / "records.jsonl"), "--cwd", str(here)],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert applied.returncode == 0, applied.stderr
-    assert (here / "made-there.txt").exists()
     # Its worktree lived as long as the run that made it: a follow-up of the record says so.
-    again = subprocess.run(
-        [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--continue",
-         str(tmp_path / "records.jsonl"), "--prompt", "more", "--format", "json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    again = acp_tui(
+        config, "run", "--continue", str(tmp_path / "records.jsonl"), "--prompt", "more", "--format", "json"
+    )
     assert again.returncode == 1
-    assert json.loads(again.stdout)["error"] == (
-        f"cannot continue: its worktree was on the far side of {box.url}"
+    assert (
+        json.loads(again.stdout)["error"] == f"cannot continue: its worktree was on the far side of {box.url}"
     )

@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,14 @@ from tests.remote.support import (
     FAR_CREDENTIAL,
     FarHost,
     Netns,
+    agents_toml,
     all_cmdlines,
     await_gone,
     far_agents,
     far_processes,
     far_user,
     set_link,
+    sigkill_acp_tui_amid,
 )
 
 CONTRACT_BOUND = 10.0  # the "within 10 s": the far side's group gone after a crash or a cut
@@ -200,31 +201,12 @@ async def test_a_cut_link_ends_the_run_error_and_the_far_group(netns_host: tuple
 
 
 def test_sigkill_of_acp_tui_ends_the_far_group(far_host: FarHost, tmp_path: Path) -> None:
-    config = tmp_path / "agents.toml"
-    config.write_text(
-        "[[agent]]\n"
-        'name = "far"\ncommand = "python3"\n'
-        f"args = {json.dumps([far_host.agent('scripted_agent.py'), 'forever=1', 'wrapper=1'])}\n"
-        f"remote = {json.dumps(far_host.url)}\nremote_options = {json.dumps(list(far_host.options))}\n"
-    )
-    acp_tui = subprocess.Popen(
-        [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--prompt", "hi"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        while len(far_agents()) < 2:  # until the wrapper and its grandchild run over there
-            assert acp_tui.poll() is None, "acp-tui ended before its agent ran"
-            time.sleep(0.02)
-        acp_tui.send_signal(signal.SIGKILL)
-        acp_tui.wait()
-        await_gone(far_processes)
-        # Our watchdog ended the client here: the shim's input ended (or sshd hung its session up).
-        assert far_host.last_end()["why"] in ("end-of-input", "hangup")
-    finally:
-        if acp_tui.poll() is None:
-            acp_tui.kill()
-            acp_tui.wait()
+    argv = ["python3", far_host.agent("scripted_agent.py"), "forever=1", "wrapper=1"]
+    config = agents_toml(tmp_path, "far", argv, far_host.url, remote_options=list(far_host.options))
+    sigkill_acp_tui_amid(config, far_agents, 2)  # once the wrapper and its grandchild run over there
+    await_gone(far_processes)
+    # Our watchdog ended the client here: the shim's input ended (or sshd hung its session up).
+    assert far_host.last_end()["why"] in ("end-of-input", "hangup")
 
 
 def test_probe_works_over_ssh(far_host: FarHost, tmp_path: Path) -> None:

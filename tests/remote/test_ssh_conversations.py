@@ -5,14 +5,12 @@ an agent whose sessions outlive it (tests/sessions_agent.py), kept over there.""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
 from acp_tui.core.model import SubagentStopReason
-from tests.remote.support import FarHost, far_agents, far_folder, far_user
+from tests.remote.support import FarHost, acp_tui, agents_toml, far_agents, far_folder, far_user
 
 
 def sessions_agent(host: FarHost, offers: str) -> list[str]:
@@ -20,31 +18,22 @@ def sessions_agent(host: FarHost, offers: str) -> list[str]:
     return [host.agent("sessions_agent.py"), f"store={store}", f"offers={offers}"]
 
 
-def acp_tui(config: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--format", "json", *args],
-        capture_output=True,
-        text=True,
-    )
+def run_json(config: Path, *args: str) -> dict[str, Any]:
+    done = acp_tui(config, "run", "--format", "json", *args)
     assert done.returncode == 0, done.stderr
     record: dict[str, Any] = json.loads(done.stdout)
     return record
 
 
 def test_run_continue_of_a_remote_record_continues_over_ssh(far_host: FarHost, tmp_path: Path) -> None:
-    config = tmp_path / "agents.toml"
-    config.write_text(
-        "[[agent]]\n"
-        'name = "far"\ncommand = "python3"\n'
-        f"args = {json.dumps(sessions_agent(far_host, 'load'))}\n"
-        f"remote = {json.dumps(far_host.url)}\nremote_options = {json.dumps(list(far_host.options))}\n"
-    )
-    first = acp_tui(config, "--prompt", "the first task")
+    argv = ["python3", *sessions_agent(far_host, "load")]
+    config = agents_toml(tmp_path, "far", argv, far_host.url, remote_options=list(far_host.options))
+    first = run_json(config, "--prompt", "the first task")
     assert first["remote"] == far_host.url and first["cwd"] == far_user().pw_dir  # the far side's
     recorded = tmp_path / "first.jsonl"
     recorded.write_text(json.dumps(first) + "\n")
 
-    second = acp_tui(config, "--continue", str(recorded), "--prompt", "and now the test")
+    second = run_json(config, "--continue", str(recorded), "--prompt", "and now the test")
     assert second["turn"] == 2 and second["session_id"] == first["session_id"]
     assert second["output"] == "turn 2: and now the test (after: the first task)"  # its history, there
     assert second["remote"] == far_host.url and second["cwd"] == first["cwd"]

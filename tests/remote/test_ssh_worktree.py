@@ -4,15 +4,22 @@ local record; `apply` applies it here. A real sshd (tests/remote/support.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import GIT_IDENTITY
-from tests.remote.support import FAR_USER, FarHost, far_folder, far_processes
+from tests.remote.support import (
+    FAR_USER,
+    FarHost,
+    agents_toml,
+    far_folder,
+    far_processes,
+    worktree_round_trip,
+)
 
 
 def as_far_user(*argv: str, cwd: Path) -> str:
@@ -24,7 +31,10 @@ def as_far_user(*argv: str, cwd: Path) -> str:
     return done.stdout
 
 
-def test_worktree_round_trip_over_ssh(far_host: FarHost, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["none", "workspace"])
+def test_worktree_round_trip_over_ssh(far_host: FarHost, tmp_path: Path, sandbox: str) -> None:
+    """Confined too: the worktree's view (its own git directory, the repository's objects read-only)
+    is made over there, where the worktree is."""
     repo = far_folder("far-repo")
     as_far_user("git", "init", "-q", "-b", "main", cwd=repo)
     (repo / "README").write_text("far checkout\n")
@@ -37,35 +47,15 @@ def test_worktree_round_trip_over_ssh(far_host: FarHost, tmp_path: Path) -> None
     clone = ["git", "clone", "-q", str(repo), str(here)]
     trusted = {**os.environ, "GIT_CONFIG_GLOBAL": str(trust)}
     subprocess.run(clone, check=True, capture_output=True, env=trusted)
-    config = tmp_path / "agents.toml"
-    config.write_text(
-        "[[agent]]\n"
-        'name = "far"\ncommand = "python3"\n'
-        f"args = {json.dumps([far_host.agent('trying_agent.py')])}\n"
-        f"remote = {json.dumps(far_host.url)}\nremote_options = {json.dumps(list(far_host.options))}\n"
-        f"remote_cwd = {json.dumps(str(repo))}\n"
+    argv = ["python3", far_host.agent("trying_agent.py")]
+    options = list(far_host.options)
+    config = agents_toml(
+        tmp_path, "far", argv, far_host.url, remote_options=options, remote_cwd=str(repo), sandbox=sandbox
     )
-    prompt = json.dumps([["write", "made-there.txt"]])
-    done = subprocess.run(
-        [sys.executable, "-m", "acp_tui", "--config", str(config), "run", "--prompt", prompt, "--worktree",
-         "--format", "json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    record = json.loads(done.stdout)
+    record = worktree_round_trip(config, here)
     assert record["remote"] == far_host.url
     assert record["worktree"].startswith(f"{far_host.home}/.cache/acp-tui/worktrees/")  # over there
-    assert record["cwd"] == record["worktree"]
-    assert record["diff_stat"] == {"files": 1, "insertions": 1, "deletions": 0}
     assert "made-there.txt" in record["diff"]
     assert not Path(record["worktree"]).exists()  # removed over there once recorded (not kept)
     assert not (repo / "made-there.txt").exists()  # the far checkout untouched
     assert far_processes() == []  # the worktree server ended with the run
-    records = tmp_path / "records.jsonl"
-    records.write_text(done.stdout)
-    applied = subprocess.run(
-        [sys.executable, "-m", "acp_tui", "apply", str(records), "--cwd", str(here)],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert applied.returncode == 0, applied.stderr
-    assert (here / "made-there.txt").exists()  # applied here
