@@ -201,12 +201,6 @@ class _FramedWriter:
             self._closed = True
             self.send(END_OF_INPUT + b"\n")
 
-    def is_closing(self) -> bool:
-        return self._closed
-
-    async def wait_closed(self) -> None:
-        return None
-
     def send(self, frame: bytes) -> None:
         with contextlib.suppress(Exception):  # a link that is gone is told nothing
             if not self._pipe.is_closing():
@@ -238,10 +232,6 @@ class Link:
         assert self._client.process.stderr is not None
         await asyncio.gather(self._read_stderr(self._client.process.stderr), self._beat())
 
-    @property
-    def up(self) -> bool:
-        return self.cwd is not None
-
     async def ready(self) -> str:
         """The agent's cwd once it runs on the far side; `LinkFailed` when it never will (the shim
         said why, or the client ended: its stderr ends with it)."""
@@ -267,7 +257,7 @@ class Link:
 
     def unreached(self, timeout: float) -> str | None:
         """Why a handshake timed out, when the link never came up."""
-        if self.up:
+        if self.cwd is not None:
             return None
         said = f": {self.last_line}" if self.last_line else ""
         return f"could not reach {self.remote.where} within {timeout:g} s{said}"
@@ -296,8 +286,8 @@ class Link:
         return how
 
     def _how(self) -> str:
-        """How the far side said its group ended; a link that said nothing was cut here (the shim
-        ends what it holds without delay then)."""
+        """How the far side said its group ended; a link that said nothing was lost (the shim ends
+        what it holds then, by itself)."""
         return self.ended_by or "sigkill"
 
     async def _beat(self) -> None:

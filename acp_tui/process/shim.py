@@ -12,7 +12,9 @@ What comes on our stdin after the source (see `acp_tui.process.link`, the near e
   end the agent), `term_grace`, `sandbox` (None, or a `SandboxSpec`'s fields: the agent is
   confined by bubblewrap here, by the same code as at home, or not started at all) and `modules`
   (that code: module name -> source, imported from memory; the sandbox's needs this side's Python
-  to be one acp-tui runs on);
+  to be one acp-tui runs on). A header with `serve` (`module:function`, shipped in `modules`) runs
+  a server of ours instead of an agent (the far side's worktrees, `acp_tui.workspace.far`), handed
+  our stdin and the header;
 - frames, each a line and maybe a payload, so the agent's stdin stays byte for byte what the near
   end wrote: `d N` and N bytes for the agent's stdin, `e` (its stdin ends), `h` (a heartbeat),
   `k GRACE` (end the group: SIGTERM, SIGKILL after GRACE seconds).
