@@ -245,7 +245,7 @@ class AcpSubagentRun:
                     self.config.sandbox_network, on_refused=self._network_refused
                 )
                 env = network.environ(env)
-                pass_fds, preexec = network.pass_fds, network.preexec
+                pass_fds = network.pass_fds
                 self._confinement = confine(
                     self.config.command,
                     self.config.args,
@@ -258,7 +258,7 @@ class AcpSubagentRun:
                     git_dirs=self.config.sandbox_git_dirs,
                     network=network.way,
                 )
-                argv = self._confinement.argv
+                argv, preexec = self._confinement.argv, self._confinement.preexec
             self._child = await spawn(
                 argv[0], argv[1:], cwd=self.cwd, env=env, pass_fds=pass_fds, preexec=preexec
             )

@@ -44,12 +44,13 @@ import os
 import pwd
 import shutil
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from acp_tui.process.launcher import SAYS as LAUNCHER_SAYS
+from acp_tui.process.launcher import Refused, SessionKeyring
 from acp_tui.process.programs import installation, resolve
 from acp_tui.settings import paths
 from acp_tui.settings.provider_config import SandboxMode
@@ -66,6 +67,10 @@ FAILED = 'sandbox: bubblewrap could not confine the agent (or set sandbox = "non
 # it leads: /bin -> usr/bin). /etc/resolv.conf may lead out of them (systemd-resolved's, in /run).
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys", "/nix")
 SYSTEM_FILES = ("/etc/resolv.conf",)
+# Of its own /proc, what is the host's to set, read-only: bwrap covers these only where it finds
+# them writable, and root finds /proc/sys itself unwritable while every setting in it is root's
+# to write (kernel.core_pattern runs a program as root of the host at the next crash).
+PROC_SETTINGS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 
 # Absent inside, under every home the agent could name (its HOME, ours, our user's), wherever a
 # preset opens the folder holding them: deny by default leaves the home empty, and this holds even
@@ -126,10 +131,12 @@ def failure_message(stderr: Iterable[str]) -> str | None:
 @dataclass(frozen=True)
 class NetworkWay:
     """How the agent gets its network (`process.network` chooses it): the launcher's argv that runs
-    bwrap (none: bwrap runs as it is), and bwrap's options for it. The default: none at all."""
+    bwrap (none: bwrap runs as it is), bwrap's options for it, and what the child does for it
+    between fork and exec (Landlock's scope). The default: none at all."""
 
     launcher: tuple[str, ...] = ()
     options: tuple[str, ...] = ("--unshare-net",)
+    preexec: Callable[[], None] | None = None
 
 
 NO_NETWORK = NetworkWay()
@@ -137,10 +144,12 @@ NO_NETWORK = NetworkWay()
 
 @dataclass
 class Confinement:
-    """The argv that runs the agent confined, and the stand-ins its checkout's `.git` holds for it:
-    `close()` them once the run's processes are gone (idempotent)."""
+    """The argv that runs the agent confined, what its spawn runs in the child before exec
+    (`preexec`), and the stand-ins its checkout's `.git` holds for it: `close()` them once the
+    run's processes are gone (idempotent)."""
 
     argv: list[str]
+    preexec: Callable[[], None] | None = None
     stand_ins: list[_StandIn] = field(default_factory=list)
 
     def close(self) -> None:
@@ -176,6 +185,7 @@ def confine(
     mounts = [
         _Mount("/dev", "dev", rank=-1),
         _Mount("/proc", "proc", rank=-1),
+        *(_Mount(path, "ro", rank=-1, pinned=True) for path in PROC_SETTINGS),
         _Mount("/tmp", "tmp", rank=-1),
         *(_Mount(path, "tmp", rank=-1) for path in [env.get("XDG_RUNTIME_DIR", "")] if os.path.isabs(path)),
         *([_Mount(home, "empty", rank=0)] if home != "/" else []),
@@ -198,10 +208,38 @@ def confine(
     except BaseException:
         confinement.close()
         raise
-    argv += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    # A user namespace of its own, as root too: keyrings are per user namespace (root's own would be
+    # its to read); the launcher, where one runs, joins a session keyring of its own.
+    argv += ["--unshare-user", "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     argv += network.options
     confinement.argv = [*network.launcher, *argv, "--chdir", cwd, "--", program, *args]
+    if not network.launcher:
+        confinement.preexec = _InChild(_session_keyring(), network.preexec)
     return confinement
+
+
+@dataclass(frozen=True)
+class _InChild:
+    """What the child does between fork and exec, where no launcher does it: a session keyring of
+    its own, then what its network asks. A failure says so on stderr (the run's error, see
+    `failure_message`) and ends the child: never less confined instead."""
+
+    keyring: SessionKeyring
+    network: Callable[[], None] | None
+
+    def __call__(self) -> None:
+        if not self.keyring.join():
+            os.write(2, f"{LAUNCHER_SAYS}cannot give the agent a keyring of its own\n".encode())
+            os._exit(1)
+        if self.network is not None:
+            self.network()
+
+
+def _session_keyring() -> SessionKeyring:
+    try:
+        return SessionKeyring()
+    except Refused as exc:
+        raise SandboxError(f"{LAUNCHER_SAYS}{exc}") from None
 
 
 def worktree_view(

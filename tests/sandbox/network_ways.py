@@ -88,9 +88,10 @@ async def run_confined(network: SandboxNetwork, code: str, *args: str) -> list[s
     """`python -c code args` confined with `network`, spawned as a run spawns it: what it printed
     (its stderr, when it failed)."""
     env = network.environ(os.environ)
-    argv = confine(sys.executable, ["-c", code, *args], cwd="/", env=env, network=network.way).argv
+    confined = confine(sys.executable, ["-c", code, *args], cwd="/", env=env, network=network.way)
+    argv = confined.argv
     child = await spawn(
-        argv[0], argv[1:], cwd="/", env=env, pass_fds=network.pass_fds, preexec=network.preexec
+        argv[0], argv[1:], cwd="/", env=env, pass_fds=network.pass_fds, preexec=confined.preexec
     )
     network.spawned()
     try:

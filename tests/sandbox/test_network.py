@@ -375,9 +375,10 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
     ours = len(os.listdir("/proc/self/fd"))
     network = SandboxNetwork(["localhost"] if way == "hosts" else True, kernel=kernel)
     env = network.environ(os.environ)
-    argv = confine(sys.executable, ["-c", HOLDS], cwd="/var/tmp", env=env, network=network.way).argv
+    confined = confine(sys.executable, ["-c", HOLDS], cwd="/var/tmp", env=env, network=network.way)
+    argv = confined.argv
     child = await spawn(
-        argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds, preexec=network.preexec
+        argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds, preexec=confined.preexec
     )
     network.spawned()
     try:
@@ -409,8 +410,9 @@ async def test_a_scope_that_cannot_be_applied_ends_the_child_saying_so_before_an
     network = SandboxNetwork(True, kernel=kernel)
     network.spawned()  # its ruleset closed already: landlock_restrict_self fails in the child
     marker = tmp_path / "ran"
-    argv = confine("touch", [str(marker)], cwd=str(tmp_path), env=os.environ, network=network.way).argv
-    child = await spawn(argv[0], argv[1:], cwd=str(tmp_path), env=os.environ, preexec=network.preexec)
+    confined = confine("touch", [str(marker)], cwd=str(tmp_path), env=os.environ, network=network.way)
+    argv = confined.argv
+    child = await spawn(argv[0], argv[1:], cwd=str(tmp_path), env=os.environ, preexec=confined.preexec)
     assert child.process.stderr is not None
     said = (await child.process.stderr.read()).decode().splitlines()
     assert await child.wait_exit() == 1 and not marker.exists()
