@@ -379,11 +379,13 @@ def _opened(path: str, flags: int, dir_fd: int | None = None) -> Iterator[int]:
 def _installation_shown(
     program: str, args: Sequence[str], cwd: str, env: Mapping[str, str], mounts: Sequence[_Mount]
 ) -> list[_Mount]:
-    """The program's installation (`programs.installation`), shown read-only where nothing else
-    (`mounts`, resolved) shows it; refused in one line when the sandbox hides any of it (bwrap would
-    say only "execvp: No such file")."""
+    """The program's installation (`programs.installation`, which follows nothing the agent may
+    write: what `mounts`, resolved, makes writable), shown read-only where nothing else shows it;
+    refused in one line when the sandbox hides any of it (bwrap would say only "execvp: No such
+    file")."""
     shown = []
-    for path in installation(program, args, cwd=cwd, env=env):
+    writable = [mount.path for mount in mounts if mount.kind == "rw"]
+    for path in installation(program, args, cwd=cwd, env=env, writable=writable):
         hiding = _last_over(os.path.realpath(path), mounts)
         if hiding is not None and hiding.kind == "hide":
             raise SandboxError(
@@ -452,8 +454,8 @@ def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
     for mount in sorted(mounts, key=lambda m: (m.depth, m.rank)):
         cover = next((m for m in reversed(laid) if _within(mount.path, m.path)), None)
         shown = cover.shows(mount.path) if cover is not None else None
-        if not mount.pinned and _changes_nothing(mount, cover, shown):
-            continue
+        if mount in laid or (not mount.pinned and _changes_nothing(mount, cover, shown)):
+            continue  # the same twice (a link on the way to the system and to the program)
         if mount.kind in ("empty", "tmp") and shown is not None and not os.path.isdir(mount.path):
             continue  # its folder would be made among the host's, in sight
         laid.append(mount)
@@ -502,12 +504,13 @@ def _exists(mount: _Mount) -> bool:
 
 
 def _links_to(path: str, hops: int) -> list[tuple[str, str]]:
-    """The links met on the way to `path` (where, what it says), and on the way to what they say."""
+    """The links met on the way to `path` (where each really is, what it says), and on the way to
+    what they say."""
     found = []
     for step in [*reversed(Path(path).parents), Path(path)][1:]:
         if step.is_symlink() and hops < 40:
             target = os.readlink(step)
-            found.append((str(step), target))
+            found.append((os.path.join(os.path.realpath(step.parent), step.name), target))
             found += _links_to(os.path.join(step.parent, target), hops + 1)
     return found
 

@@ -7,6 +7,8 @@ JSON list of their outcomes, in order: `"ok"` or `"ok:<text>"` when it worked, `
 (`error:ENOENT`, `error:EROFS`, ...) when it did not. Tries:
   ["read", PATH]              read the file                  -> ok:<its text>
   ["write", PATH]             create or append to the file   -> ok
+  ["put", PATH, TEXT]         make the file hold TEXT (a link there is replaced) -> ok
+  ["link", TARGET, PATH]      make PATH a link to TARGET (what was there is replaced) -> ok
   ["rewrite", PATH]           write the file's own text back into it (a harmless write, for a
                               /proc/sys setting too)    -> ok
   ["key", DESCRIPTION]        read the kernel keyrings' user key of that description, searched
@@ -80,6 +82,15 @@ def attempt(what: str, *args: Any) -> str:
         if what == "write":
             with open(args[0], "a") as f:
                 f.write("written by the agent\n")
+            return "ok"
+        if what == "put":
+            with open(args[0] + ".new", "w") as f:
+                f.write(args[1])
+            os.replace(args[0] + ".new", args[0])
+            return "ok"
+        if what == "link":
+            os.symlink(args[0], args[1] + ".new")
+            os.replace(args[1] + ".new", args[1])
             return "ok"
         if what == "rewrite":
             with open(args[0], "rb") as f:
