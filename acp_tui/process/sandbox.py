@@ -182,6 +182,10 @@ def confine(
     program = resolve(command, cwd, env)
     home = env.get("HOME") or os.path.expanduser("~")
     homes = _homes(home)
+    opened = {key: [_expand(path, home, cwd) for path in named if path] for key, named in (
+        ("sandbox_writable", writable), ("sandbox_readable", readable), ("sandbox_sockets", sockets)
+    )}  # fmt: skip
+    _refuse_links_out(opened, [cwd, *opened["sandbox_writable"], *(git_dirs or {}).values()])
     mounts = [
         _Mount("/dev", "dev", rank=-1),
         _Mount("/proc", "proc", rank=-1),
@@ -193,9 +197,9 @@ def confine(
         # acp-tui's folders (settings.paths): a run's worktree in them is bound back inside.
         *(_Mount(str(folder), "hide", rank=0) for folder in paths.own_folders()),
         *(_Mount(path, "hide", rank=0) for path in _credentials(homes, env)),
-        *(_Mount(_expand(path, home, cwd), "rw") for path in writable),
-        *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readable),
-        *(_Mount(_socket(_expand(path, home, cwd)), "ro", rank=2) for path in sockets if path),
+        *(_Mount(path, "rw") for path in opened["sandbox_writable"]),
+        *(_Mount(path, "ro", rank=2) for path in opened["sandbox_readable"]),
+        *(_Mount(_socket(path), "ro", rank=2) for path in opened["sandbox_sockets"]),
         *(_Mount(_expand(path, home, cwd), "hide", rank=3) for path in hidden),
         *(_Mount(inside, "rw", source=own, pinned=True) for inside, own in (git_dirs or {}).items()),
     ]
@@ -524,6 +528,36 @@ def _expand(path: str, home: str, cwd: str) -> str:
     if path == "~" or path.startswith("~/"):
         path = home + path[1:]
     return os.path.normpath(os.path.join(cwd, path))
+
+
+def _refuse_links_out(opened: Mapping[str, Sequence[str]], writable: Sequence[str]) -> None:
+    """A path a preset opens, refused in one line when a link on the way to it, in a folder the
+    agent writes (`writable`), leads out of that folder: the agent could have made that link, to
+    have its next run shown what it names."""
+    folders = [os.path.realpath(folder) for folder in writable]
+    for key, named in opened.items():
+        for path in named:
+            if (left := _left_through_a_link(path, folders)) is not None:
+                raise SandboxError(
+                    f"sandbox: {key} names {path}, which leads out of {left} (a link there, which the "
+                    "agent could have made)"
+                )
+
+
+def _left_through_a_link(path: str, folders: Sequence[str]) -> str | None:
+    """The folder of `folders` (real paths) a link on the way to `path` lies in and leads out of."""
+    here = "/"
+    for part in Path(path).parts[1:]:
+        step = os.path.join(here, part)
+        if not os.path.islink(step):
+            here = step
+            continue
+        real = os.path.realpath(step)
+        inside = next((folder for folder in folders if _within(here, folder)), None)
+        if inside is not None and not _within(real, inside):
+            return inside
+        here = real
+    return None
 
 
 def _socket(path: str) -> str:

@@ -217,6 +217,28 @@ async def test_what_the_agent_wrote_never_chooses_what_a_later_run_sees() -> Non
     assert again == ["error:ENOENT"]
 
 
+@pytest.mark.parametrize("key", ["sandbox_readable", "sandbox_writable", "sandbox_sockets"])
+async def test_a_path_opened_where_the_agent_writes_never_leads_out_through_its_link(key: str) -> None:
+    """A preset opens `data` in the cwd, which is not there yet: the agent makes it a link to a
+    folder of the user's (or a socket), and the next run would show that."""
+    with contextlib.ExitStack() as stack:
+        work, other = (stack.enter_context(outside_tmp(f"acp-tui-{name}-")) for name in ("work", "other"))
+        (other / "secret.txt").write_text("the user's")
+        target = other / "app.sock" if key == "sandbox_sockets" else other
+        if key == "sandbox_sockets":
+            stack.enter_context(listening(target))
+        config = trying(**{key: ["data"]})
+        first = await answer(config, [("link", str(target), "data")], work)
+        run = await AcpSubagentProvider(config).start(SubagentRequest("[]", cwd=str(work)))
+        again = await run.result()
+    assert first == ["ok"]
+    assert again.stop_reason is SubagentStopReason.ERROR
+    assert again.error == (
+        f"sandbox: {key} names {work}/data, which leads out of {work} (a link there, which the agent "
+        "could have made)"
+    )
+
+
 def test_an_installation_holds_the_venv_its_python_its_editable_projects_and_node_modules(
     tmp_path: Path,
 ) -> None:
