@@ -38,17 +38,18 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import functools
 import os
 import pwd
 import shutil
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from acp_tui.core.files import restore_owner_bits
 from acp_tui.process.launcher import SAYS as LAUNCHER_SAYS
 from acp_tui.process.launcher import Refused, SessionKeyring
 from acp_tui.process.programs import installation, resolve
@@ -97,12 +98,11 @@ CREDENTIALS = (
     "~/.local/share/keyrings",
 )
 
-# In a checkout's git directory, what the user's git obeys or runs: read-only inside. Absent, the
-# agent could make it, so it is made first: a folder as git makes them (empty), a file as a stand-in
-# git reads as if it were absent (`commondir` "." names the git directory itself), held while the
-# run lives and removed after the last run holding it.
-GIT_FOLDERS = ("hooks", "info", "modules", "worktrees")
-GIT_STAND_INS = {"config": "", "config.worktree": "", "commondir": ".\n"}
+# A plain checkout's git directory, as the agent's own is made from it: the files copied (refs and
+# HEAD, the index, config, what info/ holds, a shallow clone's boundary), and the folders of the
+# user's shown inside it read-only (the objects as BORROWED, which its own borrow; the submodules').
+GIT_COPIED = ("HEAD", "config", "index", "packed-refs", "shallow", "refs", "reftable", "info")
+BORROWED = "borrowed"
 
 Kind = Literal["ro", "rw", "show", "hide", "empty", "tmp", "link", "dev", "proc"]
 
@@ -145,17 +145,18 @@ NO_NETWORK = NetworkWay()
 @dataclass
 class Confinement:
     """The argv that runs the agent confined, what its spawn runs in the child before exec
-    (`preexec`), and the stand-ins its checkout's `.git` holds for it: `close()` them once the
-    run's processes are gone (idempotent)."""
+    (`preexec`), and the git directories made for it (`own_git_dirs`): `close()` deletes them once
+    the run's processes are gone (idempotent)."""
 
     argv: list[str]
     preexec: Callable[[], None] | None = None
-    stand_ins: list[_StandIn] = field(default_factory=list)
+    own_git_dirs: list[str] = field(default_factory=list)
 
     def close(self) -> None:
-        held, self.stand_ins = self.stand_ins, []
-        for stand_in in held:
-            stand_in.release()
+        made, self.own_git_dirs = self.own_git_dirs, []
+        for folder in made:
+            restore_owner_bits(folder)  # the agent's to chmod meanwhile
+            shutil.rmtree(folder, ignore_errors=True)  # fd-based: no link inside is followed
 
 
 def confine(
@@ -263,11 +264,12 @@ def worktree_view(
 
 def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) -> list[_Mount]:
     """The checkout holding the cwd (a `.git` folder in it or above it, never at or above a home):
-    read-only, its `.git` writable for commits (objects, refs, logs, index, HEAD) and a mount point
-    (it cannot be renamed or replaced), what the user's git obeys or runs in it read-only (config,
-    hooks, info, the submodules' and worktrees' git directories, and the files that would send git
-    elsewhere: see GIT_STAND_INS). A `.git` file in the cwd is pinned (a mount point, never
-    replaced) and not followed; a link there is refused (no mount point can pin a link)."""
+    read-only (but the cwd), its `.git` a git directory of the agent's own (`_own_git_dir`), a
+    mount point (it cannot be renamed or replaced), with the repository's objects and submodules'
+    git directories read-only in it: the user's `.git` is never written, nor anything it obeys
+    planted (config, hooks, an index hiding a change, a gitlink, an unfinished rebase). A `.git`
+    file in the cwd is pinned read-only and not followed; a link there is refused (no mount point
+    can pin a link)."""
     here = os.path.realpath(cwd)
     top = _checkout(here, homes)
     if top is None:
@@ -280,21 +282,14 @@ def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) ->
         raise SandboxError(f"sandbox: {git_dir} is a link, which a confined agent could replace")
     if kind != stat.S_IFDIR:
         return [_Mount(git_dir, "ro", rank=2, pinned=True)]
-    mounts = [
-        _Mount(git_dir, "rw", rank=2, pinned=True),
+    own = _own_git_dir(git_dir)
+    confinement.own_git_dirs.append(own)
+    return [
+        _Mount(git_dir, "rw", rank=2, source=own, pinned=True),
+        _Mount(os.path.join(git_dir, BORROWED), "ro", source=os.path.join(git_dir, "objects"), pinned=True),
+        _Mount(os.path.join(git_dir, "modules"), "ro", pinned=True),
         *([_Mount(top, "show", rank=-1)] if top != here else []),
     ]
-    for name in (*GIT_FOLDERS, *GIT_STAND_INS):
-        path = os.path.join(git_dir, name)
-        if os.path.islink(path):
-            raise SandboxError(f"sandbox: {path} is a link, which a confined agent could replace")
-        if name in GIT_FOLDERS:
-            with contextlib.suppress(OSError):  # not ours to make: nor the agent's
-                os.mkdir(path, 0o755)
-        elif stand_in := _StandIn.make(git_dir, name, GIT_STAND_INS[name]):
-            confinement.stand_ins.append(stand_in)
-        mounts.append(_Mount(path, "ro", rank=3))
-    return mounts
 
 
 def _checkout(cwd: str, homes: Sequence[str]) -> str | None:
@@ -305,72 +300,53 @@ def _checkout(cwd: str, homes: Sequence[str]) -> str | None:
     return None
 
 
-@dataclass
-class _StandIn:
-    """A file of a git directory made for the run (see GIT_STAND_INS), held by a shared lock."""
-
-    git_dir: str
-    name: str
-    text: str
-    held: int
-
-    @classmethod
-    def make(cls, git_dir: str, name: str, text: str) -> _StandIn | None:
-        """Made (or found, another run's) and held; None when what is there is no stand-in (it is
-        then simply read-only inside), or when it cannot be made (nor then by the agent)."""
-        try:
-            with _opened(git_dir, os.O_DIRECTORY) as folder:
-                for _ in range(8):  # removed by a run that ended meanwhile: made again
-                    with contextlib.suppress(FileExistsError), os.fdopen(_new(name, folder), "w") as file:
-                        file.write(text)
-                    held = os.open(name, os.O_RDONLY | _NO_LINK, dir_fd=folder)
-                    kept = False
-                    try:
-                        fcntl.flock(held, fcntl.LOCK_SH)  # waits while a run that ended removes it
-                        if _inode(name, folder) != os.fstat(held).st_ino:
-                            continue
-                        kept = os.read(held, len(text) + 1) == text.encode()
-                        return cls(git_dir, name, text, held) if kept else None
-                    finally:
-                        if not kept:
-                            os.close(held)
-        except OSError as exc:
-            if exc.errno in _NOT_OURS_TO_WRITE:
-                return None
-            raise SandboxError(f"sandbox: could not guard {git_dir}/{name}: {exc.strerror or exc}") from None
-        raise SandboxError(f"sandbox: could not guard {git_dir}/{name}: it keeps being removed")
-
-    def release(self) -> None:
-        """Let go; the last run holding it removes it (never through a link)."""
-        os.close(self.held)
-        with (
-            contextlib.suppress(OSError),
-            _opened(self.git_dir, os.O_DIRECTORY) as folder,
-            _opened(self.name, 0, dir_fd=folder) as file,
-        ):
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: still held
-            if os.read(file, len(self.text) + 1) == self.text.encode():
-                os.unlink(self.name, dir_fd=folder)
-
-
-_NO_LINK = os.O_NOFOLLOW | os.O_CLOEXEC
-_NOT_OURS_TO_WRITE = (errno.EACCES, errno.EPERM, errno.EROFS)
-
-
-def _new(name: str, folder: int) -> int:
-    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o644, dir_fd=folder)
-
-
-def _inode(name: str, folder: int) -> int | None:
+def _own_git_dir(git_dir: str) -> str:
+    """A git directory of the agent's own, in a private temporary folder, made from the user's
+    `git_dir`: a copy of its refs, HEAD, index and config (`GIT_COPIED`), new objects in its own
+    store, the user's borrowed (`objects/info/alternates` names BORROWED, where the sandbox shows
+    them read-only). Only regular files are copied, through no link: the user's `.git` may hold
+    what an agent of another day planted."""
+    own = tempfile.mkdtemp(prefix="acp-tui-git-")
     try:
-        return os.stat(name, dir_fd=folder, follow_symlinks=False).st_ino
-    except FileNotFoundError:
-        return None
+        with _opened(git_dir, os.O_DIRECTORY) as source:
+            for name in GIT_COPIED:
+                _copy_regular(name, source, own)
+        for folder in ("objects/info", BORROWED, "modules"):
+            os.makedirs(os.path.join(own, folder), exist_ok=True)
+        with open(os.path.join(own, "objects", "info", "alternates"), "x") as alternates:
+            alternates.write(f"../{BORROWED}\n")  # relative to the objects folder
+    except OSError as exc:
+        shutil.rmtree(own, ignore_errors=True)
+        raise SandboxError(f"sandbox: could not give the agent a git directory of its own: {exc}") from None
+    return own
+
+
+def _copy_regular(name: str, folder: int, into: str) -> None:
+    """`name` of the open `folder` into the folder `into`: a regular file, or a folder's regular
+    files at any depth; anything else (a link, a FIFO) left out."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENXIO):
+            return  # absent, a link, a socket: not copied
+        raise
+    try:
+        kind = stat.S_IFMT(os.fstat(fd).st_mode)
+        if kind == stat.S_IFREG:
+            with open(os.path.join(into, name), "xb") as copy:
+                while chunk := os.read(fd, 1 << 20):
+                    copy.write(chunk)
+        elif kind == stat.S_IFDIR:
+            os.mkdir(os.path.join(into, name))
+            for entry in os.listdir(fd):
+                _copy_regular(entry, fd, os.path.join(into, name))
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
 def _opened(path: str, flags: int, dir_fd: int | None = None) -> Iterator[int]:
-    fd = os.open(path, os.O_RDONLY | _NO_LINK | flags, dir_fd=dir_fd)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | flags, dir_fd=dir_fd)
     try:
         yield fd
     finally:
@@ -504,7 +480,7 @@ def _last_over(path: str, mounts: Sequence[_Mount]) -> _Mount | None:
 
 
 def _exists(mount: _Mount) -> bool:
-    return mount.kind in ("empty", "tmp", "dev", "proc") or os.path.exists(mount.path)
+    return mount.kind in ("empty", "tmp", "dev", "proc") or os.path.exists(mount.source or mount.path)
 
 
 def _links_to(path: str, hops: int) -> list[tuple[str, str]]:
