@@ -13,14 +13,15 @@ its own group as any child. Inside, for `sandbox = "workspace"`, the agent sees,
   `programs.installation`).
 Within what it may see, credential folders and files (`CREDENTIALS`, the ssh agent's socket, plus
 `hidden`) are absent, an empty folder or a file nobody may read; so are acp-tui's own folders
-(cache, state, config, logs), except the run's worktree. The `.git` of its checkout stays a `.git`
-that the user's git can trust (see `_guard_checkout`); in a worktree, the agent works on a git
-directory of its own (`git_dirs`), so the repository's history is never its to write.
+(cache, state, config, logs), except the run's worktree. Its git works on a git directory of its
+own, in a plain checkout (`_guard_checkout`) as in a worktree (`git_dirs`): the user's `.git` is
+never its to write, nor to plant what the user's git obeys.
 Processes: its own PID namespace (it sees only its own processes; it cannot read or signal us, the
 watchdog or another agent), dying with us (`--die-with-parent`: the namespace ends, daemons
-included), a new session (no TIOCSTI into our terminal), no capabilities (as root too). The
-network as `network` says (`process.network` chooses how): by default none at all, only a
-loopback of its own.
+included), a new session (no TIOCSTI into our terminal), no capabilities (as root too). What the
+kernel shares stays ours: /proc/sys read-only (`PROC_SETTINGS`), keyrings of its own (a user
+namespace, a new session keyring: `_InChild`). The network as `network` says (`process.network`
+chooses how): by default none at all, only a loopback of its own.
 
 The environment is the one the agent would get without the sandbox (bwrap passes it whole): our
 marks included, so ending a run and the watchdog still find every process inside. Mounts are laid in
