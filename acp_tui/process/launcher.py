@@ -128,7 +128,12 @@ class Stack:
             return [*argv, "--netns", f"/proc/{target}/ns/net"]
         os.dup2(quiet, 1)
         os.set_inheritable(said, True)
-        return ["slirp4netns", "--configure", "--mtu=65520", f"--ready-fd={said}", target, "tap0"]
+        # It parses what the agent sends, outside the sandbox: a seccomp filter of its own narrows
+        # what a flaw there could do, and as root an empty mount namespace and no capability but
+        # binding low ports (its --enable-sandbox: it wants root, here or in a user namespace).
+        argv = ["slirp4netns", "--configure", "--mtu=65520", "--enable-seccomp", f"--ready-fd={said}"]
+        argv += ["--enable-sandbox"] if os.geteuid() == 0 else []
+        return [*argv, target, "tap0"]
 
     def start(self) -> None:
         """Attach it to our network namespace now made; return once it is ready."""

@@ -163,8 +163,8 @@ async def test_a_plain_checkout_run_commits_on_a_git_directory_of_its_own_and_th
         assert not (common / "rebase-merge").exists() and not (common / "borrowed").exists()
         status = git(repo, "status", "--porcelain")  # the user's git, as the user runs it
         git(repo, "diff")
-        prefix = "" if cwd == "top" else "sub/"
-        assert status.splitlines() == [f" M {prefix}tracked.txt", f"?? {prefix}nested/", f"?? {prefix}new.txt"]
+        at = "" if cwd == "top" else "sub/"
+        assert status.splitlines() == [f" M {at}tracked.txt", f"?? {at}nested/", f"?? {at}new.txt"]
         assert not planted.exists()
 
 

@@ -496,9 +496,14 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
     try:
         assert child.process.stdout is not None
         assert await child.process.stdout.readline() == b"[]\n"
-        if way in ("pasta", "slirp4netns"):  # its stack runs, one of the run's processes
-            programs = [Path(f"/proc/{pid}/cmdline").read_text().split("\0")[0] for pid in survivors(child)]
-            assert way in programs
+        if way in ("pasta", "slirp4netns"):  # its stack runs, one of the run's processes, confined
+            stacks = [
+                pid
+                for pid in survivors(child)
+                if Path(f"/proc/{pid}/cmdline").read_text().split("\0")[0] == way
+            ]
+            assert len(stacks) == 1
+            assert "Seccomp:\t2\n" in Path(f"/proc/{stacks[0]}/status").read_text()
     finally:
         await terminate_group(child, term_grace=0.5)
         await network.aclose()
