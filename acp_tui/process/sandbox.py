@@ -184,6 +184,14 @@ def confine(
     program = resolve(command, cwd, env)
     home = env.get("HOME") or os.path.expanduser("~")
     homes = _homes(home)
+    held = next(
+        (folder for folder in homes if _within(os.path.realpath(folder), os.path.realpath(cwd))), None
+    )
+    if held is not None:  # its cwd is writable: the home's start-up files would be its to write
+        raise SandboxError(
+            f"sandbox: the agent's cwd {cwd} holds a home ({held}), whose files your shell and git run "
+            "(~/.bashrc, ~/.gitconfig): give it a folder of its work"
+        )
     opened = {key: [_expand(path, home, cwd) for path in named if path] for key, named in (
         ("sandbox_writable", writable), ("sandbox_readable", readable), ("sandbox_sockets", sockets)
     )}  # fmt: skip

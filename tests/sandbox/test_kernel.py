@@ -48,8 +48,11 @@ def test_no_key_of_our_keyrings_is_readable(request: pytest.FixtureRequest, who:
     key = f"acp-tui-test-{uuid.uuid4().hex[:12]}"
     said = {}
     with outside_tmp("acp-tui-keys-", owner=user) as home:
+        (home / "work").mkdir()
+        if user is not None:
+            os.chown(home / "work", user.uid, user.gid)
         for sandbox in ("none", "workspace"):
-            job = {"prompt": tries(("key", key), ("key", f"{key}-user")), "cwd": str(home), "key": key}
+            job = {"prompt": tries(("key", key), ("key", f"{key}-user")), "cwd": f"{home}/work", "key": key}
             supervisor = supervise_as(user, {**job, "sandbox": sandbox}, home=home)
             try:
                 said[sandbox] = outcomes(read_json_line(supervisor)["output"])

@@ -239,6 +239,27 @@ async def test_a_path_opened_where_the_agent_writes_never_leads_out_through_its_
     )
 
 
+@pytest.mark.parametrize("where", ["home", "above it"])
+async def test_a_cwd_that_holds_the_home_is_refused(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started where a shell starts, in the home: its cwd writable would be `~/.bashrc`,
+    `~/.gitconfig`, `~/.config/systemd/user`, all that the user's shell and git run unconfined."""
+    with outside_tmp("acp-tui-top-") as top:
+        home = top / "home"
+        home.mkdir()
+        cwd = home if where == "home" else top
+        monkeypatch.setenv("HOME", str(home))  # not the preset's env, which the error would mask
+        run = await AcpSubagentProvider(trying()).start(
+            SubagentRequest(json.dumps([["write", f"{home}/.bashrc"]]), cwd=str(cwd))
+        )
+        result = await run.result()
+        assert not (home / ".bashrc").exists()
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.error == (
+        f"sandbox: the agent's cwd {cwd} holds a home ({home}), whose files your shell and git run "
+        "(~/.bashrc, ~/.gitconfig): give it a folder of its work"
+    )
+
+
 def test_an_installation_holds_the_venv_its_python_its_editable_projects_and_node_modules(
     tmp_path: Path,
 ) -> None:
