@@ -291,14 +291,23 @@ def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) ->
         raise SandboxError(f"sandbox: {git_dir} is a link, which a confined agent could replace")
     if kind != stat.S_IFDIR:
         return [_Mount(git_dir, "ro", rank=2, pinned=True)]
+    objects, modules = (os.path.join(git_dir, name) for name in ("objects", "modules"))
+    if not _is_folder(objects):  # shown read-only wherever it led
+        raise SandboxError(f"sandbox: {objects} is no folder of the repository's own (a link?)")
     own = _own_git_dir(git_dir)
     confinement.own_git_dirs.append(own)
     return [
         _Mount(git_dir, "rw", rank=2, source=own, pinned=True),
-        _Mount(os.path.join(git_dir, BORROWED), "ro", source=os.path.join(git_dir, "objects"), pinned=True),
-        _Mount(os.path.join(git_dir, "modules"), "ro", pinned=True),
+        _Mount(os.path.join(git_dir, BORROWED), "ro", source=objects, pinned=True),
+        *([_Mount(modules, "ro", pinned=True)] if _is_folder(modules) else []),
         *([_Mount(top, "show", rank=-1)] if top != here else []),
     ]
+
+
+def _is_folder(path: str) -> bool:
+    with contextlib.suppress(OSError):
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    return False
 
 
 def _checkout(cwd: str, homes: Sequence[str]) -> str | None:
@@ -324,7 +333,7 @@ def _own_git_dir(git_dir: str) -> str:
             os.makedirs(os.path.join(own, folder), exist_ok=True)
         with open(os.path.join(own, "objects", "info", "alternates"), "x") as alternates:
             alternates.write(f"../{BORROWED}\n")  # relative to the objects folder
-    except OSError as exc:
+    except (OSError, RecursionError) as exc:  # a folder nested past Python's depth: no git's
         shutil.rmtree(own, ignore_errors=True)
         raise SandboxError(f"sandbox: could not give the agent a git directory of its own: {exc}") from None
     return own

@@ -192,3 +192,24 @@ def test_a_git_folder_that_is_a_link_is_refused_in_one_line(tmp_path: Path) -> N
     with pytest.raises(SandboxError) as refused:
         confine("true", [], cwd=str(repo), env=os.environ)
     assert str(refused.value) == f"sandbox: {repo}/.git is a link, which a confined agent could replace"
+
+
+def test_a_repositorys_objects_that_are_a_link_are_refused_and_its_submodules_left_out(
+    tmp_path: Path,
+) -> None:
+    """Shown read-only wherever they led (an agent of another day could have left the link)."""
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    for folder in (repo, elsewhere):
+        folder.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".git" / "modules").symlink_to(elsewhere)
+    confinement = confine("true", [], cwd=str(repo), env=os.environ)
+    assert str(elsewhere) not in confinement.argv
+    confinement.close()
+    os.rename(repo / ".git" / "objects", tmp_path / "objects")
+    (repo / ".git" / "objects").symlink_to(tmp_path / "objects")
+    with pytest.raises(SandboxError) as refused:
+        confine("true", [], cwd=str(repo), env=os.environ)
+    assert (
+        str(refused.value) == f"sandbox: {repo}/.git/objects is no folder of the repository's own (a link?)"
+    )
