@@ -148,9 +148,9 @@ class _Shim:
         self, argv: list[str], env: dict[str, str], sandbox: dict[str, Any]
     ) -> tuple[list[str], Any, Any]:
         """The agent's argv inside bubblewrap on this side, by acp-tui's own sandbox code (shipped
-        in the header), what its spawn runs before exec (Landlock's scope), and its network;
-        ValueError with its one line when it cannot be had (no bwrap here, a network only our
-        launcher could give: its program is no file here)."""
+        in the header), what its spawn runs before exec (a session keyring, Landlock's scope), and
+        its network; ValueError with its one line when it cannot be had (no bwrap here, a network
+        only our launcher could give: its program is no file here)."""
         from acp_tui.process.network import SandboxNetwork
         from acp_tui.process.sandbox import SandboxError, confine
 
@@ -163,7 +163,7 @@ class _Shim:
             )
         except SandboxError as exc:
             raise ValueError(str(exc)) from None
-        return self.confinement.argv, network.preexec, network
+        return self.confinement.argv, self.confinement.preexec, network
 
     def read_frames(self, source: Any, writes: queue.Queue[bytes | None]) -> None:
         """Our end's frames, until its end; each one is a sign of life."""
