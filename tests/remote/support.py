@@ -215,6 +215,14 @@ def set_link(netns: Netns, state: str) -> None:
     subprocess.run(["ip", "link", "set", netns.host_side, state], check=True)
 
 
+def silence(netns: Netns) -> None:
+    """Whatever we send there is lost, and nothing answers: the far address is pinned to a hardware
+    address no one has (a link set down would drop its route, and the packets would go the default
+    way, where a network may refuse them at once)."""
+    pinned = ["lladdr", "02:00:00:00:00:01", "dev", netns.host_side, "nud", "permanent"]
+    subprocess.run(["ip", "neigh", "replace", netns.address, *pinned], check=True)
+
+
 def far_agents() -> list[int]:
     """Live processes on the far side that the shim started (its mark in their environment)."""
     return [pid for pid, environ in _processes(far_user().pw_uid) if SHIM_MARK.encode() in environ]

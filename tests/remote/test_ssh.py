@@ -31,6 +31,7 @@ from tests.remote.support import (
     far_user,
     set_link,
     sigkill_acp_tui_amid,
+    silence,
 )
 
 CONTRACT_BOUND = 10.0  # the "within 10 s": the far side's group gone after a crash or a cut
@@ -170,11 +171,13 @@ async def test_a_silent_host_ends_error_within_the_handshake_timeout(
     netns_host: tuple[FarHost, Netns],
 ) -> None:
     host, netns = netns_host
-    set_link(netns, "down")  # packets go nowhere: no refusal, only silence
+    silence(netns)  # packets go nowhere: no refusal, only silence
     config = far_config(host, handshake_timeout=2.0)
     result = await (await started(config)).result()
     assert result.stop_reason is SubagentStopReason.ERROR
-    assert result.error is not None and result.error.startswith(f"could not reach {host.where} within 2 s")
+    # Whichever gives up first, ssh's ConnectTimeout (the handshake timeout) or our own deadline.
+    said = result.error or ""
+    assert said.startswith(f"could not reach {host.where}") and ("within 2 s" in said or "timed out" in said)
 
 
 def test_the_far_side_ends_the_group_within_10_s_of_the_last_heartbeat() -> None:
