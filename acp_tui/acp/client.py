@@ -21,7 +21,8 @@ from acp_tui.core.model import PermissionOptionInfo
 
 
 class RunSink(Protocol):
-    """What the client reports to: the run that owns it."""
+    """What the client reports to: the handshake object that holds the connection (it hands both on
+    to the run it serves)."""
 
     def on_update(self, session_id: str, update: Any) -> None: ...
 

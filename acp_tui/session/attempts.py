@@ -115,9 +115,11 @@ class Attempt:
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
     events: EventStream[AttemptEvent] = field(default_factory=EventStream, repr=False)
+    # Plain asyncio: attempts are made in plain code (a key press), where anyio's need a task.
     cancelled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     record_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
-    task: asyncio.Task[SubagentResult] | None = field(default=None, repr=False)
+    driven: bool = False  # the driver started it
+    ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)  # its result is set
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], preset: AgentPreset, id: int) -> Attempt:

@@ -22,7 +22,7 @@ from acp_tui.core.text import one_line
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import text_block
 from acp_tui.session.attempts import Attempt, Session
-from acp_tui.session.driver import Driver, isolation_cwd
+from acp_tui.session.driver import SessionDriver, isolation_cwd
 from acp_tui.settings.provider_config import AcpProviderConfig
 from acp_tui.settings.schema import AgentPreset
 
@@ -90,7 +90,7 @@ class _Fanout:
         self.out = out
         self.err = err
         self.interrupted: str | None = None
-        self.driver: Driver | None = None
+        self.driver: SessionDriver | None = None
         self._out_closed = False
         self._records: list[dict[str, Any]] = []  # for the comparison, in job order
 
@@ -104,7 +104,7 @@ class _Fanout:
         loop = asyncio.get_running_loop()
         configs: dict[int, AcpProviderConfig] = {}
         session = Session()
-        self.driver = driver = Driver(
+        self.driver = driver = SessionDriver(
             lambda attempt: configs[attempt.id],
             timeout=self.timeout,
             keep_worktrees=keep_worktrees or (isolation is not None and isolation.keep),
@@ -155,7 +155,7 @@ class _Fanout:
         return EXIT_NOT_COMPLETED
 
     def _follow_ups(
-        self, session: Session, driver: Driver, records: Sequence[Mapping[str, Any]], *, keep: bool
+        self, session: Session, driver: SessionDriver, records: Sequence[Mapping[str, Any]], *, keep: bool
     ) -> tuple[list[Attempt], dict[int, str]]:
         """The next turn of each record's run, and why those that cannot run cannot (by attempt id)."""
         attempts: list[Attempt] = []
@@ -177,7 +177,9 @@ class _Fanout:
             attempts.append(attempt)
         return attempts, refused
 
-    async def _start_isolation(self, driver: Driver, plan: IsolationPlan, attempts: list[Attempt]) -> None:
+    async def _start_isolation(
+        self, driver: SessionDriver, plan: IsolationPlan, attempts: list[Attempt]
+    ) -> None:
         """The checkouts the command line found, and the cache's start (its prune) said once."""
         from acp_tui.workspace.git import IsolationError
         from acp_tui.workspace.worktrees import Isolation

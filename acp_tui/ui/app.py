@@ -30,7 +30,7 @@ from textual.widgets import Input, Static, TextArea
 
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
-from acp_tui.session.driver import Driver, confined_to
+from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
@@ -73,7 +73,7 @@ class SupervisorApp(App[None]):
         super().__init__()
         self.settings = settings
         self.session = Session()
-        self.driver = Driver(self._configure)
+        self.driver = SessionDriver(self._configure)
         if settings.warm:
             from acp_tui.session.warm import Spares
 

@@ -84,7 +84,8 @@ async def test_a_spare_started_while_the_person_reads_answers_enter_at_once(tmp_
         assert spares is not None
         await wait_until(
             pilot,
-            lambda: bool(spares._spares) and all(s.run and s.run.ready.is_set() for s in spares._spares),
+            lambda: bool(spares._spares)
+            and all(s.handshake and s.handshake.ready.is_set() for s in spares._spares),
         )
         pressed = time.monotonic()
         await pilot.press("enter")

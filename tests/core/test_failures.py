@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
-from acp_tui.acp.run import STDERR_TAIL_LINES
 from acp_tui.core.model import SubagentResult
 from acp_tui.process.group import group_alive
+from acp_tui.runs.output import STDERR_TAIL_LINES
 from tests.helpers import scripted
 
 
