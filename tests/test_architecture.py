@@ -24,7 +24,11 @@ FLOORS = {
     "policy": 2,
     "process": 2,
     "settings": 2,
+    # What every out-of-process run shares, and the providers built on it (each its own protocol).
+    "runs": 3,
     "acp": 3,
+    "a2a": 3,
+    "claude": 3,
     "workspace": 3,
     "lab": 3,
     "reports": 3,

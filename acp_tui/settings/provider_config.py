@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from acp_tui.policy.ask import PermissionPolicy
 
@@ -42,11 +43,21 @@ class AcpProviderConfig:
     sandbox_readonly: Sequence[str] = ()  # seen read-only where hidden otherwise (a worktree's checkout)
     sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
     sandbox_network: bool = True  # False: no network at all (a loopback of its own)
+    # What the agent speaks: "acp", "a2a", "codex" or "claude" (the providers of `acp_tui.providers`).
+    provider: str = "acp"
+    # An A2A agent: where its card is discovered, and the HTTP headers every request carries
+    # (credentials, masked like `env`).
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def secrets(self) -> list[str]:
-        """What the run hands the agent that could be a credential: its env, and its MCP servers'
-        env and header values (as `session/new` carries them: lists of name/value)."""
-        values = list(self.env.values())
+        """What the run hands the agent that could be a credential: its env, an A2A agent's headers
+        and the password of its URL, and its MCP servers' env and header values (as `session/new`
+        carries them: lists of name/value)."""
+        values = [*self.env.values(), *self.headers.values()]
+        password = urlsplit(self.url).password if self.url else None
+        if password:  # http://user:PASSWORD@host/
+            values.append(password)
         for server in self.mcp_servers:
             for key in ("env", "headers"):
                 for item in server.get(key) or ():
