@@ -5,23 +5,21 @@ until it is ended. The agent card is at the SDK's well-known path and names a JS
 protocol 1.0 and, with `--legacy`, only one of protocol 0.3 (the SDK's compatibility layer answers
 `message/stream` and `tasks/cancel` there).
 
-What the agent does is chosen by the first word of the prompt:
+What the agent does is chosen by the first word of the prompt; the rest is split at `|`:
 
-- `status A B C`: the answer as status messages (`working`), one per word, then `completed`;
-- `artifact A B C`: the answer as one artifact in chunks (`append`), then `completed`;
-- `message A B`: a single message, no task;
+- `status A|B|C`: the answer as status messages (`working`), one per piece, then `completed`;
+- `artifact A|B|C`: the answer as one artifact in chunks (`append`), then `completed`;
+- `message A`: a single message, no task;
 - `headers`: the request's `authorization` header, as an artifact (it should come back masked);
-- `slow A`: `A` as an artifact, then nothing until the task is cancelled;
+- `slow A`: `A` as an artifact, then nothing until the task is cancelled (or the server killed);
 - `fail`, `reject`, `input`, `auth`: the task ends failed, rejected, input-required or auth-required,
-  each with a message of the agent's;
-- `crash A`: `A` as an artifact, then the server process exits at once (a dying server).
+  each with a message of the agent's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import socket
 import sys
 
@@ -53,10 +51,11 @@ class TestAgent(AgentExecutor):
         assert context.message is not None and context.task_id and context.context_id
         if context.message.role != Role.ROLE_USER:  # a client must say it speaks for the user
             raise ValueError(f"a message from {Role.Name(context.message.role)}, not from the user")
-        verb, *words = context.get_user_input().split()
+        verb, _, rest = context.get_user_input().partition(" ")
+        words = rest.split("|") if rest else []
         if verb == "message":
             reply = TaskUpdater(event_queue, context.task_id, context.context_id).new_agent_message(
-                [Part(text=" ".join(words))]
+                [Part(text=rest)]
             )
             await event_queue.enqueue_event(reply)
             return
@@ -75,16 +74,13 @@ class TestAgent(AgentExecutor):
             for word in words:
                 await task.update_status(TaskState.TASK_STATE_WORKING, said([Part(text=word)]))
             await task.complete()
-        elif verb in ("artifact", "slow", "crash", "headers"):
+        elif verb in ("artifact", "slow", "headers"):
             if verb == "headers":
                 words = [context.call_context.state["headers"].get("authorization", "none")]
             for number, word in enumerate(words):
                 await task.add_artifact([Part(text=word)], artifact_id="answer", append=number > 0)
             if verb == "slow":
                 await asyncio.Event().wait()  # until the task is cancelled
-            if verb == "crash":
-                await asyncio.sleep(0.05)  # the chunk goes out first
-                os._exit(3)
             await task.complete()
         elif verb == "fail":
             await task.failed(said([Part(text="the tool broke")]))
@@ -130,6 +126,7 @@ def main() -> None:
     legacy = parser.parse_args().legacy
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # connections wait in the backlog from the moment the port is said
     port = sock.getsockname()[1]
     handler = DefaultRequestHandler(
         agent_executor=TestAgent(), task_store=InMemoryTaskStore(), agent_card=card(port, legacy=legacy)

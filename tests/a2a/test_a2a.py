@@ -1,0 +1,118 @@
+"""The A2A provider against a real A2A agent (the SDK's own server classes, in a child process)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from acp_tui import SubagentRequest, Subagents, SubagentStopReason
+from acp_tui.a2a.provider import A2aSubagentProvider
+from acp_tui.core.model import OutputDelta, RunEvent, SessionStarted, SubagentResult
+from acp_tui.settings.provider_config import AcpProviderConfig
+from tests.a2a.conftest import AgentServer
+
+
+def preset(url: str, **fields: object) -> AcpProviderConfig:
+    return AcpProviderConfig(command=url, provider="a2a", url=url, cancel_grace=2.0, **fields)  # type: ignore[arg-type]
+
+
+async def ask(url: str, prompt: str, **fields: object) -> tuple[SubagentResult, list[RunEvent]]:
+    run = await A2aSubagentProvider(preset(url, **fields)).start(SubagentRequest(prompt=prompt))
+    events = [event async for event in run.events()]
+    return await run.result(), events
+
+
+@pytest.mark.parametrize(
+    ("prompt", "answer"),
+    [
+        ("artifact Hel|lo, world", "Hello, world"),  # an artifact's chunks go on where they ended
+        ("status Working...|Done.", "Working...\nDone."),  # each status message on a line of its own
+        ("message just this", "just this"),  # a message instead of a task
+    ],
+)
+async def test_the_answer_streams_however_the_agent_sends_it(
+    agent: AgentServer, prompt: str, answer: str
+) -> None:
+    result, events = await ask(agent.url, prompt)
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    assert result.output == answer
+    assert "".join(e.text for e in events if isinstance(e, OutputDelta)) == answer
+    started = next(e for e in events if isinstance(e, SessionStarted))
+    assert started.agent is not None and (started.agent.name, started.agent.version) == (
+        "test agent",
+        "1.2.3",
+    )
+    assert result.session_id and result.exit_code is None and result.ended_by is None
+
+
+@pytest.mark.parametrize(
+    ("prompt", "stop_reason", "error"),
+    [
+        ("fail", SubagentStopReason.ERROR, "the agent failed the task: the tool broke"),
+        ("reject", SubagentStopReason.ERROR, "the agent rejected the task: not my job"),
+        ("input", SubagentStopReason.ERROR, "the task is input-required (the agent asks: which file?)"),
+        ("auth", SubagentStopReason.ERROR, "the task is auth-required (the agent asks: log in first)"),
+    ],
+)
+async def test_a_task_that_ends_without_an_answer_says_why(
+    agent: AgentServer, prompt: str, stop_reason: SubagentStopReason, error: str
+) -> None:
+    result, _ = await ask(agent.url, prompt)
+    assert (result.stop_reason, result.error, result.output) == (stop_reason, error, "")
+
+
+async def test_cancel_sends_the_task_cancel_and_keeps_the_partial_answer(agent: AgentServer) -> None:
+    subagents = Subagents()
+    await subagents.register("remote", A2aSubagentProvider(preset(agent.url)))
+    run = await subagents.start("remote", SubagentRequest(prompt="slow partial"))
+    async for event in run.events():
+        if isinstance(event, OutputDelta):
+            break
+    await run.dispose("cancelled by a person")
+    result = await run.result()
+    assert (result.stop_reason, result.error, result.output) == (
+        SubagentStopReason.ABORTED,
+        "cancelled by a person",
+        "partial",
+    )
+    # The agent heard the cancel: its task is canceled (it said so on the stream, which ended).
+    assert run.task.state_name == "canceled"  # type: ignore[attr-defined]
+    await subagents.aclose()
+
+
+async def test_headers_reach_the_agent_and_never_its_answer(agent: AgentServer) -> None:
+    secret = "Bearer s3cr3t-t0ken"
+    result, events = await ask(agent.url, "headers", headers={"Authorization": secret})
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    assert result.output == "***"  # the agent said it back: it had it
+    assert secret not in repr(events) and secret not in repr(result)
+
+
+async def test_a_server_that_dies_mid_answer_ends_error_with_the_partial_answer(
+    own_agent: AgentServer,
+) -> None:
+    run = await A2aSubagentProvider(preset(own_agent.url)).start(SubagentRequest(prompt="slow partial"))
+    async for event in run.events():
+        if isinstance(event, OutputDelta):
+            own_agent.process.kill()
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.output == "partial"
+    assert result.error and result.error.startswith("the task failed:")
+
+
+async def test_an_agent_of_a2a_0_3_is_reached_through_the_compatibility_layer() -> None:
+    server = AgentServer("--legacy")
+    try:
+        result, _ = await ask(server.url, "artifact old |school")
+    finally:
+        server.close()
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    assert result.output == "old school"
+
+
+async def test_no_agent_there_ends_error_at_once() -> None:
+    result, _ = await asyncio.wait_for(ask("http://127.0.0.1:9", "hello"), 30)
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.error and result.error.startswith("the agent card failed:")
