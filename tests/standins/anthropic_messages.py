@@ -10,8 +10,9 @@ SDK's `can_use_tool`), runs it or not, then posts the next request with the `too
 turn with one tool call takes two scripted replies.
 
 Tests queue replies (`script`), one per model request, in order; a request with none queued gets a
-400 (Claude Code does not retry that). `HOLD` in a reply keeps its stream open, mid-answer, until
-`release()` (or `close()`).
+400 (Claude Code does not retry that). Claude Code also asks, alongside, for a title of the session
+(a request that offers no tools): such side requests get a fixed line and take no scripted reply.
+`HOLD` in a reply keeps its stream open, mid-answer, until `release()` (or `close()`).
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ class MessagesStandIn:
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._released = threading.Event()
-        self.requests: list[dict[str, Any]] = []  # the bodies posted, in order
+        self.requests: list[dict[str, Any]] = []  # the bodies of the model requests, in order
+        self.side_requests: list[dict[str, Any]] = []  # those that offered no tools (a title)
         self.keys: list[str | None] = []  # the `x-api-key` of each
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -108,6 +110,9 @@ class MessagesStandIn:
 
     def _next_reply(self, body: dict[str, Any], key: str | None) -> Reply | None:
         with self._lock:
+            if not body.get("tools"):
+                self.side_requests.append(body)
+                return answer("A session")
             self.requests.append(body)
             self.keys.append(key)
             return self._replies.popleft() if self._replies else None

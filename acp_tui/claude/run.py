@@ -1,0 +1,224 @@
+"""One Claude run: one Claude Code child, driven by the Claude Agent SDK, one turn, one result.
+
+The lifecycle, the events, the stop and the cleanup are every run's (`acp_tui.runs.base.RunBase`).
+The child is Claude Code's CLI, started by the run like any agent (`ChildTransport` says why not by
+the SDK): the CLI the SDK bundles unless the preset names another `command`, in stream-json mode,
+with permission requests sent to us (`--permission-prompt-tool stdio`) and no settings file read
+(`--setting-sources=`: neither the user's nor the repository's allow rules, hooks or credentials
+helpers decide what the agent may do; the preset's policy does). The SDK's client speaks the
+control protocol over it: `initialize` (within the handshake timeout), the prompt as the turn to
+its `ResultMessage` (`interrupt` when the run is told to stop), each tool permission through the
+preset's policy (`can_use_tool`), recorded.
+
+A preset's `options` choose the `model` and the permission `mode` (`--model`, `--permission-mode`);
+its `args` go on the CLI's command line after ours; its `env` is the CLI's credentials
+(`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, ...), as for any child. A follow-up resumes the session
+of the run it continues (`--resume`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from acp_tui.acp.handshake import carrier_for, launch_for
+from acp_tui.claude.stream import TurnStream
+from acp_tui.claude.tools import ALLOW, permission_ask
+from acp_tui.core.model import EndedBy, SubagentRequest
+from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.runs.base import Outcome, RunBase
+from acp_tui.runs.child import ChildProcess, ChildStartError
+from acp_tui.runs.deadlines import Deadlines
+from acp_tui.runs.extras import missing_extra
+from acp_tui.runs.phase import Phase
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeSDKClient, PermissionResult, ResultMessage
+
+    from acp_tui.acp.transport import StdioTransport
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
+CLAUDE_COMMAND = "claude"  # a preset's default: the CLI the SDK bundles, else `claude` on PATH
+OPTIONS = {"model": "--model", "mode": "--permission-mode"}
+DISCONNECT_GRACE = 1.0
+
+
+class ClaudeSubagentRun(RunBase):
+    def __init__(
+        self,
+        config: AcpProviderConfig,
+        request: SubagentRequest,
+        policy: PermissionPolicy,
+        *,
+        abort: Any = None,
+        on_end: Callable[[RunBase], None] = lambda run: None,
+    ) -> None:
+        self.config = config
+        cwd = request.cwd or config.cwd or os.getcwd()
+        self.request = dataclasses.replace(request, cwd=cwd)
+        super().__init__(
+            cwd=cwd,
+            secrets=config.secrets(),
+            policy=policy,
+            deadlines=Deadlines(
+                handshake=config.handshake_timeout,
+                cancel_grace=config.cancel_grace,
+                run_timeout=config.run_timeout,
+                idle_timeout=config.idle_timeout,
+            ),
+            max_output_chars=config.max_output_chars,
+            term_grace=config.term_grace,
+            abort=abort,
+            on_end=on_end,
+        )
+        self.turn_stream = TurnStream(self)
+        self.step = "initialize"  # what the conversation waits for
+        self._lines: StdioTransport | None = None
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.config.sandbox == "workspace"
+
+    # The conversation --------------------------------------------------------------------------
+
+    async def launch(self) -> None:
+        missing = missing_extra("claude_agent_sdk", "claude")
+        if missing is not None:
+            raise ChildStartError(missing)
+        unknown = sorted(set(self.config.options) - set(OPTIONS))
+        if unknown:
+            raise ChildStartError(f"claude takes no option {', '.join(unknown)} (it takes model, mode)")
+        launch = launch_for(self.config, self.cwd)
+        launch = dataclasses.replace(
+            launch,
+            command=cli_path(self.config.command),
+            args=(*self._cli_args(), *self.config.args),
+            env={**launch.env, "CLAUDE_CODE_ENTRYPOINT": "sdk-py"},
+        )
+        child = await carrier_for(self.config).start(launch)
+        self.child = ChildProcess(child, self.stderr, confined=launch.confinement is not None)
+
+    def _cli_args(self) -> list[str]:
+        args = ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
+        args += ["--include-partial-messages", "--permission-prompt-tool", "stdio", "--setting-sources="]
+        for option, flag in OPTIONS.items():
+            if option in self.config.options:
+                args.append(f"{flag}={self.config.options[option]}")
+        if self.request.session_id:
+            args.append(f"--resume={self.request.session_id}")
+        return args
+
+    async def converse(self) -> Outcome:
+        from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+
+        from acp_tui.acp.transport import StdioTransport
+        from acp_tui.claude.transport import ChildTransport, stream_json_problem
+
+        assert self.child is not None
+        stdout, stdin = self.child.stdio
+        self._lines = lines = StdioTransport(
+            stdout,
+            stdin,
+            max_line_bytes=self.config.max_line_bytes,
+            on_note=self.stderr.dropped,
+            on_lost=self.output.lost,
+            on_frame=self.heard_from_agent,
+            check=stream_json_problem,
+        )
+        group = self.task_group
+        group.start_soon(self.child.drain)
+        group.start_soon(self.child.watch_exit, lines.eof, self.child_gone)
+        options = ClaudeAgentOptions(can_use_tool=self._can_use_tool)
+        client = ClaudeSDKClient(options, transport=ChildTransport(lines, stdin))
+        self.advance(Phase.INITIALIZING)
+        try:
+            with self.deadlines.handshake_step():
+                await client.connect()
+            self.advance(Phase.PROMPTING)
+            self.step = "the turn"
+            return await self.prompt(client)
+        except Exception as exc:
+            said = await self._explain(exc)
+            if said is None:
+                raise
+            return self.failed(said)
+        finally:
+            # The SDK's tasks end here (its reader, the callbacks it runs); the child is ended by
+            # the cleanup. Bounded: the transport's close only closes the child's stdin.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(DISCONNECT_GRACE):
+                await client.disconnect()
+
+    async def prompt(self, client: ClaudeSDKClient) -> Outcome:
+        """The turn, to how it ended."""
+        await self.turn(lambda: self._ask(client), client.interrupt)
+        if self.stopping:  # an interrupt honoured ends the turn as Claude Code's error: still aborted
+            return self.aborted()
+        return self.turn_stream.outcome()
+
+    async def _ask(self, client: ClaudeSDKClient) -> ResultMessage | None:
+        await client.query(self.request.prompt)
+        async for message in client.receive_response():
+            self.turn_stream.read(message)
+        if self.turn_stream.result is None:
+            raise ConnectionError("Claude Code ended the turn without a result")
+        return self.turn_stream.result
+
+    async def _can_use_tool(self, name: str, tool_input: dict[str, Any], context: Any) -> PermissionResult:
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        option_id = await self.permissions.decide(permission_ask(name, tool_input, context, self.cwd))
+        if option_id == ALLOW.option_id:
+            return PermissionResultAllow()
+        if option_id is None:  # no answer (the run stops): the turn stops with it
+            return PermissionResultDeny(message="The request was cancelled.", interrupt=True)
+        return PermissionResultDeny(message="The user's policy denied this.")
+
+    async def _explain(self, exc: Exception) -> str | None:
+        """A failure of the conversation in one line; None for one that is a bug of ours."""
+        from claude_agent_sdk import ClaudeSDKError
+
+        if isinstance(exc, TimeoutError):
+            timeout = self.config.handshake_timeout
+            return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
+        if isinstance(exc, ConnectionError | OSError | EOFError) and self.child is not None:
+            return await self.child.why_broken(heard=self.heard)
+        # The SDK says what Claude Code answered to a control request with a bare Exception.
+        if isinstance(exc, ClaudeSDKError) or type(exc) is Exception:
+            return f"{self.step} failed: {exc}"
+        return None
+
+    # The end -----------------------------------------------------------------------------------
+
+    async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
+        if self.child is None:
+            return None
+        stdout_closed = self._lines.eof if self._lines is not None else None
+        return await self.child.end(
+            graceful=graceful, term_grace=self.term_grace, on_step=on_step, stdout_closed=stdout_closed
+        )
+
+    def result_fields(self) -> dict[str, Any]:
+        stream, guard = self.turn_stream, self.guard
+        return {
+            "agent": guard.json(stream.agent),
+            "options": guard.json(stream.options),
+            "usage": stream.usage,
+            "tool_kinds": dict(stream.tool_kinds),
+            "session_id": stream.session_id,
+            "continuation": "resume" if stream.session_id else None,
+        }
+
+
+def cli_path(command: str) -> str:
+    """The Claude Code CLI a preset's `command` names: by default the SDK's own (as the SDK finds
+    it: the one it bundles, else `claude` on PATH)."""
+    if command != CLAUDE_COMMAND:
+        return command
+    from acp_tui.compat import claude_bundled_cli
+
+    return claude_bundled_cli() or shutil.which(CLAUDE_COMMAND) or CLAUDE_COMMAND

@@ -1,0 +1,96 @@
+"""The Claude provider: the Claude Agent SDK with the Claude Code CLI it bundles, against a local
+stand-in of the Anthropic Messages API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acp_tui import SubagentRequest, Subagents, SubagentStopReason
+from acp_tui.claude.provider import ClaudeSubagentProvider
+from acp_tui.core.model import OutputDelta, RunEvent, SessionStarted, SubagentResult, UsageReported
+from acp_tui.settings.provider_config import AcpProviderConfig
+from tests.standins.anthropic_messages import API_KEY, HOLD, MessagesStandIn, answer, tool_use
+
+
+@pytest.fixture
+def api() -> Iterator[MessagesStandIn]:
+    with MessagesStandIn() as stand_in:
+        yield stand_in
+
+
+def preset(api: MessagesStandIn, home: Path, policy: str = "reject") -> AcpProviderConfig:
+    env = {**api.env(), "HOME": str(home)}
+    return AcpProviderConfig(
+        command="claude",
+        provider="claude",
+        env=env,
+        permission_policy=policy,
+        cancel_grace=2.0,
+        term_grace=1.0,
+    )
+
+
+async def ask(config: AcpProviderConfig, prompt: str, cwd: Path) -> tuple[SubagentResult, list[RunEvent]]:
+    run = await ClaudeSubagentProvider(config).start(SubagentRequest(prompt=prompt, cwd=str(cwd)))
+    events = [event async for event in run.events()]
+    return await run.result(), events
+
+
+async def test_the_answer_streams_with_its_cost_and_usage(api: MessagesStandIn, tmp_path: Path) -> None:
+    api.script(answer("PO", "NG"))
+    result, events = await ask(preset(api, tmp_path), "say PONG", tmp_path)
+    assert result.stop_reason is SubagentStopReason.COMPLETED, (result.error, result.stderr_tail)
+    assert result.output == "PONG"
+    assert [e.text for e in events if isinstance(e, OutputDelta)] == ["PO", "NG"]
+    started = next(e for e in events if isinstance(e, SessionStarted))
+    assert started.agent is not None and started.agent.name == "Claude Code"
+    usage = next(e.usage for e in events if isinstance(e, UsageReported))
+    assert usage == result.usage and usage.cost is not None and usage.cost.amount > 0
+    assert usage.used == 127  # input 100 + cache read 20 + output 7
+    assert API_KEY not in repr(result) and api.keys == [API_KEY]  # passed explicitly, shown masked
+    assert result.session_id and result.ended_by in ("exit", "sigterm")
+
+
+@pytest.mark.parametrize(("policy", "decision"), [("reject", "reject_once"), ("allow", "allow_once")])
+async def test_a_tool_use_is_decided_by_the_policy_and_recorded(
+    api: MessagesStandIn, tmp_path: Path, policy: str, decision: str
+) -> None:
+    api.script(
+        tool_use("Bash", {"command": "echo hi > proof.txt", "description": "write proof"}), answer("Done")
+    )
+    result, _ = await ask(preset(api, tmp_path, policy), "write the proof", tmp_path)
+    assert result.stop_reason is SubagentStopReason.COMPLETED, (result.error, result.stderr_tail)
+    assert result.permissions
+    [record] = result.permissions
+    assert (record.title, record.kind, record.decision, record.rule) == (
+        "Bash: echo hi > proof.txt",
+        "execute",
+        decision,
+        policy,
+    )
+    assert (tmp_path / "proof.txt").exists() == (policy == "allow")
+    assert result.tool_kinds == {"execute": 1}
+    tool_result = api.requests[1]["messages"][-1]["content"][0]
+    assert tool_result["type"] == "tool_result" and tool_result.get("is_error", False) == (policy == "reject")
+
+
+async def test_cancel_interrupts_the_turn_and_ends_the_cli(api: MessagesStandIn, tmp_path: Path) -> None:
+    api.script(answer("partial", HOLD, " never"))
+    subagents = Subagents()
+    await subagents.register("claude", ClaudeSubagentProvider(preset(api, tmp_path)))
+    run = await subagents.start("claude", SubagentRequest(prompt="go slowly", cwd=str(tmp_path)))
+    async for event in run.events():
+        if isinstance(event, OutputDelta):
+            break
+    await run.dispose("cancelled by a person")
+    result = await run.result()
+    assert (result.stop_reason, result.error, result.output) == (
+        SubagentStopReason.ABORTED,
+        "cancelled by a person",
+        "partial",
+    )
+    assert result.ended_by is not None  # the CLI's whole group is gone (the fixture checks none is left)
+    await subagents.aclose()
