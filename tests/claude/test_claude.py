@@ -10,9 +10,16 @@ import pytest
 
 from acp_tui import SubagentRequest, Subagents, SubagentStopReason
 from acp_tui.claude.provider import ClaudeSubagentProvider
-from acp_tui.core.model import OutputDelta, RunEvent, SessionStarted, SubagentResult, UsageReported
+from acp_tui.core.model import (
+    OutputDelta,
+    PermissionDecided,
+    RunEvent,
+    SessionStarted,
+    SubagentResult,
+    UsageReported,
+)
 from acp_tui.settings.provider_config import AcpProviderConfig
-from tests.standins.anthropic_messages import API_KEY, HOLD, MessagesStandIn, answer, tool_use
+from tests.standins.anthropic_messages import API_KEY, MessagesStandIn, answer, tool_use
 
 
 @pytest.fixture
@@ -77,13 +84,17 @@ async def test_a_tool_use_is_decided_by_the_policy_and_recorded(
     assert tool_result["type"] == "tool_result" and tool_result.get("is_error", False) == (policy == "reject")
 
 
-async def test_cancel_interrupts_the_turn_and_ends_the_cli(api: MessagesStandIn, tmp_path: Path) -> None:
-    api.script(answer("partial", HOLD, " never"))
+async def test_cancel_interrupts_the_turn_and_ends_the_cli_with_all_it_started(
+    api: MessagesStandIn, tmp_path: Path
+) -> None:
+    """Mid-tool: Claude Code runs an allowed command that would outlive it; the cancel leaves
+    nothing of either running (the suite's fixture finds any process of ours left)."""
+    api.script(tool_use("Bash", {"command": "tail -f /dev/null"}, saying="partial"), answer("never"))
     subagents = Subagents()
-    await subagents.register("claude", ClaudeSubagentProvider(preset(api, tmp_path)))
+    await subagents.register("claude", ClaudeSubagentProvider(preset(api, tmp_path, "allow")))
     run = await subagents.start("claude", SubagentRequest(prompt="go slowly", cwd=str(tmp_path)))
     async for event in run.events():
-        if isinstance(event, OutputDelta):
+        if isinstance(event, PermissionDecided):
             break
     await run.dispose("cancelled by a person")
     result = await run.result()
@@ -92,5 +103,5 @@ async def test_cancel_interrupts_the_turn_and_ends_the_cli(api: MessagesStandIn,
         "cancelled by a person",
         "partial",
     )
-    assert result.ended_by is not None  # the CLI's whole group is gone (the fixture checks none is left)
+    assert result.ended_by is not None
     await subagents.aclose()

@@ -40,11 +40,16 @@ def answer(*chunks: str) -> Reply:
     return [_start(0, block), *deltas, _stop(0), _end("end_turn")]
 
 
-def tool_use(name: str, arguments: dict[str, Any], call_id: str = "toolu_1") -> Reply:
-    """A call of Claude Code's tool `name` (Bash, Write, ...), which it asks permission for."""
+def tool_use(name: str, arguments: dict[str, Any], call_id: str = "toolu_1", *, saying: str = "") -> Reply:
+    """A call of Claude Code's tool `name` (Bash, Write, ...), which it asks permission for; with
+    `saying`, a text block first."""
+    said: Reply = []
+    if saying:
+        said = [_start(0, {"type": "text", "text": ""}), _delta(0, {"type": "text_delta", "text": saying}), _stop(0)]
+    index = len(said) // 3
     block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
-    delta = _delta(0, {"type": "input_json_delta", "partial_json": json.dumps(arguments)})
-    return [_start(0, block), delta, _stop(0), _end("tool_use")]
+    delta = _delta(index, {"type": "input_json_delta", "partial_json": json.dumps(arguments)})
+    return [*said, _start(index, block), delta, _stop(index), _end("tool_use")]
 
 
 def _start(index: int, block: dict[str, Any]) -> Event:
