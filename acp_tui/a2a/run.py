@@ -79,6 +79,8 @@ class A2aSubagentRun(RunBase):
             raise ChildStartError(missing)
         if not self.config.url:
             raise ChildStartError('an A2A agent needs a "url"')
+        if self.config.sandbox != "none":  # never unconfined instead: nothing is sent
+            raise ChildStartError("an A2A agent runs elsewhere: the sandbox cannot confine it")
 
     async def converse(self) -> Outcome:
         import httpx

@@ -36,6 +36,7 @@ from acp_tui.runs.child import ChildProcess, ChildStartError
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
+from acp_tui.settings.schema import CLAUDE_COMMAND
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient, PermissionResult, ResultMessage
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from acp_tui.acp.transport import StdioTransport
     from acp_tui.settings.provider_config import AcpProviderConfig
 
-CLAUDE_COMMAND = "claude"  # a preset's default: the CLI the SDK bundles, else `claude` on PATH
 OPTIONS = {"model": "--model", "mode": "--permission-mode"}
 DISCONNECT_GRACE = 1.0
 
@@ -93,6 +93,8 @@ class ClaudeSubagentRun(RunBase):
         unknown = sorted(set(self.config.options) - set(OPTIONS))
         if unknown:
             raise ChildStartError(f"claude takes no option {', '.join(unknown)} (it takes model, mode)")
+        if self.config.mcp_servers:
+            raise ChildStartError("claude takes its MCP servers from its own settings, not from mcp_servers")
         launch = launch_for(self.config, self.cwd)
         launch = dataclasses.replace(
             launch,
@@ -139,6 +141,7 @@ class ClaudeSubagentRun(RunBase):
         try:
             with self.deadlines.handshake_step():
                 await client.connect()
+            self.turn_stream.started(await client.get_server_info(), self.config.options)
             self.advance(Phase.PROMPTING)
             self.step = "the turn"
             return await self.prompt(client)

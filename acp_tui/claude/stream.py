@@ -11,12 +11,14 @@ gives the stop reason, the usage and the cost.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, get_args
 
 from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.claude.tools import tool_kind
 from acp_tui.core.model import (
     AgentInfo,
+    ConfigOptionInfo,
     Cost,
     SessionStarted,
     SubagentStopReason,
@@ -38,12 +40,32 @@ class TurnStream:
     def __init__(self, run: RunBase) -> None:
         self.run = run
         self.agent: AgentInfo | None = None
-        self.options: dict[str, str] = {}
+        self.options: dict[str, str] = {}  # `model` and `mode`, as chosen
+        self.offered: tuple[ConfigOptionInfo, ...] = ()
         self.session_id: str | None = None
         self.usage: Usage | None = None
         self.tool_kinds: Counter[str] = Counter()
         self.result: ResultMessage | None = None
         self._message: Any = None  # the id of the message being streamed
+
+    def started(self, info: Mapping[str, Any] | None, chosen: Mapping[str, str]) -> None:
+        """Claude Code's answer to `initialize`: its version, its models and permission mode, and
+        what the preset chose of them (`chosen`)."""
+        from claude_agent_sdk import PermissionMode
+
+        info = info or {}
+        version = info.get("claude_code_version")
+        self.agent = AgentInfo(name="Claude Code", version=version if isinstance(version, str) else None)
+        models = [m.get("value") for m in info.get("models") or () if isinstance(m, dict)]
+        mode = info.get("current_permission_mode")
+        self.options = {"model": chosen.get("model", "default"), "mode": chosen.get("mode", str(mode))}
+        self.offered = (
+            ConfigOptionInfo("model", "Model", "model", self.options["model"], _strings(models)),
+            ConfigOptionInfo("mode", "Mode", "mode", self.options["mode"], get_args(PermissionMode)),
+        )
+        guard = self.run.guard
+        agent, options, offered = guard.json(self.agent), guard.json(self.options), guard.json(self.offered)
+        self.run.emit(SessionStarted(agent, options, offered=offered))
 
     def read(self, message: Any) -> None:
         """One message of the SDK's."""
@@ -105,19 +127,9 @@ class TurnStream:
 
     def _system(self, subtype: str, data: dict[str, Any]) -> None:
         self.run.hide(f"system:{subtype}")
-        if subtype != "init" or self.agent is not None:
-            return
-        version = data.get("claude_code_version")
-        self.agent = AgentInfo(name="Claude Code", version=version if isinstance(version, str) else None)
-        self.options = {
-            key: value
-            for key, value in (("model", data.get("model")), ("mode", data.get("permissionMode")))
-            if isinstance(value, str)
-        }
         session = data.get("session_id")
-        self.session_id = session if isinstance(session, str) else None
-        guard = self.run.guard
-        self.run.emit(SessionStarted(guard.json(self.agent), guard.json(self.options)))
+        if subtype == "init" and isinstance(session, str):
+            self.session_id = session
 
     def _result(self, result: ResultMessage) -> None:
         self.result = result
@@ -132,3 +144,7 @@ class TurnStream:
         cost = Cost(result.total_cost_usd, "USD") if result.total_cost_usd is not None else None
         self.usage = Usage(used=used, size=max(windows, default=0), cost=cost)
         self.run.emit(UsageReported(self.usage))
+
+
+def _strings(values: list[Any]) -> tuple[str, ...]:
+    return tuple(value for value in values if isinstance(value, str))

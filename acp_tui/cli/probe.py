@@ -23,7 +23,8 @@ from acp_tui.settings.logs import route_logging
 @click.pass_context
 def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str, sandbox: bool) -> int:
     """Start an agent, set a session up in an empty temporary directory, print what it is and
-    offers (modes, config options, login methods), and dispose it. No prompt is sent.
+    offers (modes, config options, login methods; an A2A agent's card: its skills), and dispose
+    it. No prompt is sent.
 
     Exit status: 0 when the session was created, 1 when not (the error and the login methods are
     still printed), 2 for a usage or config error.
@@ -33,8 +34,13 @@ def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str,
     if sandbox:
         preset = replace(preset, sandbox="workspace")
     route_logging(secrets_of([preset]))
-    from acp_tui.acp.probe import probe
+    from acp_tui.acp.probe import describe_agent, probe
 
-    status = probe(preset.provider_config(policy="reject"), fmt=fmt)
+    describe = describe_agent
+    if preset.provider == "a2a":
+        from acp_tui.a2a.probe import describe_a2a as describe
+    elif preset.provider == "claude":
+        from acp_tui.claude.probe import describe_claude as describe
+    status = probe(preset.provider_config(policy="reject"), fmt=fmt, describe=describe)
     done.headless = True
     return status

@@ -238,10 +238,13 @@ def preset_for(record: Mapping[str, Any], settings: Settings) -> AgentPreset:
     preset of its name (its env, options and policy of now), else one made of the record's own
     command. A run that was confined stays confined: a follow-up never lifts a sandbox."""
     name, command = record["name"], record["command"]
+    url = command[0] if record.get("provider") == "a2a" else None  # an A2A agent's command is its url
     preset = (
         settings.preset(name)
         if name in settings.names
-        else AgentPreset(name, command[0], tuple(command[1:]), provider=record.get("provider") or "acp")
+        else AgentPreset(
+            name, command[0], tuple(command[1:]), provider=record.get("provider") or "acp", url=url
+        )
     )
     return replace(preset, sandbox="workspace") if record.get("sandbox") == "workspace" else preset
 

@@ -255,13 +255,13 @@ class SessionDriver:
                 cwd = str(worktree.cwd)
             if attempt.cancelled.is_set():
                 raise _Cancelled
-            from acp_tui.acp.provider import AcpSubagentProvider
+            from acp_tui.session.providers import provider_for
 
             config = self.configure(attempt)
             if attempt.worktree is not None:
                 config = confined_to(attempt.worktree, config)
             attempt.config = config
-            await self.subagents.register(name, AcpSubagentProvider(config))
+            await self.subagents.register(name, provider_for(config))
             request = SubagentRequest(prompt=attempt.prompt, cwd=cwd, session_id=continuing)
             attempt.spawned_at = time.monotonic()
             run: SubagentRun | None = self._warm_run(attempt, name, request)

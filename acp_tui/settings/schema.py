@@ -30,6 +30,9 @@ Provider = Literal["acp", "a2a", "codex", "claude"]
 PROVIDERS: tuple[Provider, ...] = ("acp", "a2a", "codex", "claude")
 # A `provider = "codex"` preset's command, unless it names its own.
 CODEX_COMMAND = ("codex", "app-server")
+# A `provider = "claude"` preset's command, unless it names its own: the Claude Code CLI the SDK
+# bundles (else `claude` on PATH).
+CLAUDE_COMMAND = "claude"
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
 _CORE = AcpProviderConfig  # its class attributes are the core's defaults
 DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
@@ -76,6 +79,7 @@ Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
 Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
+Url = Annotated[str, _Constraint(strict=True, pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 SECONDS = "must be a positive number of seconds"
 
 
@@ -120,6 +124,12 @@ class AgentPreset:
     args: tuple[str, ...] = _says("must be a list of strings", default=())
     cwd: NonBlank | None = _says("must be a non-empty string", default=None)
     provider: Provider = _says('must be "acp", "a2a", "codex" or "claude"', default="acp")
+    # `provider = "a2a"`: where the agent card is discovered, and the HTTP headers of every request
+    # (credentials, masked like `env`). Its `command` is the url (what panes and records show).
+    url: Url | None = _says("must be an http:// or https:// URL", default=None)
+    headers: dict[str, str] = _says(
+        "must be a table of strings", default_factory=dict, hash=False, repr=False
+    )
     env: dict[str, str] = _says(
         "must be a table of strings", default_factory=dict, hash=False, repr=False
     )  # explicit credentials
@@ -184,12 +194,17 @@ class AgentPreset:
             sandbox_writable=self.sandbox_writable,
             sandbox_hidden=self.sandbox_hidden,
             sandbox_network=self.sandbox_network,
+            provider=self.provider,
+            url=self.url,
+            headers=dict(self.headers),
         )
 
     def secrets(self) -> list[str]:
         """Every value this preset hands the agent that could be a credential."""
         servers = tuple(server.to_acp() for server in self.mcp_servers)
-        return AcpProviderConfig(self.command, env=self.env, mcp_servers=servers).secrets()
+        return AcpProviderConfig(
+            self.command, env=self.env, mcp_servers=servers, url=self.url, headers=self.headers
+        ).secrets()
 
 
 @dataclass(frozen=True)

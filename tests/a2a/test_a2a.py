@@ -7,8 +7,10 @@ import asyncio
 import pytest
 
 from acp_tui import SubagentRequest, Subagents, SubagentStopReason
+from acp_tui.a2a.probe import describe_a2a
 from acp_tui.a2a.provider import A2aSubagentProvider
 from acp_tui.core.model import OutputDelta, RunEvent, SessionStarted, SubagentResult
+from acp_tui.reports.text import probe_text
 from acp_tui.settings.provider_config import AcpProviderConfig
 from tests.a2a.conftest import AgentServer
 
@@ -116,3 +118,14 @@ async def test_no_agent_there_ends_error_at_once() -> None:
     result, _ = await asyncio.wait_for(ask("http://127.0.0.1:9", "hello"), 30)
     assert result.stop_reason is SubagentStopReason.ERROR
     assert result.error and result.error.startswith("the agent card failed:")
+
+
+async def test_probe_reads_the_agent_card_and_sends_nothing(agent: AgentServer) -> None:
+    record, found = await describe_a2a(preset(agent.url))
+    assert found and record["error"] is None
+    assert record["agent"]["name"] == "test agent"
+    assert [skill["id"] for skill in record["skills"]] == ["echo", "fail"]
+    assert record["interfaces"] == [
+        {"url": f"{agent.url}/rpc", "protocol_binding": "JSONRPC", "protocol_version": "1.0"}
+    ]
+    assert "skills:\n  echo (Echo): Says words back." in probe_text("remote", record)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from acp_tui import SubagentRequest, Subagents, SubagentStopReason
+from acp_tui.claude.probe import describe_claude
 from acp_tui.claude.provider import ClaudeSubagentProvider
 from acp_tui.core.model import (
     OutputDelta,
@@ -105,3 +106,15 @@ async def test_cancel_interrupts_the_turn_and_ends_the_cli_with_all_it_started(
     )
     assert result.ended_by is not None
     await subagents.aclose()
+
+
+async def test_probe_says_the_models_and_modes_and_prompts_nothing(
+    api: MessagesStandIn, tmp_path: Path
+) -> None:
+    record, started = await describe_claude(preset(api, tmp_path))
+    assert started and record["error"] is None, record["error"]
+    assert record["agent"]["name"] == "Claude Code"
+    options = {option["id"]: option for option in record["config_options"]}
+    assert "default" in options["model"]["values"] and options["model"]["current"] == "default"
+    assert "plan" in options["mode"]["values"] and options["mode"]["category"] == "mode"
+    assert api.requests == []

@@ -45,7 +45,8 @@ def tool_use(name: str, arguments: dict[str, Any], call_id: str = "toolu_1", *, 
     `saying`, a text block first."""
     said: Reply = []
     if saying:
-        said = [_start(0, {"type": "text", "text": ""}), _delta(0, {"type": "text_delta", "text": saying}), _stop(0)]
+        text = _delta(0, {"type": "text_delta", "text": saying})
+        said = [_start(0, {"type": "text", "text": ""}), text, _stop(0)]
     index = len(said) // 3
     block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
     delta = _delta(index, {"type": "input_json_delta", "partial_json": json.dumps(arguments)})
