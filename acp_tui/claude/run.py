@@ -11,9 +11,9 @@ its `ResultMessage` (`interrupt` when the run is told to stop), each tool permis
 preset's policy (`can_use_tool`), recorded.
 
 A preset's `options` choose the `model` and the permission `mode` (`--model`, `--permission-mode`);
-its `args` go on the CLI's command line after ours; its `env` is the CLI's credentials
-(`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, ...), as for any child. A follow-up resumes the session
-of the run it continues (`--resume`).
+its `args` go on the command line before ours (a `command` that runs the CLI through another
+program); its `env` is the CLI's credentials (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, ...), as for
+any child. A follow-up resumes the session of the run it continues (`--resume`).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class ClaudeSubagentRun(RunBase):
         launch = dataclasses.replace(
             launch,
             command=cli_path(self.config.command),
-            args=(*self._cli_args(), *self.config.args),
+            args=(*self.config.args, *self._cli_args()),
             env={**launch.env, "CLAUDE_CODE_ENTRYPOINT": "sdk-py"},
         )
         child = await carrier_for(self.config).start(launch)
@@ -135,6 +135,7 @@ class ClaudeSubagentRun(RunBase):
         group = self.task_group
         group.start_soon(self.child.drain)
         group.start_soon(self.child.watch_exit, lines.eof, self.child_gone)
+        group.start_soon(self._watch_output, lines)
         options = ClaudeAgentOptions(can_use_tool=self._can_use_tool)
         client = ClaudeSDKClient(options, transport=ChildTransport(lines, stdin))
         self.advance(Phase.INITIALIZING)
@@ -155,6 +156,14 @@ class ClaudeSubagentRun(RunBase):
             # the cleanup. Bounded: the transport's close only closes the child's stdin.
             with anyio.CancelScope(shield=True), anyio.move_on_after(DISCONNECT_GRACE):
                 await client.disconnect()
+
+    async def _watch_output(self, lines: StdioTransport) -> None:
+        """Claude Code's output ended before its turn did (it died, or never started): the SDK
+        would wait for the answer to a control request (`initialize`, `interrupt`) for a minute.
+        The conversation is over."""
+        await lines.eof.wait()
+        if not self.turn_ended:
+            self.child_gone()
 
     async def prompt(self, client: ClaudeSDKClient) -> Outcome:
         """The turn, to how it ended."""

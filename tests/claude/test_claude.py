@@ -3,6 +3,8 @@ stand-in of the Anthropic Messages API."""
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from acp_tui.core.model import (
 )
 from acp_tui.settings.provider_config import AcpProviderConfig
 from tests.standins.anthropic_messages import API_KEY, MessagesStandIn, answer, tool_use
+
+ROGUE = str(Path(__file__).with_name("rogue_cli.py"))
 
 
 @pytest.fixture
@@ -118,3 +122,19 @@ async def test_probe_says_the_models_and_modes_and_prompts_nothing(
     assert "default" in options["model"]["values"] and options["model"]["current"] == "default"
     assert "plan" in options["mode"]["values"] and options["mode"]["category"] == "mode"
     assert api.requests == []
+
+
+async def test_a_cli_that_writes_garbage_and_dies_ends_error_with_the_partial_answer(tmp_path: Path) -> None:
+    config = AcpProviderConfig(command=sys.executable, args=[ROGUE], provider="claude", term_grace=0.3)
+    result, _ = await ask(config, "hello", tmp_path)
+    assert (result.stop_reason, result.output) == (SubagentStopReason.ERROR, "partial")
+    assert result.error == "agent exited with code 3: rogue: boom"
+    assert any("{this is no JSON" in line for line in result.stderr_tail)  # dropped, and said so
+
+
+async def test_a_cli_that_dies_at_start_ends_error_at_once(tmp_path: Path) -> None:
+    """Not after the SDK's minute of waiting for its `initialize` to be answered."""
+    dies = AcpProviderConfig(command=sys.executable, args=["-c", "import sys; sys.exit('no way')"])
+    result, _ = await ask(dataclasses.replace(dies, provider="claude"), "hello", tmp_path)
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.error == "agent exited with code 1: no way"
