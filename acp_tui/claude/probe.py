@@ -48,7 +48,7 @@ async def describe_claude(
         result = await run.result()
     error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
     started = run.turn_stream.agent is not None
-    record = {
+    record: dict[str, Any] = {
         "agent": result.agent.to_json() if result.agent else None,
         "protocol_version": None,
         "agent_capabilities": {},
