@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -129,3 +132,49 @@ async def test_probe_reads_the_agent_card_and_sends_nothing(agent: AgentServer) 
         {"url": f"{agent.url}/rpc", "protocol_binding": "JSONRPC", "protocol_version": "1.0"}
     ]
     assert "skills:\n  echo (Echo): Says words back." in probe_text("remote", record)
+
+
+class GarbledAgent(BaseHTTPRequestHandler):
+    """An A2A agent (no SDK of its own) whose stream turns to garbage after a first chunk."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        url = f"http://127.0.0.1:{self.server.server_address[1]}/rpc"
+        interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        card = {"name": "garbled", "version": "0", "supportedInterfaces": [interface]}
+        self._send("application/json", json.dumps({**card, "capabilities": {"streaming": True}}).encode())
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        artifact = {"artifactId": "a", "parts": [{"text": TEXT}]}
+        chunk = {"taskId": "t1", "contextId": "c1", "artifact": artifact}
+        first = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"artifactUpdate": chunk}})
+        self._send("text/event-stream", f"data: {first}\n\ndata: {{not json\n\n".encode())
+
+    def _send(self, kind: str, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+TEXT = "partial \x1b[31m[red]kept as it came[/red]"
+
+
+async def test_a_garbled_stream_ends_error_with_the_partial_answer_as_it_came() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), GarbledAgent)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.start()
+    try:
+        result, _ = await ask(f"http://127.0.0.1:{server.server_address[1]}", "hello")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert (result.stop_reason, result.output) == (SubagentStopReason.ERROR, TEXT)
+    assert result.error and result.error.startswith("the task failed: Invalid JSON-RPC response in SSE")
