@@ -1,16 +1,39 @@
-"""The test A2A agent (`agent_server.py`), served by a child process on 127.0.0.1."""
+"""The test A2A agent (`agent_server.py`), served by a child process on 127.0.0.1. Without the A2A
+SDK (and uvicorn, which serves it) the tests skip, saying why; with ACP_TUI_REQUIRE_A2A=1 (as
+`.ci/run` sets it) such a skip is a failure."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import skip_is_failure
+
 SERVER = str(Path(__file__).with_name("agent_server.py"))
+A2A_REASON = "a2a:"  # how every skip for a missing SDK begins
+
+
+def skip_without_a2a() -> None:
+    for module, install in (("a2a", "pip install 'acp-tui[a2a]'"), ("uvicorn", "pip install uvicorn")):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{A2A_REASON} {module} is not installed ({install})")
+
+
+@pytest.fixture(autouse=True)
+def a2a_sdk() -> None:
+    skip_without_a2a()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+    outcome = yield
+    skip_is_failure(outcome.get_result(), "ACP_TUI_REQUIRE_A2A", reason_prefix=A2A_REASON)
 
 
 class AgentServer:

@@ -10,11 +10,12 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from acp_tui.cli.main import main
-from tests.a2a.conftest import AgentServer
+from tests.a2a.conftest import AgentServer, skip_without_a2a
 from tests.standins.anthropic_messages import API_KEY, MessagesStandIn, answer
 
 
 def test_one_prompt_runs_on_each_provider_in_its_own_record(tmp_path: Path) -> None:
+    skip_without_a2a()
     server = AgentServer()
     try:
         with MessagesStandIn() as api:
