@@ -96,12 +96,11 @@ class ClaudeSubagentRun(RunBase):
         if self.config.mcp_servers:
             raise ChildStartError("claude takes its MCP servers from its own settings, not from mcp_servers")
         launch = launch_for(self.config, self.cwd)
-        launch = dataclasses.replace(
-            launch,
-            command=cli_path(self.config.command),
-            args=(*self.config.args, *self._cli_args()),
-            env={**launch.env, "CLAUDE_CODE_ENTRYPOINT": "sdk-py"},
-        )
+        env = {**launch.env, "CLAUDE_CODE_ENTRYPOINT": "sdk-py"}
+        if "IS_SANDBOX" not in self.config.env:  # inherited, it makes some Claude Code CLIs quit at start
+            env.pop("IS_SANDBOX", None)
+        args = (*self.config.args, *self._cli_args())
+        launch = dataclasses.replace(launch, command=cli_path(self.config.command), args=args, env=env)
         child = await carrier_for(self.config).start(launch)
         self.child = ChildProcess(child, self.stderr, confined=launch.confinement is not None)
 
