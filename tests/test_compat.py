@@ -4,8 +4,11 @@ when a new version changes it (then update the entry, or retire it)."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import inspect
 import sys
+
+import pytest
 
 from acp_tui import compat
 
@@ -69,3 +72,16 @@ async def test_textual_serve_app_service_runs_a_process_we_started() -> None:
     await asyncio.wait_for(service.stop(), 30)  # sends quit, then waits for `run()` to end
     assert await process.wait() == 0
     assert drawn == [b"frame"]
+
+
+# claude-agent-sdk --------------------------------------------------------------------------------
+
+
+def test_the_claude_cli_we_start_is_the_one_the_sdk_would() -> None:
+    if not importlib.util.find_spec("claude_agent_sdk"):
+        pytest.skip("claude: the Claude Agent SDK is not installed (pip install 'acp-tui[claude]')")
+    from claude_agent_sdk import ClaudeAgentOptions
+    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+    transport = SubprocessCLITransport("", ClaudeAgentOptions())
+    assert compat.claude_bundled_cli() == transport._find_bundled_cli()
