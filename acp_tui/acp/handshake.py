@@ -286,28 +286,29 @@ class AcpHandshake:
             await self.launch()
         except ChildStartError as exc:
             self.failure = str(exc)
+            self.ready.set()
             return
         finally:
             spawned.set()
-            if self.failure is not None:
-                self.ready.set()
-        await asyncio.sleep(0)  # let spares started alongside spawn too, before the SDK import
-        async with anyio.create_task_group() as group:
-            try:
-                self.connect()
-                self.start_helpers(group)
-                await self._open_ahead(deadlines)
-            finally:
-                if self.failure is None and (self.setup is None or self.setup.protocol_version is None):
-                    self.failure = "the spare could not start"
-                self.ready.set()  # a run waiting for it goes on, whatever happened
-            try:
-                await self._released.wait()
-            finally:
-                if self.run is None:  # disposed untaken: ended here (a run that took it ends it)
-                    with anyio.CancelScope(shield=True):
-                        await self.close(graceful=False, grace=0.0, on_step=lambda step: None)
-                group.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as group:
+                await asyncio.sleep(0)  # let spares started alongside spawn too, before the SDK import
+                try:
+                    self.connect()
+                    self.start_helpers(group)
+                    await self._open_ahead(deadlines)
+                finally:
+                    if self.failure is None and (self.setup is None or self.setup.protocol_version is None):
+                        self.failure = "the spare could not start"
+                    self.ready.set()  # a run waiting for it goes on, whatever happened
+                try:
+                    await self._released.wait()
+                finally:
+                    group.cancel_scope.cancel()  # its helpers end once the run that took it ended it
+        finally:
+            if self.run is None:  # disposed untaken, or cancelled: ended here, once
+                with anyio.CancelScope(shield=True):
+                    await self.close(graceful=False, grace=0.0, on_step=lambda step: None)
 
     async def _open_ahead(self, deadlines: Deadlines) -> None:
         """`initialize`, and the session with `presession`; a failure is kept for the run."""

@@ -289,10 +289,10 @@ class RunBase:
             return SubagentStopReason.ERROR, str(exc)
         finally:
             self._spawned.set()
-        await asyncio.sleep(0)  # let runs started alongside spawn too, before what comes next
         outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
         async with anyio.create_task_group() as self._group:
             try:
+                await asyncio.sleep(0)  # let runs started alongside spawn too, before what comes next
                 outcome = await self._conversation()
             finally:
                 with anyio.CancelScope(shield=True):
@@ -305,14 +305,16 @@ class RunBase:
         if self._abort is not None:
             self._group.start_soon(self._watch_abort)
         self._group.start_soon(self._watch_clocks)
-        with anyio.CancelScope() as self._talk:
-            if self._stopping:
-                self._talk.cancel()
-            try:
-                return await self.converse()
-            except Interrupted:
-                pass
-        self._talk = None
+        try:
+            with anyio.CancelScope() as self._talk:
+                if self._stopping:
+                    self._talk.cancel()
+                try:
+                    return await self.converse()
+                except Interrupted:
+                    pass
+        finally:
+            self._talk = None  # a stop from now on has no conversation to cancel
         if self._stopping:
             return self.aborted()
         assert self.child is not None, "only a child's end cancels a conversation unasked"
