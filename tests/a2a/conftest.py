@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import skip_is_failure
+from tests.helpers import LEAK_MARK, skip_is_failure
 
 SERVER = str(Path(__file__).with_name("agent_server.py"))
 A2A_REASON = "a2a:"  # how every skip for a missing SDK begins
@@ -42,7 +42,7 @@ class AgentServer:
     def __init__(self, *args: str) -> None:
         # Not marked as this test session's (see tests.helpers.LEAK_MARK): a module's server outlives
         # each test, and is ended here, by its pid, when the module is done with it.
-        env = {k: v for k, v in os.environ.items() if k != "ACP_TUI_TEST_SESSION"}
+        env = {k: v for k, v in os.environ.items() if k != LEAK_MARK.partition("=")[0]}
         self.process = subprocess.Popen(
             [sys.executable, SERVER, *args],
             stdout=subprocess.PIPE,
