@@ -15,6 +15,7 @@ from acp_tui.a2a.run import A2aSubagentRun
 from acp_tui.core.model import SubagentRequest, SubagentStopReason
 from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.runs.base import Outcome
+from acp_tui.runs.probe import probe_record, probed
 
 if TYPE_CHECKING:
     from a2a.client import Client
@@ -35,26 +36,13 @@ async def describe_a2a(
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of the agent, and whether its card was found."""
     run = ProbeRun(config, SubagentRequest(prompt=""), FIXED_POLICIES["reject"])
-    await run.start()
-    result = await run.result()
-    error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
+    result, error = await probed(run, on_stderr)
     card = run.card
-    record: dict[str, Any] = {
-        "agent": result.agent.to_json() if result.agent else None,
-        "protocol_version": None,
-        "agent_capabilities": {},
-        "auth_methods": [],
-        "modes": {"current": None, "available": []},
-        "config_options": [],
-        "error": error,
-        "sandbox": "none",
-    }
-    if card is not None:
-        record |= run.guard.json(_card_record(card))
+    record = probe_record(result, error, sandbox="none", **(run.guard.json(_card(card)) if card else {}))
     return record, card is not None and error is None
 
 
-def _card_record(card: AgentCard) -> dict[str, Any]:
+def _card(card: AgentCard) -> dict[str, Any]:
     from google.protobuf.json_format import MessageToDict
 
     return {

@@ -16,8 +16,6 @@ masked wherever the agent's words are shown. A follow-up sends its message in th
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -27,9 +25,9 @@ from acp_tui.core.model import AgentInfo, SessionStarted, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.runs.base import Outcome, RunBase
 from acp_tui.runs.child import ChildStartError
-from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
+from acp_tui.runs.provider import ProviderRun
 
 if TYPE_CHECKING:
     import httpx
@@ -39,7 +37,7 @@ if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
 
 
-class A2aSubagentRun(RunBase):
+class A2aSubagentRun(ProviderRun):
     def __init__(
         self,
         config: AcpProviderConfig,
@@ -49,25 +47,7 @@ class A2aSubagentRun(RunBase):
         abort: Any = None,
         on_end: Callable[[RunBase], None] = lambda run: None,
     ) -> None:
-        self.config = config
-        # No process of ours runs anywhere: the cwd only says where the request was made from.
-        cwd = request.cwd or config.cwd or os.getcwd()
-        self.request = dataclasses.replace(request, cwd=cwd)
-        super().__init__(
-            cwd=cwd,
-            secrets=config.secrets(),
-            policy=policy,
-            deadlines=Deadlines(
-                handshake=config.handshake_timeout,
-                cancel_grace=config.cancel_grace,
-                run_timeout=config.run_timeout,
-                idle_timeout=config.idle_timeout,
-            ),
-            max_output_chars=config.max_output_chars,
-            term_grace=config.term_grace,
-            abort=abort,
-            on_end=on_end,
-        )
+        super().__init__(config, request, policy, abort=abort, on_end=on_end)
         self.task = TaskStream(self)
         self.card: AgentCard | None = None  # the agent card, once discovered
         self.agent: AgentInfo | None = None

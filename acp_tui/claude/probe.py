@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.claude.run import ClaudeSubagentRun
-from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
-from acp_tui.core.text import one_line
+from acp_tui.core.model import SubagentRequest, SubagentStopReason
 from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.runs.base import Outcome
+from acp_tui.runs.probe import probe_record, probed
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient
@@ -38,24 +38,7 @@ async def describe_claude(
     config = dataclasses.replace(config, options={})  # Claude Code describes itself, as it comes
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
         run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
-        await run.start()
-        try:
-            async for event in run.events():
-                if isinstance(event, StderrLine):
-                    on_stderr(one_line(event.text))
-        finally:
-            await run.dispose()
-        result = await run.result()
-    error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
-    started = run.turn_stream.agent is not None
-    record: dict[str, Any] = {
-        "agent": result.agent.to_json() if result.agent else None,
-        "protocol_version": None,
-        "agent_capabilities": {},
-        "auth_methods": [],
-        "modes": {"current": None, "available": []},
-        "config_options": [option.to_json() for option in run.guard.json(run.turn_stream.offered)],
-        "error": error,
-        "sandbox": config.sandbox,
-    }
-    return record, started and error is None
+        result, error = await probed(run, on_stderr)
+    options = [option.to_json() for option in run.guard.json(run.turn_stream.offered)]
+    record = probe_record(result, error, sandbox=config.sandbox, config_options=options)
+    return record, run.turn_stream.agent is not None and error is None

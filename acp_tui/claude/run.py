@@ -19,7 +19,6 @@ any child. A follow-up resumes the session of the run it continues (`--resume`).
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -33,9 +32,9 @@ from acp_tui.core.model import EndedBy, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.runs.base import Outcome, RunBase
 from acp_tui.runs.child import ChildProcess, ChildStartError
-from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
+from acp_tui.runs.provider import ProviderRun
 from acp_tui.settings.schema import CLAUDE_COMMAND
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ OPTIONS = {"model": "--model", "mode": "--permission-mode"}
 DISCONNECT_GRACE = 1.0
 
 
-class ClaudeSubagentRun(RunBase):
+class ClaudeSubagentRun(ProviderRun):
     def __init__(
         self,
         config: AcpProviderConfig,
@@ -58,24 +57,7 @@ class ClaudeSubagentRun(RunBase):
         abort: Any = None,
         on_end: Callable[[RunBase], None] = lambda run: None,
     ) -> None:
-        self.config = config
-        cwd = request.cwd or config.cwd or os.getcwd()
-        self.request = dataclasses.replace(request, cwd=cwd)
-        super().__init__(
-            cwd=cwd,
-            secrets=config.secrets(),
-            policy=policy,
-            deadlines=Deadlines(
-                handshake=config.handshake_timeout,
-                cancel_grace=config.cancel_grace,
-                run_timeout=config.run_timeout,
-                idle_timeout=config.idle_timeout,
-            ),
-            max_output_chars=config.max_output_chars,
-            term_grace=config.term_grace,
-            abort=abort,
-            on_end=on_end,
-        )
+        super().__init__(config, request, policy, abort=abort, on_end=on_end)
         self.turn_stream = TurnStream(self)
         self.step = "initialize"  # what the conversation waits for
         self._lines: StdioTransport | None = None

@@ -1,15 +1,19 @@
-"""A provider whose every `start` makes a fresh run (`RunBase`) of one config: the live runs kept,
-disposed all at once by `aclose`."""
+"""A provider whose every `start` makes a fresh run of one config (`ProviderRun`): the live runs
+kept, disposed all at once by `aclose`."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.core.model import ProviderCapabilities, SubagentRequest
+from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.policy.names import resolve
 from acp_tui.runs.base import RunBase
+from acp_tui.runs.deadlines import Deadlines
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
@@ -42,3 +46,36 @@ class RunProvider:
         """Dispose every live run (they end `aborted`)."""
         runs, self._live = list(self._live), set()
         await asyncio.gather(*(run.dispose() for run in runs))
+
+
+class ProviderRun(RunBase):
+    """A run of a provider's config: in the request's cwd (else the config's, else ours), with the
+    config's secrets masked, its clocks, its cap on the answer and its graces."""
+
+    def __init__(
+        self,
+        config: AcpProviderConfig,
+        request: SubagentRequest,
+        policy: PermissionPolicy,
+        *,
+        abort: Any = None,
+        on_end: Callable[[RunBase], None] = lambda run: None,
+    ) -> None:
+        self.config = config
+        cwd = request.cwd or config.cwd or os.getcwd()
+        self.request = dataclasses.replace(request, cwd=cwd)
+        super().__init__(
+            cwd=cwd,
+            secrets=config.secrets(),
+            policy=policy,
+            deadlines=Deadlines(
+                handshake=config.handshake_timeout,
+                cancel_grace=config.cancel_grace,
+                run_timeout=config.run_timeout,
+                idle_timeout=config.idle_timeout,
+            ),
+            max_output_chars=config.max_output_chars,
+            term_grace=config.term_grace,
+            abort=abort,
+            on_end=on_end,
+        )
