@@ -7,6 +7,7 @@ import dataclasses
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,6 +22,8 @@ from acp_tui.core.model import (
     SubagentResult,
     UsageReported,
 )
+from acp_tui.policy.names import resolve
+from acp_tui.session.asks import AskQueue
 from acp_tui.settings.provider_config import AcpProviderConfig
 from tests.standins.anthropic_messages import API_KEY, MessagesStandIn, answer, tool_use
 
@@ -33,8 +36,8 @@ def api() -> Iterator[MessagesStandIn]:
         yield stand_in
 
 
-def preset(api: MessagesStandIn, home: Path, policy: str = "reject") -> AcpProviderConfig:
-    env = {**api.env(), "HOME": str(home)}
+def preset(api: MessagesStandIn, where: Path, policy: str = "reject") -> AcpProviderConfig:
+    env = {**api.env(), "HOME": str(where / "home")}  # a home of its own (a value of env: masked)
     return AcpProviderConfig(
         command="claude",
         provider="claude",
@@ -138,3 +141,24 @@ async def test_a_cli_that_dies_at_start_ends_error_at_once(tmp_path: Path) -> No
     result, _ = await ask(dataclasses.replace(dies, provider="claude"), "hello", tmp_path)
     assert result.stop_reason is SubagentStopReason.ERROR
     assert result.error == "agent exited with code 1: no way"
+
+
+async def test_the_ask_policy_hands_the_request_to_a_person_who_says_whose_it_is(
+    api: MessagesStandIn, tmp_path: Path
+) -> None:
+    api.script(tool_use("Write", {"file_path": str(tmp_path / "a.txt"), "content": "hi"}), answer("Done"))
+    runs: list[object] = []
+    attempt = SimpleNamespace(agent="claude")
+    queue = AskQueue(attempt_of=lambda run: attempt if run in runs else None)  # type: ignore[arg-type,return-value]
+    queue.listen(lambda pending: queue.answer(pending, "allow") if pending in queue.pending else None)
+    asking = resolve("ask", ask_handler=queue.ask)
+    config = dataclasses.replace(preset(api, tmp_path), permission_policy=asking)
+    run = await ClaudeSubagentProvider(config).start(SubagentRequest(prompt="write", cwd=str(tmp_path)))
+    runs.append(run)
+    seen = []
+    queue.listen(lambda pending: seen.append((pending.agent, pending.ask.title, pending.ask.kind)))
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    assert seen[0] == ("claude", f"Write: {tmp_path / 'a.txt'}", "edit")
+    assert (tmp_path / "a.txt").read_text() == "hi"
+    assert [(r.decision, r.rule) for r in result.permissions] == [("allow_once", "ask")]
