@@ -62,10 +62,6 @@ class ClaudeSubagentRun(ProviderRun):
         self.step = "initialize"  # what the conversation waits for
         self._lines: StdioTransport | None = None
 
-    @property
-    def sandboxed(self) -> bool:
-        return self.config.sandbox == "workspace"
-
     # The conversation --------------------------------------------------------------------------
 
     async def launch(self) -> None:
