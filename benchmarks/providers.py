@@ -118,7 +118,7 @@ def claude_rows(pairs: int, workdir: str) -> list[list[object]]:
 
                 return run
 
-            ours = once(ClaudeSubagentProvider, AcpProviderConfig("claude", env=env, provider="claude"))
+            ours = once(ClaudeSubagentProvider, AcpProviderConfig("claude", env=env))
             adapter = once(AcpSubagentProvider, AcpProviderConfig(str(CLAUDE_ACP), env=env))
             ours(), adapter()  # both SDKs imported, both CLIs read once from disk
             xs, ys = paired(pairs, ours, adapter, label="claude")
@@ -142,7 +142,7 @@ def a2a_rows(pairs: int, workdir: str) -> list[list[object]]:
     server = AgentServer()
     prompt = f"artifact {FIRST}|, world"
     try:
-        config = AcpProviderConfig(server.url, provider="a2a", url=server.url)
+        config = AcpProviderConfig(server.url, url=server.url)
         ours = lambda: asyncio.run(first_chunk(A2aSubagentProvider(config), prompt, workdir))  # noqa: E731
         bare = lambda: asyncio.run(bare_a2a(server.url, prompt))  # noqa: E731
         ours(), bare()

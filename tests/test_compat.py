@@ -1,16 +1,81 @@
-"""What `acp_tui.compat` relies on in the pinned libraries' private parts: each check fails loudly
-when a new version changes it (then update the entry, or retire it)."""
+"""What `acp_tui.compat` relies on in the pinned libraries is still there, and still does what each
+entry says: a library upgrade that moves it fails here, loudly, instead of somewhere slower."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
 import inspect
+import io
+import queue
 import sys
 
 import pytest
 
 from acp_tui import compat
+
+
+def test_pydantic_still_reads_attribute_docstrings_where_we_skip_it() -> None:
+    from pydantic import BaseModel, ConfigDict
+    from pydantic._internal import _fields
+
+    hook = _fields._update_fields_from_docstrings
+    assert callable(hook) and list(inspect.signature(hook).parameters)[:2] == ["cls", "fields"]
+
+    def described() -> str | None:
+        class Model(BaseModel):
+            model_config = ConfigDict(use_attribute_docstrings=True)
+            value: int = 0
+            """what it is"""
+
+        return Model.model_fields["value"].description
+
+    assert described() == "what it is"  # the hook is what turns docstrings into descriptions
+    with compat.attribute_docstrings_skipped():
+        assert described() is None  # skipped while the SDK is imported
+    assert _fields._update_fields_from_docstrings is hook  # and put back
+
+
+async def test_asyncio_notices_a_childs_exit_while_its_pipes_stay_open() -> None:
+    """The child exits, leaving a grandchild holding its stdout: `exited` is set at once, while
+    asyncio's own `Process.wait()` waits for the pipes (why the entry exists)."""
+    assert "process_exited" in vars(asyncio.subprocess.SubprocessStreamProtocol)
+    assert list(inspect.signature(asyncio.subprocess.Process).parameters) == ["transport", "protocol", "loop"]
+    loop = asyncio.get_running_loop()
+    protocol = compat.ExitNoticingProtocol(limit=1 << 16, loop=loop)
+    script = (
+        "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']);"
+        " sys.stdin.readline()"  # exits when told, once its wait below is under way
+    )
+    transport, _ = await loop.subprocess_exec(
+        lambda: protocol,
+        sys.executable,
+        "-c",
+        script,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    process = compat.process_of(transport, protocol, loop)
+    waiting = asyncio.ensure_future(process.wait())
+    try:
+        assert process.stdin is not None
+        process.stdin.write(b"exit\n")
+        await asyncio.wait_for(protocol.exited, 20)
+        assert process.returncode == 0
+        await asyncio.sleep(0)
+        assert not waiting.done()  # asyncio's own wait is held by the grandchild's pipes
+    finally:
+        import os
+        import signal
+
+        os.killpg(process.pid, signal.SIGKILL)  # the grandchild, in the child's group
+        assert process.stdout is not None
+        await asyncio.wait_for(process.stdout.read(), 20)  # its end of the pipe closed: it is gone
+        transport.close()
+        await asyncio.wait_for(waiting, 20)
+
 
 # textual-serve -----------------------------------------------------------------------------------
 
@@ -72,6 +137,56 @@ async def test_textual_serve_app_service_runs_a_process_we_started() -> None:
     await asyncio.wait_for(service.stop(), 30)  # sends quit, then waits for `run()` to end
     assert await process.wait() == 0
     assert drawn == [b"frame"]
+
+
+# textual -----------------------------------------------------------------------------------------
+
+
+def test_textual_resolve_box_models_still_sizes_children_as_flow_calls_it() -> None:
+    from textual._resolve import resolve_box_models
+
+    parameters = list(inspect.signature(resolve_box_models).parameters)
+    assert parameters[:5] == ["dimensions", "widgets", "size", "viewport_size", "margin"], parameters
+    assert {"resolve_dimension", "greedy"} <= set(parameters)
+
+
+def test_textual_widget_still_caches_its_painted_lines_in_styles_cache() -> None:
+    from textual.widget import Widget
+
+    widget = Widget()
+    assert callable(widget._styles_cache.clear)
+    compat.forget_painted_lines(widget)
+
+
+def test_textual_app_still_keeps_its_driver_in_underscore_driver() -> None:
+    from textual.app import App
+
+    assert compat.app_driver(App()) is None  # not running: no driver yet
+
+
+def test_textual_linux_driver_still_writes_through_file_and_a_writer_threads_queue() -> None:
+    from textual.drivers._writer_thread import WriterThread
+    from textual.drivers.linux_driver import LinuxDriver
+
+    assert "_file" in inspect.getsource(LinuxDriver.__init__)
+    assert "self._writer_thread = WriterThread(self._file)" in inspect.getsource(
+        LinuxDriver.start_application_mode
+    )
+    writer = WriterThread(io.StringIO())
+    assert isinstance(writer._queue, queue.Queue)
+    assert "attrs_before" in inspect.getsource(LinuxDriver.stop_application_mode)
+
+
+def test_textual_xterm_parser_still_makes_keys_of_what_a_terminal_sends() -> None:
+    keys = [event.key for event in compat.parse_terminal_input("a\r\x1b[A\x1b")]  # type: ignore[attr-defined]
+    assert keys == ["a", "enter", "up", "escape"]
+
+
+def test_textual_header_still_shows_its_title_in_a_header_title() -> None:
+    from textual.widgets import Header, Static
+    from textual.widgets._header import HeaderTitle
+
+    assert issubclass(HeaderTitle, Static) and callable(Header.format_title)
 
 
 # claude-agent-sdk --------------------------------------------------------------------------------

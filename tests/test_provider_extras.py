@@ -21,8 +21,8 @@ from tests.helpers import demo
 
 async def main():
     providers = [
-        A2aSubagentProvider(AcpProviderConfig("http://127.0.0.1:9", provider="a2a", url="http://127.0.0.1:9")),
-        ClaudeSubagentProvider(AcpProviderConfig("claude", provider="claude")),
+        A2aSubagentProvider(AcpProviderConfig("http://127.0.0.1:9", url="http://127.0.0.1:9")),
+        ClaudeSubagentProvider(AcpProviderConfig("claude")),
         AcpSubagentProvider(demo("pong")),
     ]
     runs = [await provider.start(SubagentRequest(prompt="hello")) for provider in providers]

@@ -15,7 +15,7 @@ from acp_tui.a2a.run import A2aSubagentRun
 from acp_tui.core.model import SubagentRequest, SubagentStopReason
 from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.runs.base import Outcome
-from acp_tui.runs.probe import probe_record, probed
+from acp_tui.runs.probe import probe_record, probed, run_keys
 
 if TYPE_CHECKING:
     from a2a.client import Client
@@ -38,8 +38,8 @@ async def describe_a2a(
     run = ProbeRun(config, SubagentRequest(prompt=""), FIXED_POLICIES["reject"])
     result, error = await probed(run, on_stderr)
     card = run.card
-    record = probe_record(result, error, sandbox="none", **(run.guard.json(_card(card)) if card else {}))
-    return record, card is not None and error is None
+    record = probe_record(result.agent, error, **(run.guard.json(_card(card)) if card else {}))
+    return {**record, **run_keys(config)}, card is not None and error is None
 
 
 def _card(card: AgentCard) -> dict[str, Any]:

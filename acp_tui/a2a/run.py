@@ -17,14 +17,12 @@ masked wherever the agent's words are shown. A follow-up sends its message in th
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.a2a.answer import TaskStream
 from acp_tui.core.model import AgentInfo, SessionStarted, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
-from acp_tui.runs.base import Outcome, RunBase
-from acp_tui.runs.child import ChildStartError
+from acp_tui.runs.base import Outcome
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.provider import ProviderRun
@@ -45,22 +43,19 @@ class A2aSubagentRun(ProviderRun):
         policy: PermissionPolicy,
         *,
         abort: Any = None,
-        on_end: Callable[[RunBase], None] = lambda run: None,
     ) -> None:
-        super().__init__(config, request, policy, abort=abort, on_end=on_end)
+        super().__init__(config, request, policy, abort=abort)
         self.task = TaskStream(self)
         self.card: AgentCard | None = None  # the agent card, once discovered
         self.agent: AgentInfo | None = None
         self.step = "the agent card"  # what the conversation waits for
 
-    async def launch(self) -> None:
-        missing = missing_extra("a2a", "a2a")
-        if missing is not None:
-            raise ChildStartError(missing)
+    def refusal(self) -> str | None:
         if not self.config.url:
-            raise ChildStartError('an A2A agent needs a "url"')
+            return 'an A2A agent needs a "url"'
         if self.config.sandbox != "none":  # never unconfined instead: nothing is sent
-            raise ChildStartError("an A2A agent runs elsewhere: the sandbox cannot confine it")
+            return "an A2A agent runs elsewhere: the sandbox cannot confine it"
+        return missing_extra("a2a", "a2a")
 
     async def converse(self) -> Outcome:
         import httpx

@@ -29,50 +29,25 @@ from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.acp.updates import SessionUpdates
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
-from acp_tui.process.environment import child_environment, protect_own_environment
-from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Confinement, Launch
+from acp_tui.runs.base import RunBase
+from acp_tui.runs.child import ChildProcess, ChildStartError, start_child
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
 
-    from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.acp.session_setup import SessionSetup
     from acp_tui.settings.provider_config import AcpProviderConfig
 
 CONNECTION_CLOSE_GRACE = 1.0  # after a broken pipe the SDK's close() can hang or re-raise
 
-TakeRun = Callable[["AcpHandshake", SubagentRequest], "AcpSubagentRun"]
-
-
-def carrier_for(config: AcpProviderConfig) -> Carrier:
-    """Where a config's agent runs (the one place a carrier is chosen)."""
-    return LOCAL
-
-
-def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
-    protect_own_environment()
-    confinement = None
-    if config.sandbox == "workspace":
-        confinement = Confinement(
-            writable=config.sandbox_writable,
-            readonly=config.sandbox_readonly,
-            hidden=config.sandbox_hidden,
-            network=config.sandbox_network,
-        )
-    env = child_environment(config.env)
-    return Launch(config.command, tuple(config.args), cwd, env, confinement)
+TakeRun = Callable[["AcpHandshake", SubagentRequest], RunBase]
 
 
 class AcpHandshake:
     def __init__(
-        self,
-        config: AcpProviderConfig,
-        cwd: str,
-        *,
-        presession: bool = False,
-        on_take: TakeRun | None = None,
+        self, config: AcpProviderConfig, cwd: str, *, presession: bool = False, on_take: TakeRun | None = None
     ) -> None:
         self.config = config
         self.cwd = cwd
@@ -86,7 +61,7 @@ class AcpHandshake:
         self.trace: TraceWriter | None = None
         self.ready = asyncio.Event()  # a spare: initialized (its session open), or failed
         self.failure: str | None = None  # why a spare cannot serve, in one line
-        self.run: AcpSubagentRun | None = None  # the run it serves, once one took it
+        self.run: RunBase | None = None  # the run it serves, once one took it
         self._heard = False
         self._on_take = on_take
         self._transport: StdioTransport | None = None
@@ -113,9 +88,7 @@ class AcpHandshake:
 
     async def launch(self) -> None:
         """Spawn the child; ChildStartError when it cannot be."""
-        launch = launch_for(self.config, self.cwd)
-        child = await carrier_for(self.config).start(launch)
-        self.child = ChildProcess(child, self.tail, confined=launch.confinement is not None)
+        self.child = await start_child(self.config, self.cwd, self.tail)
 
     def connect(self) -> None:
         """The transport, the SDK's connection and the session's setup, over the spawned child.
@@ -127,7 +100,7 @@ class AcpHandshake:
                 # by its fragments.
                 trace_mask = SecretMask(self.guard.secrets, fragments=True)
                 self.trace = TraceWriter.for_run(
-                    self.config.trace_dir, self.label, self.child.pid, trace_mask, self.tail.note
+                    self.config.trace_dir, self.label, self.child.leader.pid, trace_mask, self.tail.note
                 )
         stdout, stdin = self.child.stdio
         self._transport = StdioTransport(
@@ -156,10 +129,9 @@ class AcpHandshake:
         self.updates.setup = self.setup
 
     def start_helpers(self, group: TaskGroup) -> None:
-        """The child's stderr drain and exit watch, in `group` (they end with the child)."""
+        """The child's helpers, in `group` (they end with the child)."""
         assert self.child is not None and self._transport is not None
-        group.start_soon(self.child.drain)
-        group.start_soon(self.child.watch_exit, self._transport.eof, self._gone)
+        self.child.tend(group, self._transport.eof, self._gone)
 
     # The handshake's steps, each within the handshake timeout ---------------------------------
 
@@ -243,7 +215,7 @@ class AcpHandshake:
         self._root = loop.create_task(self._wait_as_spare(spawned), name="acp-tui spare")
         await spawned.wait()
 
-    def attach(self, run: AcpSubagentRun) -> None:
+    def attach(self, run: RunBase) -> None:
         """`run` converses over it from now on: what was kept for it is its own."""
         self.run = run
         self.updates.attach(run)
@@ -253,10 +225,10 @@ class AcpHandshake:
     def done(self) -> bool:
         """It can serve no run: it failed, ended, its child exited, or a run took it already."""
         child = self.child
-        gone = child is not None and child.returncode is not None
+        gone = child is not None and child.leader.returncode is not None
         return self.run is not None or self.failure is not None or self._released.is_set() or gone
 
-    def take(self, request: SubagentRequest) -> AcpSubagentRun:
+    def take(self, request: SubagentRequest) -> RunBase:
         """A new run over this spare, started: its prompt (and, unless the spare opened its
         session already, the session it continues) are `request`'s; its clocks start now.
         ValueError if the spare cannot serve it (another cwd, taken, ended, or its session is not
@@ -281,7 +253,7 @@ class AcpHandshake:
             await self._root_done()
 
     async def _wait_as_spare(self, spawned: asyncio.Event) -> None:
-        deadlines = Deadlines(handshake=self.config.handshake_timeout, cancel_grace=self.config.cancel_grace)
+        deadlines = Deadlines.of(self.config)
         try:
             await self.launch()
         except ChildStartError as exc:

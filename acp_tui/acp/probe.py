@@ -15,10 +15,10 @@ from typing import Any, TextIO
 
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.acp.session_setup import describe
-from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
-from acp_tui.core.text import one_line
+from acp_tui.core.model import SubagentRequest
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import probe_text
+from acp_tui.runs.probe import probe_record, probed, run_keys
 from acp_tui.settings.provider_config import AcpProviderConfig
 
 
@@ -40,39 +40,16 @@ async def describe_agent(
     config = dataclasses.replace(config, options={})
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
         run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
-        await run.start()
-        try:
-            async for event in run.events():
-                if isinstance(event, StderrLine):
-                    on_stderr(one_line(event.text))
-        finally:
-            await run.dispose()
-        result = await run.result()
+        _, error = await probed(run, on_stderr)
     setup = run.setup
     created = setup is not None and setup.session_id is not None
-    error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
     if error is None and not created:
         error = "no session was created"
-    record = describe(setup, error) if setup is not None else _nothing(error)
-    record["sandbox"] = config.sandbox
-    return record, created and error is None
-
-
-def _nothing(error: str | None) -> dict[str, Any]:
-    return {
-        "agent": None,
-        "protocol_version": None,
-        "agent_capabilities": {},
-        "auth_methods": [],
-        "modes": {"current": None, "available": []},
-        "config_options": [],
-        "error": error,
-    }
+    record = describe(setup, error) if setup is not None else probe_record(None, error)
+    return {**record, **run_keys(config)}, created and error is None
 
 
 EXIT_SESSION_CREATED = 0
-
-
 EXIT_NO_SESSION = 1
 
 

@@ -9,8 +9,6 @@ when told to stop), `session/close`, and the stop reason mapped as the RFC says.
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,16 +16,16 @@ from acp_tui.acp.handshake import AcpHandshake
 from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.core.model import EndedBy, SessionStarted, SubagentRequest, SubagentStopReason
 from acp_tui.policy.ask import PermissionPolicy
-from acp_tui.runs.base import Outcome, RunBase
-from acp_tui.runs.deadlines import Deadlines
+from acp_tui.runs.base import Outcome
 from acp_tui.runs.phase import Phase
+from acp_tui.runs.provider import ProviderRun
 
 if TYPE_CHECKING:
     from acp_tui.acp.session_setup import SessionSetup
     from acp_tui.settings.provider_config import AcpProviderConfig
 
 
-class AcpSubagentRun(RunBase):
+class AcpSubagentRun(ProviderRun):
     def __init__(
         self,
         config: AcpProviderConfig,
@@ -36,30 +34,12 @@ class AcpSubagentRun(RunBase):
         *,
         abort: Any = None,
         handshake: AcpHandshake | None = None,
-        on_end: Callable[[RunBase], None] = lambda run: None,
     ) -> None:
         """`handshake`: a spare's, already started (a warm start); else the run makes its own."""
-        self.config = config
         self.warm = handshake is not None
-        cwd = handshake.cwd if handshake else request.cwd or config.cwd or os.getcwd()
-        self.request = dataclasses.replace(request, cwd=cwd)
-        self._link = handshake or AcpHandshake(config, cwd)
-        super().__init__(
-            cwd=cwd,
-            secrets=config.secrets(),
-            policy=policy,
-            deadlines=Deadlines(
-                handshake=config.handshake_timeout,
-                cancel_grace=config.cancel_grace,
-                run_timeout=config.run_timeout,
-                idle_timeout=config.idle_timeout,
-            ),
-            max_output_chars=config.max_output_chars,
-            term_grace=config.term_grace,
-            abort=abort,
-            stderr=self._link.tail,
-            on_end=on_end,
-        )
+        super().__init__(config, request, policy, abort=abort, cwd=handshake.cwd if handshake else None)
+        self._link = handshake or AcpHandshake(config, self.cwd)
+        self.adopt_stderr(self._link.tail)
         self.child = self._link.child
         self._link.attach(self)
 
@@ -89,6 +69,7 @@ class AcpSubagentRun(RunBase):
         link = self._link
         if not self.warm:
             link.connect()
+            assert self.task_group is not None
             link.start_helpers(self.task_group)
         self.advance(Phase.INITIALIZING)
         try:

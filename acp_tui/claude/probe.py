@@ -16,7 +16,7 @@ from acp_tui.claude.run import ClaudeSubagentRun
 from acp_tui.core.model import SubagentRequest, SubagentStopReason
 from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.runs.base import Outcome
-from acp_tui.runs.probe import probe_record, probed
+from acp_tui.runs.probe import probe_record, probed, run_keys
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient
@@ -39,6 +39,5 @@ async def describe_claude(
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
         run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
         result, error = await probed(run, on_stderr)
-    options = [option.to_json() for option in run.guard.json(run.turn_stream.offered)]
-    record = probe_record(result, error, sandbox=config.sandbox, config_options=options)
-    return record, run.turn_stream.agent is not None and error is None
+    record = probe_record(result.agent, error, offered=run.guard.json(run.turn_stream.offered))
+    return {**record, **run_keys(config)}, run.turn_stream.agent is not None and error is None

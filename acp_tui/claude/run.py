@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from acp_tui.acp.handshake import carrier_for, launch_for
 from acp_tui.claude.stream import TurnStream
 from acp_tui.claude.tools import ALLOW, permission_ask
 from acp_tui.core.model import EndedBy, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
-from acp_tui.runs.base import Outcome, RunBase
-from acp_tui.runs.child import ChildProcess, ChildStartError
+from acp_tui.runs.base import Outcome
+from acp_tui.runs.child import start_child
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.provider import ProviderRun
@@ -55,32 +54,31 @@ class ClaudeSubagentRun(ProviderRun):
         policy: PermissionPolicy,
         *,
         abort: Any = None,
-        on_end: Callable[[RunBase], None] = lambda run: None,
     ) -> None:
-        super().__init__(config, request, policy, abort=abort, on_end=on_end)
+        super().__init__(config, request, policy, abort=abort)
         self.turn_stream = TurnStream(self)
         self.step = "initialize"  # what the conversation waits for
         self._lines: StdioTransport | None = None
 
     # The conversation --------------------------------------------------------------------------
 
-    async def launch(self) -> None:
-        missing = missing_extra("claude_agent_sdk", "claude")
-        if missing is not None:
-            raise ChildStartError(missing)
+    def refusal(self) -> str | None:
         unknown = sorted(set(self.config.options) - set(OPTIONS))
         if unknown:
-            raise ChildStartError(f"claude takes no option {', '.join(unknown)} (it takes model, mode)")
+            return f"claude takes no option {', '.join(unknown)} (it takes model, mode)"
         if self.config.mcp_servers:
-            raise ChildStartError("claude takes its MCP servers from its own settings, not from mcp_servers")
-        launch = launch_for(self.config, self.cwd)
-        env = {**launch.env, "CLAUDE_CODE_ENTRYPOINT": "sdk-py"}
-        if "IS_SANDBOX" not in self.config.env:  # inherited, it makes some Claude Code CLIs quit at start
-            env.pop("IS_SANDBOX", None)
-        args = (*self.config.args, *self._cli_args())
-        launch = dataclasses.replace(launch, command=cli_path(self.config.command), args=args, env=env)
-        child = await carrier_for(self.config).start(launch)
-        self.child = ChildProcess(child, self.stderr, confined=launch.confinement is not None)
+            return "claude takes its MCP servers from its own settings, not from mcp_servers"
+        return missing_extra("claude_agent_sdk", "claude")
+
+    async def launch(self) -> None:
+        """Claude Code, started like any agent's child (confined when the preset says so)."""
+        cli = dataclasses.replace(
+            self.config,
+            command=cli_path(self.config.command),
+            args=(*self.config.args, *self._cli_args()),
+            env={"CLAUDE_CODE_ENTRYPOINT": "sdk-py", **self.config.env},
+        )
+        self.child = await start_child(cli, self.cwd, self.stderr)
 
     def _cli_args(self) -> list[str]:
         args = ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
@@ -110,8 +108,8 @@ class ClaudeSubagentRun(ProviderRun):
             check=stream_json_problem,
         )
         group = self.task_group
-        group.start_soon(self.child.drain)
-        group.start_soon(self.child.watch_exit, lines.eof, self.child_gone)
+        assert group is not None
+        self.child.tend(group, lines.eof, self.child_gone)
         group.start_soon(self._watch_output, lines)
         options = ClaudeAgentOptions(can_use_tool=self._can_use_tool)
         client = ClaudeSDKClient(options, transport=ChildTransport(lines, stdin))

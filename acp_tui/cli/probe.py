@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -9,6 +10,13 @@ import click
 
 from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
 from acp_tui.settings.logs import route_logging
+
+# How `probe` describes an agent, by its preset's provider: (module, function), imported when used.
+DESCRIBE = {
+    "acp": ("acp_tui.acp.probe", "describe_agent"),
+    "a2a": ("acp_tui.a2a.probe", "describe_a2a"),
+    "claude": ("acp_tui.claude.probe", "describe_claude"),
+}
 
 
 @click.command("probe")
@@ -34,13 +42,13 @@ def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str,
     if sandbox:
         preset = replace(preset, sandbox="workspace")
     route_logging(secrets_of([preset]))
-    from acp_tui.acp.probe import describe_agent, probe
+    from acp_tui.acp.probe import probe
+    from acp_tui.session.providers import not_available
 
-    describe = describe_agent
-    if preset.provider == "a2a":
-        from acp_tui.a2a.probe import describe_a2a as describe
-    elif preset.provider == "claude":
-        from acp_tui.claude.probe import describe_claude as describe
+    if preset.provider not in DESCRIBE:
+        raise click.UsageError(not_available(preset.provider))
+    module, function = DESCRIBE[preset.provider]
+    describe = getattr(importlib.import_module(module), function)
     status = probe(preset.provider_config(policy="reject"), fmt=fmt, describe=describe)
     done.headless = True
     return status

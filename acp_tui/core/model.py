@@ -20,6 +20,12 @@ class SubagentStopReason(enum.StrEnum):
     ERROR = "error"
 
 
+def stop_word(reason: str) -> str:
+    """How a stop reason reads on the screen: one word for a run that was stopped before it ended,
+    `cancelled` (the records keep the RFC's `aborted`)."""
+    return "cancelled" if reason == SubagentStopReason.ABORTED else reason
+
+
 # `cancelling`: dispose (or the abort event) was asked for while the run was live.
 RunStatus: TypeAlias = Literal["spawning", "initializing", "prompting", "cancelling", "finished"]
 # The steps of ending a live run, as they happen: `session/cancel` sent, SIGTERM to the group (and
@@ -87,19 +93,14 @@ class PermissionRecord:
     locations: tuple[str, ...] = ()
     waited_s: float = 0.0  # from the request to its answer (a person deciding takes a while)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "title": self.title,
-            "kind": self.kind,
-            "options": [{"option_id": o.option_id, "name": o.name, "kind": o.kind} for o in self.options],
-            "decision": self.decision,
-            "option_id": self.option_id,
-            "rule": self.rule,
-            "at": round(self.at, 3),
-            "raw_input": self.raw_input,
-            "locations": list(self.locations),
-            "waited_s": round(self.waited_s, 3),
-        }
+
+@dataclass(frozen=True)
+class NetworkRefusal:
+    """A connection a confined agent tried to a host its preset does not open (`sandbox_network`)."""
+
+    host: str  # as the agent named it
+    port: int
+    at: float  # seconds since the run started
 
 
 @dataclass(frozen=True)
@@ -145,10 +146,6 @@ class Usage:
     size: int
     cost: Cost | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        cost = {"amount": self.cost.amount, "currency": self.cost.currency} if self.cost else None
-        return {"used": self.used, "size": self.size, "cost": cost}
-
 
 @dataclass(frozen=True)
 class AgentInfo:
@@ -157,9 +154,6 @@ class AgentInfo:
     name: str
     title: str | None = None
     version: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "version": self.version}
 
 
 @dataclass(frozen=True)
@@ -173,16 +167,6 @@ class AuthMethodInfo:
     vars: tuple[str, ...] = ()  # for `env_var`: the variables the agent reads
     args: tuple[str, ...] = ()  # for `terminal`: what to add to the agent's command line to log in
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description}
-        if self.type is not None:
-            data["type"] = self.type
-        if self.vars:
-            data["vars"] = list(self.vars)
-        if self.args:
-            data["args"] = list(self.args)
-        return data
-
 
 @dataclass(frozen=True)
 class ConfigOptionInfo:
@@ -194,15 +178,6 @@ class ConfigOptionInfo:
     category: str | None
     current: str
     values: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "category": self.category,
-            "current": self.current,
-            "values": list(self.values),
-        }
 
 
 @dataclass(frozen=True)
@@ -229,6 +204,8 @@ class SubagentResult:
     session_id: str | None = None  # the agent's session (a follow-up can continue it)
     # How the agent's session can be reached again: `resume`, `load`, or None (it offers neither).
     continuation: Continuation | None = None
+    # The connections the sandbox refused (a host list in `sandbox_network`), the first ones.
+    network_refused: tuple[NetworkRefusal, ...] = ()
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.
@@ -289,6 +266,13 @@ class ToolCallChanged:
 
 
 @dataclass(frozen=True)
+class NetworkRefused:
+    """The sandbox refused a connection of the agent's (see `NetworkRefusal`)."""
+
+    refusal: NetworkRefusal
+
+
+@dataclass(frozen=True)
 class Finished:
     result: SubagentResult
 
@@ -303,6 +287,7 @@ RunEvent: TypeAlias = (
     | SessionStarted
     | UsageReported
     | ToolCallChanged
+    | NetworkRefused
     | Finished
 )
 

@@ -2,12 +2,18 @@
 
 A provider's run subclasses `RunBase` and writes its conversation only:
 
+- `refusal()`: what the run cannot honour or lacks (an option it does not take, its optional
+  extra), in one line, before anything is started: the run ends `error` with it;
 - `launch()`: start the child (through a carrier), before anything else; ChildStartError ends the
-  run `error` with its message;
+  run `error` with its message. A run of an agent that runs elsewhere (A2A, over HTTP) has no
+  child: it starts nothing here, and everything below holds for it as for any run;
 - `converse()`: the conversation, in the run's task group (`self.task_group` for its helpers), to
   an `Outcome`; a stop cancels it (outside a turn), `turn` and `failed` below do the rest;
 - `wind_down(graceful, on_step)`: end the child (by default: `self.child.end`), to how it ended;
 - `result_fields()`: what the provider adds to the result (its agent, session, options...).
+
+Its limits (timeouts, graces, the answer's cap, the secrets to mask) come from the provider's config,
+read through `RunLimits`.
 
 The run is one coroutine (`_lifecycle`). The contract has `start()` return a live run and nothing
 for the caller to `async with`, so that coroutine is a task of its own, and everything it starts
@@ -28,7 +34,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -38,6 +44,7 @@ from acp_tui.core.model import (
     EndedBy,
     Finished,
     HiddenUpdate,
+    NetworkRefused,
     OutputDelta,
     PermissionDecided,
     RunEvent,
@@ -51,7 +58,7 @@ from acp_tui.core.model import (
 from acp_tui.core.text import one_line
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.runs.child import ChildProcess, ChildStartError
-from acp_tui.runs.deadlines import Deadlines
+from acp_tui.runs.deadlines import Deadlines, Timeouts
 from acp_tui.runs.output import OutputBuffer, StderrTail, TextGuard
 from acp_tui.runs.permissions import PermissionBroker
 from acp_tui.runs.phase import Phase
@@ -64,33 +71,32 @@ Outcome = tuple[SubagentStopReason, str | None]
 T = TypeVar("T")
 
 
+class RunLimits(Timeouts, Protocol):
+    """A provider's config, as far as a run goes (`AcpProviderConfig` is one)."""
+
+    @property
+    def term_grace(self) -> float: ...
+    @property
+    def max_output_chars(self) -> int: ...
+    def secrets(self) -> list[str]: ...
+
+
 class Interrupted(Exception):
     """The run was told to stop while it waited for the agent."""
 
 
 class RunBase:
-    def __init__(
-        self,
-        *,
-        cwd: str,
-        secrets: list[str],
-        policy: PermissionPolicy,
-        deadlines: Deadlines,
-        max_output_chars: int,
-        term_grace: float,
-        abort: Any = None,
-        stderr: StderrTail | None = None,
-        on_end: Callable[[RunBase], None] = lambda run: None,
-    ) -> None:
-        """`stderr`: the tail a child started ahead of the run (a spare) kept so far: the run's now."""
+    def __init__(self, limits: RunLimits, policy: PermissionPolicy, *, cwd: str, abort: Any = None) -> None:
         self.cwd = cwd
         self.phase = Phase.NEW
-        self.deadlines = deadlines
-        self.term_grace = term_grace
+        self.deadlines = deadlines = Deadlines.of(limits)
+        self.term_grace = limits.term_grace
+        secrets = limits.secrets()
         self.guard = TextGuard(secrets)
-        self.output = OutputBuffer(secrets, max_output_chars, lambda text: self.emit(OutputDelta(text)))
-        self.stderr = stderr or StderrTail(self.guard)
-        self.stderr.on_line = lambda line: self.emit(StderrLine(line))
+        self.output = OutputBuffer(
+            secrets, limits.max_output_chars, lambda text: self.emit(OutputDelta(text))
+        )
+        self.stderr = StderrTail(self.guard, lambda line: self.emit(StderrLine(line)))
         self.permissions = PermissionBroker(
             policy, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(PermissionDecided(r))
         )
@@ -100,9 +106,8 @@ class RunBase:
         self.turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
         self.ended_by: EndedBy | None = None
         self._abort = abort
-        self._on_end = on_end
         self._events: EventStream[RunEvent] = EventStream()
-        self._stopping = False
+        self.stopping = False  # told to stop (dispose, the abort event, a timeout): it ends aborted
         self._stop_reason: str | None = None
         self._in_turn = False
         # Plain asyncio events: they exist before the spawn, where anyio's backend is not loaded yet.
@@ -110,22 +115,23 @@ class RunBase:
         self._spawned = asyncio.Event()
         self._ended = asyncio.Event()
         self._talk: anyio.CancelScope | None = None
-        self._group: TaskGroup | None = None
+        self.task_group: TaskGroup | None = None  # while the run converses: for its helpers
         self._result: SubagentResult | None = None
         self._root: asyncio.Task[None] | None = None
-        for line in self.stderr.lines:
-            self.emit(StderrLine(line))
+
+    def adopt_stderr(self, tail: StderrTail) -> None:
+        """The tail of a child started ahead of the run (a spare): the lines it kept, then its next
+        ones, are the run's."""
+        tail.on_line, self.stderr = self.stderr.on_line, tail
+        for line in tail.lines:
+            tail.on_line(line)
 
     # The public face ---------------------------------------------------------------------------
 
     @property
     def pid(self) -> int | None:
         """The child's pid, which is also its process group id."""
-        return self.child.pid if self.child else None
-
-    @property
-    def status(self) -> str:
-        return "spawning" if self.phase is Phase.NEW else self.phase.status
+        return self.child.leader.pid if self.child else None
 
     def events(self) -> AsyncIterator[RunEvent]:
         return aiter(self._events)
@@ -139,14 +145,15 @@ class RunBase:
         return self._result is not None
 
     async def start(self) -> None:
-        """Start the run; return once its child runs or has failed to start."""
+        """Start the run; return once its child runs or has failed to start (a run without a
+        child: once it is under way)."""
         self.begin()
         await self._spawned.wait()
 
     def begin(self) -> None:
         """Start the run's coroutine (see the module's docstring: a task of its own)."""
         if self._abort is not None and self._abort.is_set():
-            self._stopping = True  # pre-abort: nothing is spawned, no prompt is sent
+            self.stopping = True  # pre-abort: nothing is spawned, no prompt is sent
         self._root = asyncio.get_running_loop().create_task(self._lifecycle(), name="acp-tui run")
 
     async def dispose(self, reason: str | None = None) -> None:
@@ -159,9 +166,9 @@ class RunBase:
     def stop(self, reason: str | None = None) -> None:
         """Ask the run to stop (dispose, the abort event, a timeout): it ends `aborted`, `reason`
         its error. From any task, any number of times: the first reason is the one kept."""
-        if self.done() or self._stopping:
+        if self.done() or self.stopping:
             return
-        self._stopping, self._stop_reason = True, reason
+        self.stopping, self._stop_reason = True, reason
         self._stop_asked.set()
         self.permissions.halt()
         if self._root is not None:
@@ -170,15 +177,21 @@ class RunBase:
             self._talk.cancel()
 
     def child_gone(self) -> None:
-        """The child exited while something still holds its pipes: the conversation is over."""
+        """The child is gone (it exited while something still holds its pipes, or its output
+        ended before its turn did): the conversation is over."""
         self.permissions.halt()
         if self._talk is not None:
             self._talk.cancel()
 
     # For the provider --------------------------------------------------------------------------
 
+    def refusal(self) -> str | None:
+        """Why this run cannot start as asked, in one line; None when it can."""
+        return None
+
     async def launch(self) -> None:
-        """Start the child (`self.child`); ChildStartError says why it could not be."""
+        """Start the child (`self.child`), if the run has one; ChildStartError says why it could
+        not be."""
 
     async def converse(self) -> Outcome:
         raise NotImplementedError
@@ -190,15 +203,6 @@ class RunBase:
 
     def result_fields(self) -> dict[str, Any]:
         return {}
-
-    @property
-    def task_group(self) -> TaskGroup:
-        assert self._group is not None, "only while the run converses"
-        return self._group
-
-    @property
-    def stopping(self) -> bool:
-        return self._stopping
 
     def emit(self, event: RunEvent) -> None:
         if not self.done():
@@ -225,14 +229,14 @@ class RunBase:
 
     def failed(self, message: str) -> Outcome:
         """A failure; once a stop was asked for, whatever went wrong is an abort."""
-        return self.aborted() if self._stopping else (SubagentStopReason.ERROR, message)
+        return self.aborted() if self.stopping else (SubagentStopReason.ERROR, message)
 
     async def turn(self, request: Callable[[], Awaitable[T]], cancel: Callable[[], Awaitable[object]]) -> T:
         """The turn: `request()` to its answer. Told to stop meanwhile, the run sends `cancel()` and
         gives the request what is left of the cancel grace to end (the agent ends its turn, or not);
         past it the request is abandoned: Interrupted. Cancelling the task awaiting a request sends
         nothing to the agent, hence `cancel`."""
-        if self._stopping:  # the race before the turn: never send a request once told to stop
+        if self.stopping:  # the race before the turn: never send a request once told to stop
             raise Interrupted
         answers: list[T] = []
         failures: list[Exception] = []
@@ -272,7 +276,7 @@ class RunBase:
     async def _lifecycle(self) -> None:
         outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
         try:
-            if not self._stopping:
+            if not self.stopping:
                 outcome = await self._live()
         except Exception as exc:  # a bug of ours still ends the run cleanly, and says so
             log.exception("run failed")
@@ -284,30 +288,36 @@ class RunBase:
     async def _live(self) -> Outcome:
         self.advance(Phase.SPAWNING)
         try:
+            refused = self.refusal()
+            if refused is not None:  # nothing is started for a run that cannot go as asked
+                return SubagentStopReason.ERROR, refused
             await self.launch()
         except ChildStartError as exc:
             return SubagentStopReason.ERROR, str(exc)
         finally:
             self._spawned.set()
+        if self.child is not None:  # what its sandbox refuses, told as the run's
+            self.child.clock = self.deadlines.elapsed
+            self.child.on_refused = lambda refusal: self.emit(NetworkRefused(refusal))
         outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
-        async with anyio.create_task_group() as self._group:
+        async with anyio.create_task_group() as self.task_group:
             try:
                 await asyncio.sleep(0)  # let runs started alongside spawn too, before what comes next
                 outcome = await self._conversation()
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._clean_up()
-                self._group.cancel_scope.cancel()  # the helpers (stderr drain, watchers) end here
+                self.task_group.cancel_scope.cancel()  # the helpers (stderr drain, watchers) end here
         return outcome
 
     async def _conversation(self) -> Outcome:
-        assert self._group is not None
+        assert self.task_group is not None
         if self._abort is not None:
-            self._group.start_soon(self._watch_abort)
-        self._group.start_soon(self._watch_clocks)
+            self.task_group.start_soon(self._stop_when, self._abort.wait)  # the caller's signal
+        self.task_group.start_soon(self._stop_when, self.deadlines.expired)  # run and idle timeouts
         try:
             with anyio.CancelScope() as self._talk:
-                if self._stopping:
+                if self.stopping:
                     self._talk.cancel()
                 try:
                     return await self.converse()
@@ -315,17 +325,22 @@ class RunBase:
                     pass
         finally:
             self._talk = None  # a stop from now on has no conversation to cancel
-        if self._stopping:
+        if self.stopping:
             return self.aborted()
-        assert self.child is not None, "only a child's end cancels a conversation unasked"
-        return self.failed(await self.child.why_broken(heard=self.heard))
+        return self.failed(await self.why_gone())
 
-    async def _watch_abort(self) -> None:
-        await self._abort.wait()
-        self.stop(None)
+    async def why_gone(self) -> str:
+        """Why the agent went before the conversation ended, in one line: its child's exit code or
+        signal and last stderr line (`child_gone`); a run without a child lost its connection."""
+        if self.child is None:
+            return "the agent closed the connection"
+        return await self.child.why_broken(heard=self.heard)
 
-    async def _watch_clocks(self) -> None:
-        self.stop(await self.deadlines.expired())  # the lifecycle does the rest, as for dispose()
+    async def _stop_when(self, said: Callable[[], Awaitable[object]]) -> None:
+        """Stop the run once `said()` returns (a timeout's reason, or an abort event's True); the
+        lifecycle does the rest, as for dispose()."""
+        reason = await said()
+        self.stop(reason if isinstance(reason, str) else None)
 
     async def _clean_up(self) -> None:
         """End the child; whatever fails here, the result still comes."""
@@ -334,8 +349,8 @@ class RunBase:
         # its turn within the grace: then it is signalled at once. After a turn the agent ended, a
         # SIGTERM to a process that stays up on stdin's end is housekeeping, not a stop: no
         # `Stopping` step (the result still says `ended_by`).
-        graceful = self.turn_ended or not self._stopping
-        quiet = self.turn_ended and not self._stopping
+        graceful = self.turn_ended or not self.stopping
+        quiet = self.turn_ended and not self.stopping
         try:
             self.ended_by = await self.wind_down(
                 graceful=graceful, on_step=(lambda step: None) if quiet else self._step
@@ -354,16 +369,16 @@ class RunBase:
             stop_reason=stop_reason,
             output=self.output.close(),
             error=one_line(self.guard(error), ERROR_CHARS, shown=False) if error else error,
-            exit_code=self.child.returncode if self.child else None,
+            exit_code=self.child.leader.returncode if self.child else None,
             hidden=dict(self.hidden),
             permissions=list(self.permissions.records),
             duration_s=self.deadlines.elapsed(),
             stderr_tail=list(self.stderr.lines),
             truncated=self.output.truncated,
             ended_by=self.ended_by,
+            network_refused=tuple(self.child.refused) if self.child else (),
             **self.result_fields(),
         )
         self.advance(Phase.FINISHED)
         self._events.push(Finished(self._result))
         self._ended.set()
-        self._on_end(self)

@@ -22,29 +22,29 @@ import contextlib
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
+from anyio.abc import TaskGroup
 
-from acp_tui.core.model import EndedBy
+from acp_tui.core.model import EndedBy, NetworkRefusal
+from acp_tui.core.text import one_line
+from acp_tui.process.confined import SandboxSpec
+from acp_tui.process.environment import child_environment, protect_own_environment
+from acp_tui.process.exit_cause import explaining_line
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from acp_tui.runs.output import StderrTail
 
+if TYPE_CHECKING:
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
+MAX_REFUSALS = 1000  # refused connections kept (and told); an agent trying more is not news
+HOST_CHARS = 300  # a refused host is kept to this (a DNS name has at most 253)
 
 
 class ChildStartError(Exception):
     """The child could not be started; the message says why, in one line."""
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """What the sandbox opens beyond the cwd (see `process.sandbox.confine`)."""
-
-    writable: Sequence[str] = ()
-    readonly: Sequence[str] = ()
-    hidden: Sequence[str] = ()
-    network: bool = True
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Launch:
     args: Sequence[str]
     cwd: str
     env: Mapping[str, str] = field(repr=False)
-    confinement: Confinement | None = None  # None: unconfined
+    sandbox: SandboxSpec | None = None  # None: unconfined
 
 
 class Carrier(Protocol):
@@ -66,23 +66,14 @@ class LocalCarrier:
     """On this machine, in a process group of its own; confined by bubblewrap when asked."""
 
     async def start(self, launch: Launch) -> Child:
-        from acp_tui.process.sandbox import SandboxError, confine
+        from acp_tui.process.confined import spawn_confined
+        from acp_tui.process.sandbox import SandboxError
 
-        argv = [launch.command, *launch.args]
+        command, args, cwd, env = launch.command, launch.args, launch.cwd, launch.env
         try:
-            if launch.confinement is not None:
-                box = launch.confinement
-                argv = confine(
-                    launch.command,
-                    launch.args,
-                    cwd=launch.cwd,
-                    env=launch.env,
-                    writable=box.writable,
-                    readonly=box.readonly,
-                    hidden=box.hidden,
-                    network=box.network,
-                )
-            return await spawn(argv[0], argv[1:], cwd=launch.cwd, env=launch.env)
+            if launch.sandbox is not None:
+                return await spawn_confined(command, args, cwd=cwd, env=env, spec=launch.sandbox)
+            return await spawn(command, args, cwd=cwd, env=env)
         except SandboxError as exc:  # never unconfined instead: nothing runs
             raise ChildStartError(str(exc)) from None
         except OSError as exc:
@@ -92,42 +83,87 @@ class LocalCarrier:
 LOCAL = LocalCarrier()
 
 
+def carrier_for(config: AcpProviderConfig) -> Carrier:
+    """Where a config's agent runs (the one place a carrier is chosen)."""
+    return LOCAL
+
+
+def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
+    protect_own_environment()
+    sandbox = None
+    if config.sandbox == "workspace":
+        sandbox = SandboxSpec(
+            writable=config.sandbox_writable,
+            readable=config.sandbox_readable,
+            hidden=config.sandbox_hidden,
+            sockets=config.sandbox_sockets,
+            git_dirs=config.sandbox_git_dirs,
+            network=config.sandbox_network,
+        )
+    env = child_environment(config.env)
+    return Launch(config.command, tuple(config.args), cwd, env, sandbox)
+
+
+async def start_child(config: AcpProviderConfig, cwd: str, tail: StderrTail) -> ChildProcess:
+    """A config's agent, started in `cwd` (whatever protocol it speaks), its stderr into `tail`;
+    ChildStartError when it cannot be."""
+    launch = launch_for(config, cwd)
+    leader = await carrier_for(config).start(launch)
+    return ChildProcess(leader, tail, confined=launch.sandbox is not None)
+
+
 class ChildProcess:
-    def __init__(self, child: Child, tail: StderrTail, *, confined: bool = False) -> None:
-        self.child = child
+    def __init__(self, leader: Child, tail: StderrTail, *, confined: bool = False) -> None:
+        self.leader = leader  # the child we spawned, which leads its process group
         self.tail = tail
         self.confined = confined
         self.drained = asyncio.Event()  # its stderr reached its end
         self.gone = False  # it exited, and its pipes stayed open after it
-
-    @property
-    def pid(self) -> int:
-        return self.child.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self.child.returncode
+        # What its sandbox refused (a host list's proxy), told to `on_refused`, `at` by `clock`.
+        self.refused: list[NetworkRefusal] = []
+        self.on_refused: Callable[[NetworkRefusal], None] = lambda refusal: None
+        self.clock: Callable[[], float] = asyncio.get_running_loop().time
+        if leader.holding is not None:
+            leader.holding.on_refused = self._refused
 
     @property
     def stdio(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Its stdout and stdin, for the protocol's transport."""
-        process = self.child.process
+        process = self.leader.process
         assert process.stdout is not None and process.stdin is not None
         return process.stdout, process.stdin
 
     # Helpers: each runs in the task group of whoever holds the child -------------------------
 
+    def tend(self, group: TaskGroup, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
+        """Its helpers, in `group` (they end with it): the stderr drain, what its sandbox serves,
+        the exit watch (`watch_exit`)."""
+        group.start_soon(self.drain)
+        group.start_soon(self.serve)
+        group.start_soon(self.watch_exit, stdout_closed, on_gone)
+
     async def drain(self) -> None:
         """Its stderr into the tail, to the end."""
-        assert self.child.process.stderr is not None
+        assert self.leader.process.stderr is not None
         try:
-            await drain_lines(self.child.process.stderr, self.tail.line)
+            await drain_lines(self.leader.process.stderr, self.tail.line)
         finally:
             self.drained.set()
 
+    async def serve(self) -> None:
+        """What it holds that serves it while it lives (a sandbox's proxy)."""
+        if self.leader.holding is not None:
+            await self.leader.holding.serve()
+
+    def _refused(self, host: str, port: int) -> None:
+        if len(self.refused) < MAX_REFUSALS:
+            host = one_line(self.tail.guard(host), HOST_CHARS, shown=False)
+            self.refused.append(refusal := NetworkRefusal(host, port, self.clock()))
+            self.on_refused(refusal)
+
     async def watch_exit(self, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
         """`on_gone()` when it has exited and its stdout is still open `PIPE_CLOSE_GRACE` later."""
-        await self.child.wait_exit()
+        await self.leader.wait_exit()
         with anyio.move_on_after(PIPE_CLOSE_GRACE):
             await stdout_closed.wait()
         if not stdout_closed.is_set():
@@ -147,11 +183,11 @@ class ChildProcess:
         """End all of it and return how it ended. `graceful`: it may first exit by itself on
         stdin's end (for `term_grace`); else it is signalled at once."""
         try:
-            stdin = self.child.process.stdin
+            stdin = self.leader.process.stdin
             if stdin is not None:
                 stdin.close()
             ended = await terminate_group(
-                self.child,
+                self.leader,
                 term_grace=term_grace,
                 exit_grace=term_grace if graceful and not self.gone else 0.0,
                 on_step=on_step,
@@ -162,11 +198,13 @@ class ChildProcess:
                     await stdout_closed.wait()
             return cast(EndedBy, ended)
         finally:
-            close_pipes(self.child)  # whatever still holds them, we keep no descriptor of this run
+            close_pipes(self.leader)  # whatever still holds them, we keep no descriptor of this run
+            if self.leader.holding is not None:  # its processes are gone: what it held goes too
+                await self.leader.holding.aclose()
 
     async def why_broken(self, *, heard: bool) -> str:
         """Why the conversation broke, in one line: the exit code or signal, the last stderr line."""
-        code = await self.child.wait_exit(PIPE_CLOSE_GRACE)
+        code = await self.leader.wait_exit(PIPE_CLOSE_GRACE)
         if code is None:
             return "the agent closed the connection"
         with anyio.move_on_after(0.2):  # its last words may still be in the pipe
@@ -181,5 +219,5 @@ class ChildProcess:
         if code < 0:
             with contextlib.suppress(ValueError):
                 how = f"was killed by {signal.Signals(-code).name}"
-        last = self.tail.last()
+        last = explaining_line(list(self.tail.lines))
         return f"agent {how}" + (f": {last.strip()}" if last else "")

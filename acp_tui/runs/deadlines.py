@@ -18,8 +18,22 @@ import contextlib
 import math
 import time
 from collections.abc import Iterator
+from typing import Protocol
 
 import anyio
+
+
+class Timeouts(Protocol):
+    """A provider's config, as far as the clocks go (`AcpProviderConfig` is one)."""
+
+    @property
+    def handshake_timeout(self) -> float: ...
+    @property
+    def cancel_grace(self) -> float: ...
+    @property
+    def run_timeout(self) -> float | None: ...
+    @property
+    def idle_timeout(self) -> float | None: ...
 
 
 class Deadlines:
@@ -40,6 +54,15 @@ class Deadlines:
         self._heard = self.started
         self._deciding = 0
         self._watch: anyio.CancelScope | None = None
+
+    @classmethod
+    def of(cls, config: Timeouts) -> Deadlines:
+        return cls(
+            handshake=config.handshake_timeout,
+            cancel_grace=config.cancel_grace,
+            run_timeout=config.run_timeout,
+            idle_timeout=config.idle_timeout,
+        )
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

@@ -99,10 +99,10 @@ class StderrTail:
     def __init__(self, guard: TextGuard, on_line: Callable[[str], None] = lambda line: None) -> None:
         self.lines: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self.on_line = on_line
-        self._guard = guard
+        self.guard = guard
 
     def line(self, text: str) -> None:
-        line = self._guard(text)[:STDERR_LINE_CHARS]
+        line = self.guard(text)[:STDERR_LINE_CHARS]
         self.lines.append(line)
         self.on_line(line)
 
@@ -112,9 +112,5 @@ class StderrTail:
 
     def dropped(self, what: str, line: bytes | bytearray) -> None:
         """Something the child sent that we dropped, said with a sample of it (guarded, then cut)."""
-        sample = self._guard(bytes(line[:4096]).decode("utf-8", "replace"))[:NOTE_SAMPLE_CHARS]
+        sample = self.guard(bytes(line[:4096]).decode("utf-8", "replace"))[:NOTE_SAMPLE_CHARS]
         self.note(f"{what}: {sample!r}" if sample else what)
-
-    def last(self) -> str:
-        """The last line that says something, or ""."""
-        return next((line for line in reversed(self.lines) if line.strip()), "")

@@ -1,14 +1,20 @@
 """What every provider's `acp-tui probe` shares: a run that stops before any prompt, seen through
-(its stderr forwarded, then disposed), and the record it is described by (the ACP probe's keys)."""
+(its stderr forwarded, then disposed), and the record it is described by (the ACP probe's keys,
+then how the agent was run)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import dataclasses
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from acp_tui.core.model import StderrLine, SubagentResult, SubagentStopReason
+from acp_tui.core.model import AgentInfo, ConfigOptionInfo, StderrLine, SubagentResult, SubagentStopReason
 from acp_tui.core.text import one_line
+from acp_tui.process.network import describe_network
 from acp_tui.runs.base import RunBase
+
+if TYPE_CHECKING:
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 
 async def probed(run: RunBase, on_stderr: Callable[[str], object]) -> tuple[SubagentResult, str | None]:
@@ -24,16 +30,34 @@ async def probed(run: RunBase, on_stderr: Callable[[str], object]) -> tuple[Suba
     return result, result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
 
 
-def probe_record(result: SubagentResult, error: str | None, *, sandbox: str, **more: Any) -> dict[str, Any]:
-    """A probe's record with nothing ACP-specific said: the agent, the error, then `more`."""
+def probe_record(
+    agent: AgentInfo | None,
+    error: str | None,
+    *,
+    offered: Iterable[ConfigOptionInfo] = (),
+    **more: Any,
+) -> dict[str, Any]:
+    """A probe's record that says nothing ACP-specific (no protocol version, login methods or
+    modes): the agent, the options it offers, the error, then `more`."""
     return {
-        "agent": result.agent.to_json() if result.agent else None,
+        "agent": dataclasses.asdict(agent) if agent else None,
         "protocol_version": None,
         "agent_capabilities": {},
         "auth_methods": [],
         "modes": {"current": None, "available": []},
-        "config_options": [],
+        "config_options": options_json(offered),
         "error": error,
-        "sandbox": sandbox,
         **more,
     }
+
+
+def options_json(offered: Iterable[ConfigOptionInfo]) -> list[dict[str, Any]]:
+    return [{**dataclasses.asdict(option), "values": list(option.values)} for option in offered]
+
+
+def run_keys(config: AcpProviderConfig) -> dict[str, Any]:
+    """How the probe ran the agent: `sandbox`, and when confined, the network this kernel gives it."""
+    keys: dict[str, Any] = {"sandbox": config.sandbox}
+    if config.sandbox == "workspace":
+        keys["sandbox_network"] = describe_network(config.sandbox_network)
+    return keys

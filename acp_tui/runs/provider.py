@@ -1,56 +1,62 @@
-"""A provider whose every `start` makes a fresh run of one config (`ProviderRun`): the live runs
-kept, disposed all at once by `aclose`."""
+"""What every provider of runs shares: `RunProvider`, whose every `start` makes a fresh run of one
+config (its runs kept, disposed all at once by `aclose`), and `ProviderRun`, a run of that config
+for one request."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from acp_tui.core.model import ProviderCapabilities, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.policy.names import resolve
 from acp_tui.runs.base import RunBase
-from acp_tui.runs.deadlines import Deadlines
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
 
+R = TypeVar("R", bound=RunBase)
 
-class RunProvider:
-    capabilities = ProviderCapabilities()
+
+class RunProvider(Generic[R]):
+    # An out-of-process agent cannot honour the parent's depth, tool filter or output schema,
+    # unless its protocol carries them (a provider that passes one on says so).
+    capabilities = ProviderCapabilities(max_depth=False, tool_filter=False, output_schema=False)
 
     def __init__(self, config: AcpProviderConfig) -> None:
         self.config = config
         chosen = config.permission_policy
         self.policy = resolve(chosen) if isinstance(chosen, str) else chosen
-        self._live: set[RunBase] = set()
+        self._runs: list[RunBase] = []  # its runs, those that ended let go at each start
 
-    def make_run(self, request: SubagentRequest, *, abort: Any, on_end: Callable[[RunBase], None]) -> RunBase:
+    def make_run(self, request: SubagentRequest, *, abort: Any) -> R:
         raise NotImplementedError
 
-    async def start(self, request: SubagentRequest, *, abort: Any = None) -> RunBase:
-        run = self.make_run(request, abort=abort, on_end=self._live.discard)
-        self._live.add(run)
+    async def start(self, request: SubagentRequest, *, abort: Any = None) -> R:
+        run = self.make_run(request, abort=abort)
+        self.keep(run)
         await run.start()
         return run
+
+    def keep(self, run: RunBase) -> None:
+        self._runs = [*(kept for kept in self._runs if not kept.done()), run]
 
     @property
     def live(self) -> bool:
         """Whether a run of this provider has yet to end."""
-        return bool(self._live)
+        return not all(run.done() for run in self._runs)
 
     async def aclose(self) -> None:
-        """Dispose every live run (they end `aborted`)."""
-        runs, self._live = list(self._live), set()
+        """Dispose every live run (they end `aborted`), all at once."""
+        runs, self._runs = self._runs, []
         await asyncio.gather(*(run.dispose() for run in runs))
 
 
 class ProviderRun(RunBase):
-    """A run of a provider's config: in the request's cwd (else the config's, else ours), with the
-    config's secrets masked, its clocks, its cap on the answer and its graces."""
+    """A run of a provider's config for one request: in `cwd` when given (a spare's), else the
+    request's, else the config's, else ours; its limits and secrets the config's."""
 
     def __init__(
         self,
@@ -59,23 +65,9 @@ class ProviderRun(RunBase):
         policy: PermissionPolicy,
         *,
         abort: Any = None,
-        on_end: Callable[[RunBase], None] = lambda run: None,
+        cwd: str | None = None,
     ) -> None:
         self.config = config
-        cwd = request.cwd or config.cwd or os.getcwd()
+        cwd = cwd or request.cwd or config.cwd or os.getcwd()
         self.request = dataclasses.replace(request, cwd=cwd)
-        super().__init__(
-            cwd=cwd,
-            secrets=config.secrets(),
-            policy=policy,
-            deadlines=Deadlines(
-                handshake=config.handshake_timeout,
-                cancel_grace=config.cancel_grace,
-                run_timeout=config.run_timeout,
-                idle_timeout=config.idle_timeout,
-            ),
-            max_output_chars=config.max_output_chars,
-            term_grace=config.term_grace,
-            abort=abort,
-            on_end=on_end,
-        )
+        super().__init__(config, policy, cwd=cwd, abort=abort)

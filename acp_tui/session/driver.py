@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from acp_tui.core.model import (
     Finished,
     HiddenUpdate,
+    NetworkRefused,
     OutputDelta,
     PermissionDecided,
     SessionStarted,
@@ -45,6 +46,7 @@ from acp_tui.core.registry import Subagents
 from acp_tui.core.tasks import TaskHost
 from acp_tui.session.asks import AskQueue, PendingAsk
 from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
+from acp_tui.session.providers import provider_for
 from acp_tui.session.warm import Spares
 
 if TYPE_CHECKING:
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
 
     import anyio
 
-    from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.session.attempts import Attempt
     from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
@@ -255,13 +256,11 @@ class SessionDriver:
                 cwd = str(worktree.cwd)
             if attempt.cancelled.is_set():
                 raise _Cancelled
-            from acp_tui.session.providers import provider_for
-
             config = self.configure(attempt)
             if attempt.worktree is not None:
                 config = confined_to(attempt.worktree, config)
             attempt.config = config
-            await self.subagents.register(name, provider_for(config))
+            await self.subagents.register(name, provider_for(attempt.preset.provider, config))
             request = SubagentRequest(prompt=attempt.prompt, cwd=cwd, session_id=continuing)
             attempt.spawned_at = time.monotonic()
             run: SubagentRun | None = self._warm_run(attempt, name, request)
@@ -302,9 +301,9 @@ class SessionDriver:
                 await self.subagents.unregister(name)  # the run is over: its provider goes too
         return await run.result()
 
-    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> AcpSubagentRun | None:
+    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> SubagentRun | None:
         """The spare made for exactly this run, taken (after the seam's capability check), if any."""
-        if self.spares is None or attempt.config is None or not attempt.preset.warm:
+        if self.spares is None or attempt.config is None or not attempt.preset.spared:
             return None
         self.subagents.check(name, request)  # refused: the spare stays one
         cwd = os.path.abspath(request.cwd or attempt.config.cwd or os.getcwd())
@@ -386,6 +385,8 @@ class SessionDriver:
             attempt.usage = event.usage
         elif isinstance(event, ToolCallChanged):
             attempt.live_tool_calls[event.call.id] = event.call
+        elif isinstance(event, NetworkRefused):
+            attempt.live_network_refused.append(event.refusal)
         elif isinstance(event, SessionStarted):
             attempt.agent_info = event.agent
             attempt.options = dict(event.options)
@@ -417,18 +418,21 @@ def isolation_cwd(attempt: Attempt) -> str:
 
 
 def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderConfig:
-    """A sandboxed run's config in `worktree`: the worktree and what a commit there writes of the
-    main repository writable, the main checkout read-only (see `process.sandbox.worktree_paths`)."""
+    """A sandboxed run's config in `worktree`: the worktree writable, the repository's objects
+    read-only, its git on a git directory of its own (see `process.sandbox.worktree_view`)."""
     if config.sandbox == "none":
         return config
-    from acp_tui.process.sandbox import worktree_paths
+    from acp_tui.process.sandbox import worktree_view
 
     origin = worktree.origin
-    writable, readonly = worktree_paths(worktree.path, origin.toplevel, origin.common_dir, worktree.admin)
+    writable, readable, git_dirs = worktree_view(
+        worktree.path, origin.common_dir / "objects", worktree.admin, worktree.own_git_dir()
+    )
     return dataclasses.replace(
         config,
         sandbox_writable=(*config.sandbox_writable, *writable),
-        sandbox_readonly=(*config.sandbox_readonly, *readonly),
+        sandbox_readable=(*config.sandbox_readable, *readable),
+        sandbox_git_dirs={**config.sandbox_git_dirs, **git_dirs},
     )
 
 

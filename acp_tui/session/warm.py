@@ -66,11 +66,9 @@ class Spares:
         self._closed = False
 
     def want(self, wanted: Sequence[Wanted]) -> None:
-        """Keep one spare ready for each of `wanted` (started in the background); dispose the rest.
-        Only ACP agents have spares: the other providers start cold."""
+        """Keep one spare ready for each of `wanted` (started in the background); dispose the rest."""
         if self._closed:
             return
-        wanted = [item for item in wanted if item.config.provider == "acp"]
         # A spare whose agent exited while it waited is replaced, not kept counting as ready.
         gone = [s for s in self._spares if s.wanted not in wanted or (s.handshake and s.handshake.done())]
         for spare in gone:

@@ -21,7 +21,7 @@ from acp_tui.policy.ask import TOOL_KINDS
 from acp_tui.policy.names import BUILTIN, policy_names
 from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.settings import paths
-from acp_tui.settings.presets import demo_presets, with_agent_specs
+from acp_tui.settings.presets import demo_presets, parse_agent_spec, with_agent_specs
 from acp_tui.settings.schema import (
     CLAUDE_COMMAND,
     CODEX_COMMAND,
@@ -41,7 +41,10 @@ def load_settings(
     path: Path | str | None = None, agents: Sequence[str] = (), *, policies_only: bool = False
 ) -> Settings:
     """The presets of `path` (else the user config file, else the demo set), plus `agents` specs.
-    `policies_only`: the file may hold no agent (`policy check` reads it for its policies)."""
+    `policies_only`: the file may hold no agent (`policy check` reads it for its policies); nor need
+    it when an agent is given inline (`--agent 'NAME=COMMAND'`: what `policy import` writes is a file
+    of policies alone)."""
+    policies_only = policies_only or any(not isinstance(parse_agent_spec(spec), str) for spec in agents)
     if path is not None:
         settings = load_file(Path(os.path.expanduser(path)), label=str(path), policies_only=policies_only)
     else:
@@ -240,7 +243,8 @@ def _say(cls: Any, error: Mapping[str, Any], fill: Mapping[str, str]) -> str:
         return f"mcp server #{rest[0] + 1}: " + _say(item, {**error, "loc": rest[1:]}, fill)
     if error.get("type") == "missing":
         return declared[name].metadata.get("required") or f'"{name}" is required'
-    if len(rest) == 1 and isinstance(rest[0], str):  # a value of a table of strings
+    if len(rest) == 1 and isinstance(rest[0], str) and str(declared[name].type).startswith("dict["):
+        # a value of a table of strings (a string elsewhere names the member of a union)
         return f'"{name}.{rest[0]}" must be a string'
     says = declared[name].metadata.get("says") or "is invalid"
     return f'"{name}" ' + says.format(**fill)

@@ -19,7 +19,7 @@ from tests.a2a.conftest import AgentServer
 
 
 def preset(url: str, **fields: object) -> AcpProviderConfig:
-    return AcpProviderConfig(command=url, provider="a2a", url=url, cancel_grace=2.0, **fields)  # type: ignore[arg-type]
+    return AcpProviderConfig(command=url, url=url, cancel_grace=2.0, **fields)  # type: ignore[arg-type]
 
 
 async def ask(url: str, prompt: str, **fields: object) -> tuple[SubagentResult, list[RunEvent]]:

@@ -40,7 +40,6 @@ def preset(api: MessagesStandIn, where: Path, policy: str = "reject") -> AcpProv
     env = {**api.env(), "HOME": str(where / "home")}  # a home of its own (a value of env: masked)
     return AcpProviderConfig(
         command="claude",
-        provider="claude",
         env=env,
         permission_policy=policy,
         cancel_grace=2.0,
@@ -128,7 +127,7 @@ async def test_probe_says_the_models_and_modes_and_prompts_nothing(
 
 
 async def test_a_cli_that_writes_garbage_and_dies_ends_error_with_the_partial_answer(tmp_path: Path) -> None:
-    config = AcpProviderConfig(command=sys.executable, args=[ROGUE], provider="claude", term_grace=0.3)
+    config = AcpProviderConfig(command=sys.executable, args=[ROGUE], term_grace=0.3)
     result, _ = await ask(config, "hello", tmp_path)
     assert (result.stop_reason, result.output) == (SubagentStopReason.ERROR, "partial")
     assert result.error == "agent exited with code 3: rogue: boom"
@@ -138,7 +137,7 @@ async def test_a_cli_that_writes_garbage_and_dies_ends_error_with_the_partial_an
 async def test_a_cli_that_dies_at_start_ends_error_at_once(tmp_path: Path) -> None:
     """Not after the SDK's minute of waiting for its `initialize` to be answered."""
     dies = AcpProviderConfig(command=sys.executable, args=["-c", "import sys; sys.exit('no way')"])
-    result, _ = await ask(dataclasses.replace(dies, provider="claude"), "hello", tmp_path)
+    result, _ = await ask(dies, "hello", tmp_path)
     assert result.stop_reason is SubagentStopReason.ERROR
     assert result.error == "agent exited with code 1: no way"
 

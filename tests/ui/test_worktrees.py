@@ -98,7 +98,7 @@ async def test_an_isolated_round_ends_with_each_runs_own_diff_and_an_untouched_c
         assert checkout_files(repo) == before
         assert len(worktrees_of(repo)) == 3  # the checkout and the two runs'
 
-        records = {r["name"]: r for r in app.session.records()}
+        records = {r.name: r.model_dump(mode="json") for r in app.session.records()}
         assert records["editor"]["diff_stat"] == {"files": 1, "insertions": 5, "deletions": 0}
         assert records["editor"]["base"] == git(repo, "rev-parse", "HEAD").strip()
         assert records["creator"]["worktree"] == str(creator.attempt.worktree.path)
@@ -148,7 +148,7 @@ async def test_v_shows_the_rounds_compare_view_and_a_applies_the_chosen_diff(rep
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        assert [r["name"] for r in screen.records] == ["editor", "creator"]
+        assert [r.name for r in screen.records] == ["editor", "creator"]
         assert screen.chosen == 1  # the pane's own row
         assert "new.txt" in screen.query_one("#diff-view", Static).content.code  # type: ignore[union-attr]
 
@@ -248,10 +248,10 @@ async def test_a_live_isolated_run_closed_or_quit_leaves_no_worktree_and_no_proc
         assert worktree is not None
         closed.focus()
         await pilot.press("x")  # live: disposed, its partial change recorded, its worktree removed
-        await wait_until(pilot, lambda: worktree.removed and not worktree.path.exists())
+        await wait_until(pilot, lambda: len(worktrees_of(repo)) == 2)  # in the background
+        assert worktree.removed and not worktree.path.exists()
         assert worktree.change is not None and worktree.change.stat is not None
         assert worktree.change.stat.files == 1
-        assert len(worktrees_of(repo)) == 2
         await app.action_quit()
     assert worktrees_of(repo) == [str(repo)]
     assert not (repo / "a.txt").exists()
