@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from acp_tui.claude.stream import TurnStream
-from acp_tui.claude.tools import ALLOW, permission_ask
+from acp_tui.claude.tools import ALLOW, tool_call
 from acp_tui.core.model import EndedBy, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.runs.base import Outcome
@@ -37,7 +37,7 @@ from acp_tui.runs.provider import ProviderRun
 from acp_tui.settings.schema import CLAUDE_COMMAND
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import ClaudeSDKClient, PermissionResult, ResultMessage
+    from claude_agent_sdk import ClaudeSDKClient, PermissionResult, ResultMessage, ToolPermissionContext
 
     from acp_tui.acp.transport import StdioTransport
     from acp_tui.settings.provider_config import AcpProviderConfig
@@ -155,10 +155,15 @@ class ClaudeSubagentRun(ProviderRun):
             raise ConnectionError("Claude Code ended the turn without a result")
         return self.turn_stream.result
 
-    async def _can_use_tool(self, name: str, tool_input: dict[str, Any], context: Any) -> PermissionResult:
+    async def _can_use_tool(
+        self, name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
-        option_id = await self.permissions.decide(permission_ask(name, tool_input, context, self.cwd))
+        call = tool_call(
+            context.tool_use_id, name, tool_input, title=context.title, blocked_path=context.blocked_path
+        )
+        option_id = await self.permissions.decide(self.turn_stream.ask(call))
         if option_id == ALLOW.option_id:
             return PermissionResultAllow()
         if option_id is None:  # no answer (the run stops): the turn stops with it
@@ -196,6 +201,7 @@ class ClaudeSubagentRun(ProviderRun):
             "options": guard.json(stream.options),
             "usage": stream.usage,
             "tool_kinds": dict(stream.tool_kinds),
+            "tool_calls": tuple(guard.json(call) for call in stream.tool_calls.all()),
             "session_id": stream.session_id,
             "continuation": "resume" if stream.session_id else None,
         }

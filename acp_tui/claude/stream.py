@@ -4,8 +4,10 @@ The answer is the text Claude streams (the SDK's `StreamEvent`s with `text_delta
 `--include-partial-messages`), each content block a part of its own (on a new line); the whole
 assistant messages that follow repeat it and are not the answer again. What a sub-agent says
 (`parent_tool_use_id`) is Claude's business, not the answer. Thinking, tool calls and their
-results are counted and hidden; each tool call's kind is counted too. The turn's `ResultMessage`
-gives the stop reason, the usage and the cost.
+results are counted and hidden, under ACP's names for them (`agent_thought_chunk`, `tool_call`,
+`tool_call_update`); each tool call is followed as ACP's are (`acp_tui.claude.tools`: announced by
+its `tool_use`, asked about, ended by its `tool_result`), its kind counted. The turn's
+`ResultMessage` gives the stop reason, the usage and the cost.
 """
 
 from __future__ import annotations
@@ -15,16 +17,19 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
 from acp_tui.acp.stop_reasons import map_stop_reason
-from acp_tui.claude.tools import tool_kind
+from acp_tui.acp.tool_calls import ToolCalls
+from acp_tui.claude.tools import OPTIONS, tool_call, tool_result
 from acp_tui.core.model import (
     AgentInfo,
     ConfigOptionInfo,
     Cost,
     SessionStarted,
     SubagentStopReason,
+    ToolCallChanged,
     Usage,
     UsageReported,
 )
+from acp_tui.policy.ask import PermissionAsk
 from acp_tui.runs.base import Outcome, RunBase
 
 if TYPE_CHECKING:
@@ -45,6 +50,7 @@ class TurnStream:
         self.session_id: str | None = None
         self.usage: Usage | None = None
         self.tool_kinds: Counter[str] = Counter()
+        self.tool_calls = ToolCalls()
         self.result: ResultMessage | None = None
         self._message: Any = None  # the id of the message being streamed
 
@@ -69,7 +75,7 @@ class TurnStream:
 
     def read(self, message: Any) -> None:
         """One message of the SDK's."""
-        from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent, SystemMessage
+        from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, UserMessage
 
         self.run.heard_from_agent()
         if getattr(message, "parent_tool_use_id", None):
@@ -78,12 +84,21 @@ class TurnStream:
             self._event(message.event)
         elif isinstance(message, AssistantMessage):
             self._assistant(message)
+        elif isinstance(message, UserMessage):
+            self._user(message)
         elif isinstance(message, SystemMessage):
             self._system(message.subtype, message.data)
         elif isinstance(message, ResultMessage):
             self._result(message)
         else:
             self.run.hide(type(message).__name__.removesuffix("Message").lower() or "other")
+
+    def ask(self, call: dict[str, Any]) -> PermissionAsk:
+        """A permission request (`tool_call` fields) as the policy decides it: merged into what
+        its `tool_use` announced, and followed."""
+        ask = self.tool_calls.ask(call, OPTIONS, self.run.cwd)
+        self._follow({"toolCallId": call["toolCallId"]})
+        return ask
 
     def outcome(self) -> Outcome:
         result = self.result
@@ -118,12 +133,34 @@ class TurnStream:
             if isinstance(block, TextBlock):
                 continue  # streamed already, as its deltas
             if isinstance(block, ToolUseBlock):
-                self.tool_kinds[tool_kind(block.name)] += 1
-                self.run.hide("tool_use")
+                call = tool_call(block.id, block.name, block.input)
+                if self.tool_calls.get(block.id) is None:
+                    self.tool_kinds[call["kind"]] += 1
+                self._follow(call)
+                self.run.hide("tool_call")
             elif isinstance(block, ThinkingBlock):
-                self.run.hide("thinking")
+                self.run.hide("agent_thought_chunk")
             else:
                 self.run.hide(type(block).__name__.removesuffix("Block").lower())
+
+    def _user(self, message: Any) -> None:
+        """What Claude Code tells the model: tool results, which end their calls."""
+        from claude_agent_sdk import ToolResultBlock
+
+        blocks = message.content if isinstance(message.content, list) else ()
+        results = [block for block in blocks if isinstance(block, ToolResultBlock)]
+        for block in results:
+            call = self.tool_calls.get(block.tool_use_id)
+            kind = call.kind if call is not None else None
+            self._follow(tool_result(block.tool_use_id, block.content, block.is_error, kind=kind))
+            self.run.hide("tool_call_update")
+        if not results:
+            self.run.hide("user")
+
+    def _follow(self, fields: dict[str, Any]) -> None:
+        merged = self.tool_calls.merge(fields)
+        if merged is not None:
+            self.run.emit(ToolCallChanged(self.run.guard.json(merged)))
 
     def _system(self, subtype: str, data: dict[str, Any]) -> None:
         self.run.hide(f"system:{subtype}")

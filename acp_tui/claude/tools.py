@@ -1,11 +1,15 @@
-"""Claude Code's tools as the rest of acp-tui sees them: their ACP tool kinds, and a permission
-request (`can_use_tool`) as a `PermissionAsk` the preset's policy decides.
+"""Claude Code's tool calls as the rest of acp-tui sees them: in ACP's shape (`tool_call` fields,
+merged by `acp_tui.acp.tool_calls.ToolCalls`), so that the activity view, the permission log, the
+policy's rules and the record read a Claude tool call exactly as an ACP agent's.
 
-A request offers two options, `allow` (allow_once) and `reject` (reject_once), so that every policy
-(`reject`, `allow`, rules, `ask`) decides it as it decides an ACP agent's. Nothing is ever allowed
-for longer than the one call: Claude Code's own suggestions (lasting rules it would save in its
-settings) are never taken. Rules read the command line from the raw input's `command` (Bash) and the
-paths from its file fields and from the path Claude Code says the call touches.
+A `tool_use` block is the call announced (`pending`), with its kind (what claude-agent-acp says of
+each tool), a title a person reads, its raw input, the paths it touches and, for an edit, its
+diff; its `tool_result` ends it (`completed`, or `failed` when it is an error, a denial included).
+
+A permission request (`can_use_tool`) offers two options, `allow` (allow_once) and `reject`
+(reject_once), so that every policy (`reject`, `allow`, rules, `ask`) decides it as it decides an
+ACP agent's. Nothing is ever allowed for longer than the one call: Claude Code's own suggestions
+(lasting rules it would save in its settings) are never taken.
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from acp_tui.core.model import PermissionOptionInfo
-from acp_tui.policy.ask import PermissionAsk
 
 ALLOW = PermissionOptionInfo("allow", "Allow", "allow_once")
 REJECT = PermissionOptionInfo("reject", "Reject", "reject_once")
+OPTIONS = (ALLOW, REJECT)
 
 # Claude Code's tools by ACP tool kind (what claude-agent-acp says of them); any other is `other`.
 KINDS = {
@@ -46,30 +50,72 @@ def tool_kind(name: str) -> str:
     return KINDS.get(name, "other")
 
 
-def permission_ask(name: str, tool_input: Mapping[str, Any], context: Any, cwd: str) -> PermissionAsk:
-    """The ask for one `can_use_tool` call (`context`: the SDK's ToolPermissionContext)."""
+def tool_call(
+    call_id: str | None,
+    name: str,
+    tool_input: Mapping[str, Any],
+    *,
+    title: str | None = None,
+    blocked_path: str | None = None,
+) -> dict[str, Any]:
+    """A `tool_use` (or the permission request for one: Claude Code's `title` sentence and the
+    path that made it ask, when it gives them) as ACP's `tool_call` fields."""
     paths = [value for key in PATH_FIELDS if isinstance(value := tool_input.get(key), str)]
-    blocked = getattr(context, "blocked_path", None)
-    if isinstance(blocked, str) and blocked not in paths:
-        paths.append(blocked)
-    return PermissionAsk(
-        title=_title(name, tool_input, context),
-        kind=tool_kind(name),
-        options=(ALLOW, REJECT),
-        content=str(tool_input.get("content") or tool_input.get("new_string") or ""),
-        raw_input=dict(tool_input),
-        locations=tuple(paths),
-        cwd=cwd,
-    )
+    if blocked_path and blocked_path not in paths:
+        paths.append(blocked_path)
+    call: dict[str, Any] = {
+        "toolCallId": call_id,
+        "title": title or _title(name, tool_input),
+        "kind": tool_kind(name),
+        "status": "pending",
+        "rawInput": dict(tool_input),
+        "locations": [{"path": path} for path in paths],
+    }
+    diff = _diff(name, tool_input)
+    if diff is not None:
+        call["content"] = [diff]
+    return call
 
 
-def _title(name: str, tool_input: Mapping[str, Any], context: Any) -> str:
+def tool_result(call_id: str, content: Any, is_error: bool | None, *, kind: str | None) -> dict[str, Any]:
+    """A `tool_result` as ACP's `tool_call_update`: how the call ended, and what it gave back (an
+    edit keeps its diff as its content)."""
+    update: dict[str, Any] = {
+        "toolCallId": call_id,
+        "status": "failed" if is_error else "completed",
+        "rawOutput": content,
+    }
+    if kind != "edit":
+        texts = (
+            [content]
+            if isinstance(content, str)
+            else [block.get("text") for block in content or () if isinstance(block, Mapping)]
+        )
+        update["content"] = [
+            {"type": "content", "content": {"type": "text", "text": text}}
+            for text in texts
+            if isinstance(text, str)
+        ]
+    return update
+
+
+def _title(name: str, tool_input: Mapping[str, Any]) -> str:
     """What a person reads: the tool and what it would do."""
-    title = getattr(context, "title", None)
-    if isinstance(title, str) and title:
-        return title
     for field in ("command", *PATH_FIELDS, "url", "pattern"):
         value = tool_input.get(field)
         if isinstance(value, str) and value:
             return f"{name}: {value}"
     return name
+
+
+def _diff(name: str, tool_input: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An edit's change, as ACP's `diff` content: a file written whole, or one string replaced."""
+    path = tool_input.get("file_path")
+    if not isinstance(path, str):
+        return None
+    if name == "Write":
+        return {"type": "diff", "path": path, "oldText": None, "newText": tool_input.get("content")}
+    if name == "Edit":
+        old, new = tool_input.get("old_string"), tool_input.get("new_string")
+        return {"type": "diff", "path": path, "oldText": old, "newText": new}
+    return None

@@ -20,6 +20,7 @@ from acp_tui.core.model import (
     RunEvent,
     SessionStarted,
     SubagentResult,
+    ToolCallChanged,
     UsageReported,
 )
 from acp_tui.policy.names import resolve
@@ -75,7 +76,7 @@ async def test_a_tool_use_is_decided_by_the_policy_and_recorded(
     api.script(
         tool_use("Bash", {"command": "echo hi > proof.txt", "description": "write proof"}), answer("Done")
     )
-    result, _ = await ask(preset(api, tmp_path, policy), "write the proof", tmp_path)
+    result, events = await ask(preset(api, tmp_path, policy), "write the proof", tmp_path)
     assert result.stop_reason is SubagentStopReason.COMPLETED, (result.error, result.stderr_tail)
     assert result.permissions
     [record] = result.permissions
@@ -87,6 +88,19 @@ async def test_a_tool_use_is_decided_by_the_policy_and_recorded(
     )
     assert (tmp_path / "proof.txt").exists() == (policy == "allow")
     assert result.tool_kinds == {"execute": 1}
+    # Followed as an ACP agent's tool call is: announced, asked about, ended (a denial fails it).
+    changes = [event.call for event in events if isinstance(event, ToolCallChanged)]
+    assert {call.id for call in changes} == {"toolu_1"}
+    assert changes[0].status == "pending" and changes[-1].status == (
+        "completed" if policy == "allow" else "failed"
+    )
+    [call] = result.tool_calls
+    assert (call.title, call.kind, call.raw_input["command"]) == (
+        "Bash: echo hi > proof.txt",
+        "execute",
+        "echo hi > proof.txt",
+    )
+    assert call == changes[-1] and call.ended_at is not None
     tool_result = api.requests[1]["messages"][-1]["content"][0]
     assert tool_result["type"] == "tool_result" and tool_result.get("is_error", False) == (policy == "reject")
 
@@ -161,3 +175,6 @@ async def test_the_ask_policy_hands_the_request_to_a_person_who_says_whose_it_is
     assert seen[0] == ("claude", f"Write: {tmp_path / 'a.txt'}", "edit")
     assert (tmp_path / "a.txt").read_text() == "hi"
     assert [(r.decision, r.rule) for r in result.permissions] == [("allow_once", "ask")]
+    [call] = result.tool_calls  # an edit's content is its diff, its path a location
+    assert (call.kind, call.status, call.paths) == ("edit", "completed", (str(tmp_path / "a.txt"),))
+    assert "+hi" in call.content
