@@ -7,7 +7,8 @@ a client made for the interface the card names (the SDK speaks A2A 1.0, and 0.3 
 compatibility layer: `message/stream`, `tasks/cancel`), then the prompt as one user message,
 streamed (`SendStreamingMessage`) as the turn. Told to stop, the run sends the task's cancel
 (`CancelTask`) and reads on for the cancel grace, then stops reading. What the stream says is read
-by `TaskStream`; its last state is the stop reason.
+by `TaskStream`; its last state is the stop reason. With a `trace_dir`, the card, the request, each
+event of the stream and the cancel are traced, as A2A's JSON.
 
 The preset's `headers` go with every request, the card's included; like `env` they are secrets,
 masked wherever the agent's words are shown. A follow-up sends its message in the conversation
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     import httpx
     from a2a.client import Client
     from a2a.types import AgentCard
+    from google.protobuf.message import Message as ProtoMessage
 
     from acp_tui.settings.provider_config import AcpProviderConfig
 
@@ -60,6 +62,7 @@ class A2aSubagentRun(ProviderRun):
     async def converse(self) -> Outcome:
         import httpx
 
+        self.start_trace()
         self.advance(Phase.INITIALIZING)
         # No read timeout: a silent agent is the idle timeout's business, and a slow one is none.
         timeout = httpx.Timeout(None, connect=self.config.handshake_timeout)
@@ -79,6 +82,7 @@ class A2aSubagentRun(ProviderRun):
         assert self.config.url is not None
         with self.deadlines.handshake_step():
             self.card = card = await A2ACardResolver(http, self.config.url).get_agent_card()
+        self._traced("in", card)
         self.heard_from_agent()
         self.agent = AgentInfo(name=card.name, version=card.version or None)
         client = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(card)
@@ -104,7 +108,10 @@ class A2aSubagentRun(ProviderRun):
             parts=[Part(text=self.request.prompt)],
             context_id=self.request.session_id or "",
         )
-        async for event in client.send_message(SendMessageRequest(message=message)):
+        request = SendMessageRequest(message=message)
+        self._traced("out", request)
+        async for event in client.send_message(request):
+            self._traced("in", event)
             self.task.read(event)
 
     async def _cancel(self, client: Client) -> None:
@@ -112,7 +119,16 @@ class A2aSubagentRun(ProviderRun):
 
         await self.task.task_known.wait()  # the cancel grace bounds this wait too
         assert self.task.task_id is not None
-        await client.cancel_task(CancelTaskRequest(id=self.task.task_id))
+        request = CancelTaskRequest(id=self.task.task_id)
+        self._traced("out", request)
+        self._traced("in", await client.cancel_task(request))
+
+    def _traced(self, direction: str, message: ProtoMessage) -> None:
+        """An A2A object in the run's trace (when it has one), as A2A's JSON spells it."""
+        if self.trace is not None:
+            from google.protobuf.json_format import MessageToDict
+
+            self.trace.write(direction, MessageToDict(message))
 
     def result_fields(self) -> dict[str, Any]:
         context = self.task.context_id

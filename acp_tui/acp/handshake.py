@@ -24,15 +24,14 @@ import anyio
 from anyio.abc import TaskGroup
 
 from acp_tui.acp.sdk import import_acp
-from acp_tui.acp.trace import TraceWriter
 from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.acp.updates import SessionUpdates
-from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
 from acp_tui.runs.base import RunBase
 from acp_tui.runs.child import ChildProcess, ChildStartError, start_child
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
+from acp_tui.runs.trace import TraceWriter, open_trace
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -72,17 +71,9 @@ class AcpHandshake:
         self._opening: anyio.CancelScope | None = None
 
     @property
-    def label(self) -> str:
-        return self.config.name or os.path.basename(self.config.command)
-
-    @property
     def connection(self) -> ClientSideConnection:
         assert self._conn is not None, "connect() first"
         return self._conn
-
-    @property
-    def stdout_closed(self) -> asyncio.Event | None:
-        return self._transport.eof if self._transport is not None else None
 
     # Starting ----------------------------------------------------------------------------------
 
@@ -94,14 +85,7 @@ class AcpHandshake:
         """The transport, the SDK's connection and the session's setup, over the spawned child.
         The SDK is imported only now: the child boots while we pay for it."""
         assert self.child is not None
-        if self.config.trace_dir:
-            with contextlib.suppress(OSError):  # no trace is no reason to fail the run
-                # Frames are traced as they came, so a value split across two of them is masked
-                # by its fragments.
-                trace_mask = SecretMask(self.guard.secrets, fragments=True)
-                self.trace = TraceWriter.for_run(
-                    self.config.trace_dir, self.label, self.child.leader.pid, trace_mask, self.tail.note
-                )
+        self.trace = open_trace(self.config, self.child.leader.pid, self.tail.note)
         stdout, stdin = self.child.stdio
         self._transport = StdioTransport(
             stdout,
@@ -124,7 +108,7 @@ class AcpHandshake:
             cwd=self.cwd,
             options=self.config.options,
             mcp_servers=self.config.mcp_servers,
-            name=self.label,
+            name=self.config.label,
         )
         self.updates.setup = self.setup
 
@@ -187,12 +171,7 @@ class AcpHandshake:
             if self.setup is not None and child is not None and not child.gone:
                 await self.setup.close(grace)
             if child is not None:
-                ended = await child.end(
-                    graceful=graceful,
-                    term_grace=self.config.term_grace,
-                    on_step=on_step,
-                    stdout_closed=self.stdout_closed,
-                )
+                ended = await child.end(graceful=graceful, term_grace=self.config.term_grace, on_step=on_step)
             if self._conn is not None:
                 # After a broken pipe it re-raises what broke it, or hangs: bounded, ignored.
                 with anyio.move_on_after(CONNECTION_CLOSE_GRACE), contextlib.suppress(Exception):

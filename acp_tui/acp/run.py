@@ -45,6 +45,7 @@ class AcpSubagentRun(ProviderRun):
 
     @property
     def trace_path(self) -> str | None:
+        """Its handshake's trace (a spare's is opened before any run takes it)."""
         trace = self._link.trace
         return str(trace.path) if trace else None
 

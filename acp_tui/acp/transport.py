@@ -30,8 +30,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from acp_tui.acp.trace import TraceWriter
 from acp_tui.core.files import parse_json
+from acp_tui.runs.trace import TraceWriter
 
 READ_SIZE = 1 << 16
 # Messages handed to the SDK between two yields to the event loop: a child streaming as fast as its

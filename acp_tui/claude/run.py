@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from acp_tui.claude.stream import TurnStream
 from acp_tui.claude.tools import ALLOW, tool_call
-from acp_tui.core.model import EndedBy, SubagentRequest
+from acp_tui.core.model import SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.runs.base import Outcome
 from acp_tui.runs.child import start_child
@@ -58,7 +57,6 @@ class ClaudeSubagentRun(ProviderRun):
         super().__init__(config, request, policy, abort=abort)
         self.turn_stream = TurnStream(self)
         self.step = "initialize"  # what the conversation waits for
-        self._lines: StdioTransport | None = None
 
     # The conversation --------------------------------------------------------------------------
 
@@ -98,13 +96,14 @@ class ClaudeSubagentRun(ProviderRun):
 
         assert self.child is not None
         stdout, stdin = self.child.stdio
-        self._lines = lines = StdioTransport(
+        lines = StdioTransport(
             stdout,
             stdin,
             max_line_bytes=self.config.max_line_bytes,
             on_note=self.stderr.dropped,
             on_lost=self.output.lost,
             on_frame=self.heard_from_agent,
+            trace=self.start_trace(),
             check=stream_json_problem,
         )
         group = self.task_group
@@ -112,7 +111,7 @@ class ClaudeSubagentRun(ProviderRun):
         self.child.tend(group, lines.eof, self.child_gone)
         group.start_soon(self._watch_output, lines)
         options = ClaudeAgentOptions(can_use_tool=self._can_use_tool)
-        client = ClaudeSDKClient(options, transport=ChildTransport(lines, stdin))
+        client = ClaudeSDKClient(options, transport=ChildTransport(lines))
         self.advance(Phase.INITIALIZING)
         try:
             with self.deadlines.handshake_step():
@@ -177,22 +176,12 @@ class ClaudeSubagentRun(ProviderRun):
         if isinstance(exc, TimeoutError):
             timeout = self.config.handshake_timeout
             return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
-        if isinstance(exc, ConnectionError | OSError | EOFError) and self.child is not None:
-            return await self.child.why_broken(heard=self.heard)
+        if isinstance(exc, ConnectionError | OSError | EOFError):
+            return await self.why_gone()
         # The SDK says what Claude Code answered to a control request with a bare Exception.
         if isinstance(exc, ClaudeSDKError) or type(exc) is Exception:
             return f"{self.step} failed: {exc}"
         return None
-
-    # The end -----------------------------------------------------------------------------------
-
-    async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
-        if self.child is None:
-            return None
-        stdout_closed = self._lines.eof if self._lines is not None else None
-        return await self.child.end(
-            graceful=graceful, term_grace=self.term_grace, on_step=on_step, stdout_closed=stdout_closed
-        )
 
     def result_fields(self) -> dict[str, Any]:
         stream, guard = self.turn_stream, self.guard

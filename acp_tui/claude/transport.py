@@ -4,14 +4,15 @@ The SDK would start the CLI itself, with our whole environment and in our own pr
 credentials would reach the CLI whether the preset passed them or not, and a dispose could not end
 all the CLI starts. The SDK takes a custom `Transport` instead, so the run starts the CLI like any
 child (a carrier: a process group of its own, marked, its environment scrubbed, its stderr
-drained) and the SDK speaks its control protocol over this: lines written to the CLI's stdin, and
-its stdout read by the same bounded, strict reader as an ACP agent's (`StdioTransport`), each line
-one JSON object with a `type`. The run ends the child; `close` only ends its input.
+drained, confined when the preset says so) and the SDK speaks its control protocol over this: its
+lines written to the CLI's stdin and the CLI's stdout read by the same bounded, strict reader and
+writer as an ACP agent's (`StdioTransport`: each line read one JSON object with a `type`, every
+line both ways traced when the run is). The run ends the child; `close` only ends its input.
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,16 +27,17 @@ def stream_json_problem(message: dict[str, Any]) -> str | None:
 
 
 class ChildTransport(Transport):
-    def __init__(self, lines: StdioTransport, stdin: asyncio.StreamWriter) -> None:
+    def __init__(self, lines: StdioTransport) -> None:
         self._lines = lines
-        self._stdin = stdin
 
     async def connect(self) -> None:
         """The child runs already (the run started it)."""
 
     async def write(self, data: str) -> None:
-        self._stdin.write(data.encode())
-        await self._stdin.drain()
+        """What the SDK writes: JSON lines of its own making."""
+        for line in data.splitlines():
+            if line.strip():
+                await self._lines.send(json.loads(line))
 
     def read_messages(self) -> AsyncIterator[dict[str, Any]]:
         return self._read()
@@ -48,7 +50,7 @@ class ChildTransport(Transport):
         await self.end_input()
 
     def is_ready(self) -> bool:
-        return not self._stdin.is_closing()
+        return not self._lines.eof.is_set()
 
     async def end_input(self) -> None:
-        self._stdin.close()
+        await self._lines.close()

@@ -119,6 +119,7 @@ class ChildProcess:
         self.confined = confined
         self.drained = asyncio.Event()  # its stderr reached its end
         self.gone = False  # it exited, and its pipes stayed open after it
+        self.stdout_closed: asyncio.Event | None = None  # its stdout's end, as its reader sees it
         # What its sandbox refused (a host list's proxy), told to `on_refused`, `at` by `clock`.
         self.refused: list[NetworkRefusal] = []
         self.on_refused: Callable[[NetworkRefusal], None] = lambda refusal: None
@@ -137,7 +138,8 @@ class ChildProcess:
 
     def tend(self, group: TaskGroup, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
         """Its helpers, in `group` (they end with it): the stderr drain, what its sandbox serves,
-        the exit watch (`watch_exit`)."""
+        the exit watch (`watch_exit`). `stdout_closed`: set by its stdout's reader at the end."""
+        self.stdout_closed = stdout_closed
         group.start_soon(self.drain)
         group.start_soon(self.serve)
         group.start_soon(self.watch_exit, stdout_closed, on_gone)
@@ -178,10 +180,10 @@ class ChildProcess:
         graceful: bool,
         term_grace: float,
         on_step: Callable[[str], None],
-        stdout_closed: asyncio.Event | None = None,
     ) -> EndedBy:
         """End all of it and return how it ended. `graceful`: it may first exit by itself on
-        stdin's end (for `term_grace`); else it is signalled at once."""
+        stdin's end (for `term_grace`); else it is signalled at once. Its pipes are let run dry
+        (its stdout's reader to the end, when it was tended) before they are closed."""
         try:
             stdin = self.leader.process.stdin
             if stdin is not None:
@@ -194,8 +196,8 @@ class ChildProcess:
             )
             with anyio.move_on_after(PIPE_CLOSE_GRACE):
                 await self.drained.wait()
-                if stdout_closed is not None:
-                    await stdout_closed.wait()
+                if self.stdout_closed is not None:
+                    await self.stdout_closed.wait()
             return cast(EndedBy, ended)
         finally:
             close_pipes(self.leader)  # whatever still holds them, we keep no descriptor of this run

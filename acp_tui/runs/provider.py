@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from acp_tui.core.model import ProviderCapabilities, SubagentRequest
+from acp_tui.core.model import EndedBy, ProviderCapabilities, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.policy.names import resolve
 from acp_tui.runs.base import RunBase
+from acp_tui.runs.trace import TraceWriter, open_trace
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
@@ -56,7 +58,8 @@ class RunProvider(Generic[R]):
 
 class ProviderRun(RunBase):
     """A run of a provider's config for one request: in `cwd` when given (a spare's), else the
-    request's, else the config's, else ours; its limits and secrets the config's."""
+    request's, else the config's, else ours; its limits and secrets the config's; its protocol
+    trace when the config asks for one (`start_trace`), closed once its child has ended."""
 
     def __init__(
         self,
@@ -71,3 +74,20 @@ class ProviderRun(RunBase):
         cwd = cwd or request.cwd or config.cwd or os.getcwd()
         self.request = dataclasses.replace(request, cwd=cwd)
         super().__init__(config, policy, cwd=cwd, abort=abort)
+        self.trace: TraceWriter | None = None
+
+    @property
+    def trace_path(self) -> str | None:
+        return str(self.trace.path) if self.trace else None
+
+    def start_trace(self) -> TraceWriter | None:
+        """The run's trace (None: not asked for, or not writable), named after its child, if any."""
+        self.trace = open_trace(self.config, self.pid, self.stderr.note)
+        return self.trace
+
+    async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
+        try:
+            return await super().wind_down(graceful=graceful, on_step=on_step)
+        finally:
+            if self.trace is not None:
+                self.trace.close()

@@ -4,6 +4,7 @@ share its defaults."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -53,6 +54,12 @@ class AcpProviderConfig:
     # (credentials, masked like `env`).
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def label(self) -> str:
+        """What the agent is called in its trace's name and its session's notes: its name, else
+        its command's file name."""
+        return self.name or os.path.basename(self.command)
 
     def secrets(self) -> list[str]:
         """What the run hands the agent that could be a credential: its env, an A2A agent's headers

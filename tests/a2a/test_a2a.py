@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -92,6 +93,24 @@ async def test_headers_reach_the_agent_and_never_its_answer(agent: AgentServer) 
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
     assert result.output == "***"  # the agent said it back: it had it
     assert secret not in repr(events) and secret not in repr(result)
+
+
+async def test_a_trace_holds_the_card_the_request_and_each_event_masked(
+    agent: AgentServer, tmp_path: Path
+) -> None:
+    secret = "Bearer s3cr3t-t0ken"
+    config = preset(agent.url, headers={"Authorization": secret}, trace_dir=str(tmp_path), name="remote")
+    run = await A2aSubagentProvider(config).start(SubagentRequest(prompt="headers"))
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    [trace] = tmp_path.iterdir()
+    assert run.trace_path == str(trace) and trace.name.startswith("remote-")
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    card, request, *events = lines
+    assert (card["dir"], card["frame"]["name"]) == ("in", "test agent")
+    assert (request["dir"], request["frame"]["message"]["parts"]) == ("out", [{"text": "headers"}])
+    assert {line["dir"] for line in events} == {"in"} and "artifactUpdate" in json.dumps(events)
+    assert secret not in trace.read_text() and "***" in trace.read_text()  # the agent said it back
 
 
 async def test_a_server_that_dies_mid_answer_ends_error_with_the_partial_answer(

@@ -4,16 +4,19 @@ stand-in of the Anthropic Messages API."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from click.testing import CliRunner
 
 from acp_tui import SubagentRequest, Subagents, SubagentStopReason
 from acp_tui.claude.probe import describe_claude
 from acp_tui.claude.provider import ClaudeSubagentProvider
+from acp_tui.cli.main import main
 from acp_tui.core.model import (
     OutputDelta,
     PermissionDecided,
@@ -178,3 +181,58 @@ async def test_the_ask_policy_hands_the_request_to_a_person_who_says_whose_it_is
     [call] = result.tool_calls  # an edit's content is its diff, its path a location
     assert (call.kind, call.status, call.paths) == ("edit", "completed", (str(tmp_path / "a.txt"),))
     assert "+hi" in call.content
+
+
+def test_a_traced_run_keeps_its_stream_json_and_policy_check_reads_its_record(
+    api: MessagesStandIn, tmp_path: Path
+) -> None:
+    """`acp-tui run --trace`: the trace holds both directions of Claude Code's stream-json (the
+    key masked); `acp-tui policy check` decides the run's request again from its record (a
+    Claude trace holds no ACP conversation to read it from)."""
+    api.script(tool_use("Bash", {"command": "git push origin main"}), answer("Pushed"))
+    env = {**api.env(), "HOME": str(tmp_path / "home")}
+    config = tmp_path / "agents.toml"
+    config.write_text(
+        '[[agent]]\nname = "claude"\nprovider = "claude"\n'
+        f"env = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in env.items())} }}\n"
+        '[policy.no-push]\ndefault = "allow"\n'
+        '[[policy.no-push.rule]]\nname = "no pushes"\naction = "reject"\ncommand = "git push*"\n'
+    )
+    traces, records = tmp_path / "traces", tmp_path / "runs.jsonl"
+    common = ["--config", str(config)]
+    run = [
+        "run",
+        *common,
+        "--policy",
+        "allow",
+        "--format",
+        "json",
+        "--trace",
+        str(traces),
+        "--prompt",
+        "push",
+    ]
+    done = CliRunner().invoke(main, [*run, "--cwd", str(tmp_path)], catch_exceptions=False)
+    records.write_text(done.stdout)
+    [record] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert record["stop_reason"] == "completed", record["error"]
+    trace = Path(record["trace"])
+    assert trace.parent == traces and API_KEY not in trace.read_text()
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    sent = [line["frame"] for line in lines if line["dir"] == "out"]
+    heard = [line["frame"]["type"] for line in lines if line["dir"] == "in"]
+    assert sent[0]["request"]["subtype"] == "initialize"
+    assert any(frame["type"] == "user" and frame["message"]["content"] == "push" for frame in sent)
+    assert any(frame["type"] == "control_response" for frame in sent)  # the permission's answer
+    assert "control_request" in heard and heard[-1] == "result"
+    checked = CliRunner().invoke(
+        main,
+        ["policy", "check", *common, "--policy", "no-push", "--format", "json", str(records), str(traces)],
+    )
+    assert checked.exit_code == 1, checked.output
+    [row] = [json.loads(line) for line in checked.stdout.splitlines()]
+    assert (row["title"], row["was"], row["now"]) == (
+        "Bash: git push origin main",
+        {"decision": "allow_once", "rule": "allow"},
+        {"decision": "reject_once", "rule": "no pushes"},
+    )
