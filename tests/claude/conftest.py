@@ -1,6 +1,7 @@
 """The Claude tests need the Claude Agent SDK and a Claude Code CLI (the SDK's wheel bundles one on
-most platforms): without them they skip, saying why. With ACP_TUI_REQUIRE_CLAUDE=1 (as `.ci/run`
-sets it) such a skip is a failure."""
+most platforms), the sandbox's test bubblewrap: without them they skip, saying why. With
+ACP_TUI_REQUIRE_CLAUDE=1 and ACP_TUI_REQUIRE_SANDBOX=1 (as `.ci/run` sets them) such a skip is a
+failure."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from acp_tui.compat import claude_bundled_cli
 from tests.helpers import skip_is_failure
+from tests.sandbox.support import SANDBOX_REASON
 
 CLAUDE_REASON = "claude:"  # how every skip for a missing SDK or CLI begins
 
@@ -34,4 +36,6 @@ def claude_cli() -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
     outcome = yield
-    skip_is_failure(outcome.get_result(), "ACP_TUI_REQUIRE_CLAUDE", reason_prefix=CLAUDE_REASON)
+    report = outcome.get_result()
+    skip_is_failure(report, "ACP_TUI_REQUIRE_CLAUDE", reason_prefix=CLAUDE_REASON)
+    skip_is_failure(report, "ACP_TUI_REQUIRE_SANDBOX", reason_prefix=SANDBOX_REASON)

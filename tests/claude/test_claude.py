@@ -29,6 +29,7 @@ from acp_tui.core.model import (
 from acp_tui.policy.names import resolve
 from acp_tui.session.asks import AskQueue
 from acp_tui.settings.provider_config import AcpProviderConfig
+from tests.sandbox.support import need_bwrap
 from tests.standins.anthropic_messages import API_KEY, MessagesStandIn, answer, tool_use
 
 ROGUE = str(Path(__file__).with_name("rogue_cli.py"))
@@ -236,3 +237,23 @@ def test_a_traced_run_keeps_its_stream_json_and_policy_check_reads_its_record(
         {"decision": "allow_once", "rule": "allow"},
         {"decision": "reject_once", "rule": "no pushes"},
     )
+
+
+async def test_under_the_sandbox_claude_code_and_its_commands_see_only_the_workspace(
+    api: MessagesStandIn, tmp_path: Path
+) -> None:
+    """`sandbox = "workspace"`: the CLI starts through bubblewrap like any confined agent, its
+    home (in the preset's env) inside the workspace; an allowed command writes in the workspace,
+    and what lies outside it is not there to read or write."""
+    need_bwrap()
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not yours")
+    command = f"cat {outside}/secret.txt > seen.txt; touch {outside}/escaped; echo done > proof.txt"
+    api.script(tool_use("Bash", {"command": command}), answer("Done"))
+    config = dataclasses.replace(preset(api, work, "allow"), sandbox="workspace")
+    result, _ = await ask(config, "try", work)
+    assert result.stop_reason is SubagentStopReason.COMPLETED, (result.error, result.stderr_tail)
+    assert (work / "proof.txt").read_text() == "done\n"
+    assert (work / "seen.txt").read_text() == "" and not (outside / "escaped").exists()
