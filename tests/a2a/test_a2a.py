@@ -9,10 +9,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from acp_tui import SubagentRequest, Subagents, SubagentStopReason
 from acp_tui.a2a.probe import describe_a2a
 from acp_tui.a2a.provider import A2aSubagentProvider
+from acp_tui.cli.main import main
 from acp_tui.core.model import OutputDelta, RunEvent, SessionStarted, SubagentResult
 from acp_tui.reports.text import probe_text
 from acp_tui.settings.provider_config import AcpProviderConfig
@@ -151,6 +153,20 @@ async def test_probe_reads_the_agent_card_and_sends_nothing(agent: AgentServer) 
         {"url": f"{agent.url}/rpc", "protocol_binding": "JSONRPC", "protocol_version": "1.0"}
     ]
     assert "skills:\n  echo (Echo): Says words back." in probe_text("remote", record)
+
+
+def test_probe_on_the_command_line_describes_an_a2a_preset(agent: AgentServer, tmp_path: Path) -> None:
+    config = tmp_path / "agents.toml"
+    config.write_text(f'[[agent]]\nname = "remote"\nprovider = "a2a"\nurl = "{agent.url}"\n')
+    done = CliRunner().invoke(
+        main, ["probe", "--config", str(config), "--agent", "remote", "--format", "json"]
+    )
+    assert done.exit_code == 0, done.output
+    record = json.loads(done.stdout)
+    assert (record["agent"]["name"], record["sandbox"], record["error"]) == ("test agent", "none", None)
+    confined = CliRunner().invoke(main, ["probe", "--config", str(config), "--agent", "remote", "--sandbox"])
+    assert confined.exit_code == 1
+    assert "error: an A2A agent runs elsewhere: the sandbox cannot confine it" in confined.stdout
 
 
 class GarbledAgent(BaseHTTPRequestHandler):
