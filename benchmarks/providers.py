@@ -124,18 +124,7 @@ def claude_rows(pairs: int, workdir: str) -> list[list[object]]:
             xs, ys = paired(pairs, ours, adapter, label="claude")
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    ratio = median(ratios(xs, ys))
-    target = TARGETS["claude"]
-    return [
-        [
-            "claude vs claude-agent-acp",
-            median(xs),
-            median(ys),
-            ratio,
-            f"<= {target}",
-            verdict(ratio <= target),
-        ]
-    ]
+    return row("claude vs claude-agent-acp", xs, ys, TARGETS["claude"])
 
 
 def a2a_rows(pairs: int, workdir: str) -> list[list[object]]:
@@ -149,18 +138,13 @@ def a2a_rows(pairs: int, workdir: str) -> list[list[object]]:
         xs, ys = paired(pairs, ours, bare, label="a2a")
     finally:
         server.close()
+    return row("a2a vs the bare SDK client", xs, ys, TARGETS["a2a"])
+
+
+def row(label: str, xs: list[float], ys: list[float], target: float) -> list[list[object]]:
+    """The table's row of one provider: medians, the median ratio, against its target."""
     ratio = median(ratios(xs, ys))
-    target = TARGETS["a2a"]
-    return [
-        [
-            "a2a vs the bare SDK client",
-            median(xs),
-            median(ys),
-            ratio,
-            f"<= {target}",
-            verdict(ratio <= target),
-        ]
-    ]
+    return [[label, median(xs), median(ys), ratio, f"<= {target}", verdict(ratio <= target)]]
 
 
 def main() -> None:
