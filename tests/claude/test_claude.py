@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
+from textual.widgets import Static
 
 from acp_tui import SubagentRequest, Subagents, SubagentStopReason
 from acp_tui.claude.probe import describe_claude
@@ -29,8 +30,13 @@ from acp_tui.core.model import (
 from acp_tui.policy.names import resolve
 from acp_tui.session.asks import AskQueue
 from acp_tui.settings.provider_config import AcpProviderConfig
+from acp_tui.settings.schema import AgentPreset
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.activity_screen import ActivityScreen
+from acp_tui.ui.widgets.fitted_table import FittedTable
 from tests.sandbox.support import need_bwrap
 from tests.standins.anthropic_messages import API_KEY, MessagesStandIn, answer, tool_use
+from tests.ui.helpers import all_finished, settings, wait_until
 
 ROGUE = str(Path(__file__).with_name("rogue_cli.py"))
 
@@ -257,3 +263,21 @@ async def test_under_the_sandbox_claude_code_and_its_commands_see_only_the_works
     assert result.stop_reason is SubagentStopReason.COMPLETED, (result.error, result.stderr_tail)
     assert (work / "proof.txt").read_text() == "done\n"
     assert (work / "seen.txt").read_text() == "" and not (outside / "escaped").exists()
+
+
+async def test_the_apps_activity_shows_claudes_tool_calls(api: MessagesStandIn, tmp_path: Path) -> None:
+    """`o` on a Claude pane: the tool call as a row (denied: failed), the counts as for ACP."""
+    api.script(tool_use("Bash", {"command": "rm -rf build"}), answer("I could not."))
+    env = {**api.env(), "HOME": str(tmp_path / "home")}
+    claude = AgentPreset("claude", "claude", provider="claude", env=env, cwd=str(tmp_path))
+    app = SupervisorApp(settings(claude, prompt="clean up"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ActivityScreen))
+        table = app.screen.query_one(FittedTable)
+        [row] = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [row[0], *row[2:4]] == ["failed", "execute", "Bash: rm -rf build"]
+        counts = str(app.screen.query_one("#counts", Static).render())
+        assert counts.startswith("1 tool call (1 failed)") and "tool" not in counts.partition(")")[2]
