@@ -25,7 +25,6 @@ from acp_tui.core.model import (
     Cost,
     SessionStarted,
     SubagentStopReason,
-    ToolCallChanged,
     Usage,
     UsageReported,
 )
@@ -158,9 +157,7 @@ class TurnStream:
             self.run.hide("user")
 
     def _follow(self, fields: dict[str, Any]) -> None:
-        merged = self.tool_calls.merge(fields)
-        if merged is not None:
-            self.run.emit(ToolCallChanged(self.run.guard.json(merged)))
+        self.run.tool_call_changed(self.tool_calls.merge(fields))
 
     def _system(self, subtype: str, data: dict[str, Any]) -> None:
         self.run.hide(f"system:{subtype}")

@@ -54,6 +54,8 @@ from acp_tui.core.model import (
     StopStep,
     SubagentResult,
     SubagentStopReason,
+    ToolCallChanged,
+    ToolCallInfo,
 )
 from acp_tui.core.text import one_line
 from acp_tui.policy.ask import PermissionPolicy
@@ -218,6 +220,12 @@ class RunBase:
         """An update that is not the answer: counted, never shown."""
         self.hidden[kind] += 1
         self.emit(HiddenUpdate(kind))
+
+    def tool_call_changed(self, call: ToolCallInfo | None) -> None:
+        """A tool call as it stands now (`acp_tui.acp.tool_calls` merges it), guarded, for those
+        who follow the run's activity; None (no usable id) is not news."""
+        if call is not None:
+            self.emit(ToolCallChanged(self.guard.json(call)))
 
     def heard_from_agent(self) -> None:
         self.heard = True
