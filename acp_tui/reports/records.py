@@ -48,7 +48,7 @@ from acp_tui.core.model import (
     Usage,
 )
 from acp_tui.core.text import json_safe
-from acp_tui.settings.schema import AgentPreset, Settings
+from acp_tui.settings.schema import AgentPreset, Provider, Settings
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -148,6 +148,7 @@ class RunRecord(_Part):
 
     name: str = Field(description="the agent, as its preset names it")
     command: list[str] = Field(description="the agent's command line: [command, *args]")
+    provider: Provider = Field("acp", description="what the agent speaks: acp, a2a, codex or claude")
     prompt: str = ""
     policy: str = Field("", description="the permission policy in force")
     stop_reason: SubagentStopReason = Field(strict=False)  # its values, as JSON spells them
@@ -171,6 +172,7 @@ class RunRecord(_Part):
     )
     cwd: str | None = Field(None, description="the agent's working directory")
     sandbox: Literal["none", "workspace"] = Field("none", description="workspace: confined by bubblewrap")
+    remote: str | None = Field(None, description="where the agent ran when not here: the preset's remote URL")
     network_refused: list[Refused] = Field([], description="what the sandbox's host list refused")
     worktree: str | None = Field(None, description="the run's git worktree, when isolated")
     base: str | None = Field(None, description="the commit the worktree started from")
@@ -288,12 +290,14 @@ def run_record(
     fields = {
         "name": preset.name,
         "command": preset.argv,
+        "provider": preset.provider,
         "prompt": prompt,
         "policy": policy or preset.policy,
         **said,
         "trace": trace,
         "cwd": cwd,
         "sandbox": preset.sandbox,
+        "remote": preset.remote,
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
         "turn": turn,
@@ -347,27 +351,24 @@ def record_schema() -> dict[str, Any]:
 def preset_for(record: RunRecord, settings: Settings) -> AgentPreset:
     """The preset that follows up a record's run: the settings' preset of its name (its env,
     options and policy of now), else one made of the record's own command. A run that was confined
-    stays confined: a follow-up never lifts a sandbox."""
+    stays confined: a follow-up never lifts a sandbox; and it runs where its session is (the
+    record's `remote`)."""
     name, command = record.name, record.command
+    url = command[0] if record.provider == "a2a" else None  # an A2A agent's command is its url
     preset = (
-        settings.preset(name) if name in settings.names else AgentPreset(name, command[0], tuple(command[1:]))
+        settings.preset(name)
+        if name in settings.names
+        else AgentPreset(name, command[0], tuple(command[1:]), provider=record.provider, url=url)
     )
+    if record.remote is not None and record.remote != preset.remote:
+        preset = replace(preset, remote=record.remote, remote_options=(), cwd=None, create_cwd=False)
     return replace(preset, sandbox="workspace") if record.sandbox == "workspace" else preset
 
 
 def _permission_record(permission: Permission) -> PermissionRecord:
-    return PermissionRecord(
-        title=permission.title,
-        kind=permission.kind,
-        options=tuple(PermissionOptionInfo(**o.model_dump()) for o in permission.options),
-        decision=permission.decision,
-        option_id=permission.option_id,
-        rule=permission.rule,
-        at=permission.at,
-        raw_input=permission.raw_input,
-        locations=tuple(permission.locations),
-        waited_s=permission.waited_s,
-    )
+    said = permission.model_dump(exclude={"options", "locations"})  # the same names, field by field
+    options = tuple(PermissionOptionInfo(**o.model_dump()) for o in permission.options)
+    return PermissionRecord(**said, options=options, locations=tuple(permission.locations))
 
 
 def _said(error: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,6 +25,15 @@ from acp_tui.policy.rules import RulePolicy
 from acp_tui.settings.provider_config import AcpProviderConfig
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+# What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
+# app-server protocol over stdio, or the Claude Agent SDK.
+Provider = Literal["acp", "a2a", "codex", "claude"]
+PROVIDERS: tuple[Provider, ...] = ("acp", "a2a", "codex", "claude")
+# A `provider = "codex"` preset's command, unless it names its own.
+CODEX_COMMAND = ("codex", "app-server")
+# A `provider = "claude"` preset's command, unless it names its own: the Claude Code CLI the SDK
+# bundles (else `claude` on PATH).
+CLAUDE_COMMAND = "claude"
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
 _CORE = AcpProviderConfig  # its class attributes are the core's defaults
 DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
@@ -79,6 +88,7 @@ Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
 Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
+Url = Annotated[str, _Constraint(strict=True, pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 Hosts = tuple[Annotated[str, _Constraint(strict=True), _HostPattern()], ...]
 SECONDS = "must be a positive number of seconds"
 
@@ -123,6 +133,13 @@ class AgentPreset:
     command: Name = _says("must be a non-empty string")
     args: tuple[str, ...] = _says("must be a list of strings", default=())
     cwd: NonBlank | None = _says("must be a non-empty string", default=None)
+    provider: Provider = _says('must be "acp", "a2a", "codex" or "claude"', default="acp")
+    # `provider = "a2a"`: where the agent card is discovered, and the HTTP headers of every request
+    # (credentials, masked like `env`). Its `command` is the url (what panes and records show).
+    url: Url | None = _says("must be an http:// or https:// URL", default=None)
+    headers: dict[str, str] = _says(
+        "must be a table of strings", default_factory=dict, hash=False, repr=False
+    )
     env: dict[str, str] = _says(
         "must be a table of strings", default_factory=dict, hash=False, repr=False
     )  # explicit credentials
@@ -151,6 +168,11 @@ class AgentPreset:
         "must be true, false or a list of host names (api.example.com, *.example.com, an IP address)",
         default=_CORE.sandbox_network,
     )
+    # Where the agent runs (docs/remote.md): a carrier's URL, its client's arguments (before the
+    # host or container), the agent's cwd there (default: the login's home). None: here.
+    remote: NonBlank | None = _says("must be a URL such as ssh://HOST (docs/remote.md)", default=None)
+    remote_options: tuple[str, ...] = _says("must be a list of strings", default=())
+    remote_cwd: NonBlank | None = _says("must be an absolute path", default=None)
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
     warm: Switch = _says("must be true or false", default=True)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
@@ -162,6 +184,12 @@ class AgentPreset:
     @property
     def argv(self) -> list[str]:
         return [self.command, *self.args]
+
+    @property
+    def spared(self) -> bool:
+        """Whether a spare of this agent is started ahead of its next run: `warm`, for an ACP
+        agent (a spare is an ACP child taken through `initialize`; other providers start cold)."""
+        return self.warm and self.provider == "acp"
 
     def provider_config(
         self, *, policy: PermissionPolicy | str | None = None, trace_dir: str | None = None
@@ -177,31 +205,61 @@ class AgentPreset:
             for folder in (*([self.cwd] if self.cwd else []), *self.sandbox_writable):
                 with contextlib.suppress(OSError):
                     Path(folder).mkdir(parents=True, exist_ok=True)
+        same = {name: getattr(self, name) for name in _SHARED_WITH_CORE}  # one name, one meaning
         return AcpProviderConfig(
-            command=self.command,
-            args=self.args,
+            **same,
             env=dict(self.env),
-            cwd=self.cwd,
-            permission_policy=chosen,
-            handshake_timeout=self.handshake_timeout,
-            name=self.name,
-            trace_dir=trace_dir,
+            headers=dict(self.headers),
             options=dict(self.options),
+            cwd=self.remote_cwd if self.remote is not None else self.cwd,
+            permission_policy=chosen,
+            trace_dir=trace_dir,
             mcp_servers=tuple(server.to_acp() for server in self.mcp_servers),
-            run_timeout=self.run_timeout,
-            idle_timeout=self.idle_timeout,
-            sandbox=self.sandbox,
-            sandbox_writable=self.sandbox_writable,
-            sandbox_readable=self.sandbox_readable,
-            sandbox_hidden=self.sandbox_hidden,
-            sandbox_sockets=self.sandbox_sockets,
-            sandbox_network=self.sandbox_network,
         )
+
+    @property
+    def where(self) -> str | None:
+        """Where the agent runs when not here (`host`, `docker:NAME`, `pod NS/POD`), else None."""
+        if self.remote is None:
+            return None
+        from acp_tui.settings.remote import RemoteError, parse_remote
+
+        try:
+            return parse_remote(self.remote).where
+        except RemoteError:
+            return self.remote
+
+    def check_remote(self) -> None:
+        """A ConfigError (one line) when the remote keys do not fit together."""
+        from acp_tui.settings.remote import RemoteError, parse_remote
+
+        # Without `remote`, `remote_options` and `remote_cwd` wait for one (`--remote URL`).
+        if self.remote_cwd is not None and not self.remote_cwd.startswith("/"):
+            raise ConfigError(f'"remote_cwd" must be an absolute path there, not "{self.remote_cwd}"')
+        if self.remote is None:
+            return
+        try:
+            parse_remote(self.remote)
+        except RemoteError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.cwd is not None and not self.create_cwd:
+            raise ConfigError('"cwd" is a folder here: with "remote", the far side\'s is "remote_cwd"')
 
     def secrets(self) -> list[str]:
         """Every value this preset hands the agent that could be a credential."""
         servers = tuple(server.to_acp() for server in self.mcp_servers)
-        return AcpProviderConfig(self.command, env=self.env, mcp_servers=servers).secrets()
+        return AcpProviderConfig(
+            self.command, env=self.env, mcp_servers=servers, url=self.url, headers=self.headers
+        ).secrets()
+
+
+# What a preset hands the core as it is: the fields both have, but those converted on the way.
+_SHARED_WITH_CORE = tuple(
+    sorted(
+        {f.name for f in fields(AgentPreset)}
+        & ({f.name for f in fields(AcpProviderConfig)} - {"env", "headers", "options", "cwd", "mcp_servers"})
+    )
+)
 
 
 @dataclass(frozen=True)

@@ -242,16 +242,16 @@ class SupervisorApp(App[None]):
         wanted = []
         with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
             for preset, isolated in self.main_screen.next_round():
-                if preset.warm and not isolated:
+                if preset.spared and not isolated:
                     config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
-                    wanted.append(Wanted(config, _cwd_of(config)))
+                    wanted.append(Wanted(config, config.cwd_for(None)))
             previous = self.main_screen.query_one(PromptBar).follow_up
-            if previous is not None and previous.preset.warm and previous.cwd:
+            if previous is not None and previous.preset.spared and previous.cwd:
                 preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
                 config = self.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
-                wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
+                wanted.append(Wanted(config, config.cwd_for(previous.cwd), follow_up=True))
         spares.want(wanted)
 
     # Following the attempts -------------------------------------------------------------------
@@ -761,8 +761,3 @@ def make_app(
     reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
 ) -> SupervisorApp:
     return SupervisorApp(settings, store=store, reopened=reopened)
-
-
-def _cwd_of(config: AcpProviderConfig) -> str:
-    """Where a run of `config` works when nothing else says (a round's runs outside a worktree)."""
-    return os.path.abspath(config.cwd or os.getcwd())

@@ -118,10 +118,12 @@ class AttemptFeed:
         attempt = self.attempt
         result = attempt.result
         info = attempt.agent_info or (result.agent if result is not None else None)
+        where = attempt.preset.where
+        agent = f"{attempt.agent} @ {where}" if where else attempt.agent
         if info is not None and info.version:
-            title = text.line(f"{attempt.agent} · {info.title or info.name} {info.version}", 60)
+            title = text.line(f"{agent} · {info.title or info.name} {info.version}", 60)
         else:
-            title = text.line(attempt.agent, 40)
+            title = text.line(agent, 60 if where else 40)
         summary = options_summary(attempt)  # the session's, once it started
         options = f" · {summary}" if summary else ""
         sandbox = " · sandbox" if attempt.preset.sandbox == "workspace" else ""
