@@ -106,7 +106,8 @@ def show_sub_title(header: Header) -> None:
     Retired by: a sub-title reactive that refreshes only the header."""
     from textual.widgets._header import HeaderTitle
 
-    header.query_one(HeaderTitle).update(header.format_title())
+    # Its size is the header's, whatever it says: a repaint of the line, not a layout of the screen.
+    header.query_one(HeaderTitle).update(header.format_title(), layout=False)
 
 
 # textual-serve -----------------------------------------------------------------------------------

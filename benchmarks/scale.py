@@ -53,7 +53,6 @@ async def app_worker(n: int) -> dict[str, object]:
     import acp_tui.acp.client  # noqa: F401  (the app preloads the SDK after its first frame)
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.app import SupervisorApp
-    from acp_tui.ui.widgets.run_pane import RunPane
 
     presets = tuple(AgentPreset(f"a{i:02d}", PY, (ECHO_AGENT,)) for i in range(n))
     app = SupervisorApp(Settings(presets=presets, prompt=PROMPT))
@@ -63,7 +62,7 @@ async def app_worker(n: int) -> dict[str, object]:
         start = time.perf_counter()
         press_key(app, "enter")
         while True:
-            panes = list(app.query(RunPane))
+            panes = app.main_screen.panes()  # kept by the grid: a query would walk the screen every 5 ms
             if len(panes) == n and all(p.attempt.result is not None for p in panes):
                 break
             if time.perf_counter() - start > 120:

@@ -43,6 +43,7 @@ class RoundBox(Vertical):
         self.round_no = round_no
         self.first_line = first_line
         self.grid = Container(classes="round-grid")  # there from the start: panes go in once mounted
+        self._row_height = 0
 
     def compose(self) -> ComposeResult:
         yield Static(text.line(f"round {self.round_no} · {self.first_line}"), classes="round-header")
@@ -59,5 +60,8 @@ class RoundBox(Vertical):
         grid = self.grid
         columns = grid_shape(count, width) if count else 1
         rows = max(1, math.ceil(count / columns))
-        grid.styles.grid_size_columns = columns
-        grid.styles.grid_rows = str(max(MIN_PANE_HEIGHT, (height - 1) // rows))
+        row_height = max(MIN_PANE_HEIGHT, (height - 1) // rows)
+        if (grid.styles.grid_size_columns, self._row_height) != (columns, row_height):  # each set lays out
+            grid.styles.grid_size_columns = columns
+            grid.styles.grid_rows = str(row_height)
+            self._row_height = row_height
