@@ -1,5 +1,5 @@
 """`acp-tui` as its command line runs it, for streaming.py's keys on a pty: at quit, before anything
-is disposed, each pane's answer as shown (`AnswerView.text`) is written to the file that
+is disposed, each pane's answer as shown (`RunPane.answer.text`) is written to the file that
 `ACP_TUI_BENCH_ANSWERS` names (JSON, agent -> text), so that the benchmark can check it is exact.
 
     python pty_app.py [acp-tui's options]
@@ -16,7 +16,6 @@ _quit = SupervisorApp.action_quit
 
 
 def write_answers(app: SupervisorApp) -> None:
-
     answers = {pane.agent: pane.answer.text for pane in app.main_screen.panes()}
     Path(os.environ["ACP_TUI_BENCH_ANSWERS"]).write_text(json.dumps(answers))
 

@@ -37,7 +37,8 @@ from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
 from acp_tui.ui.key_order import KeyOrder
-from acp_tui.ui.screens.main_screen import MainScreen, display_command
+from acp_tui.ui.screens.main_screen import MainScreen
+from acp_tui.ui.welcome import display_command, welcome
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
@@ -269,7 +270,7 @@ class SupervisorApp(App[None]):
         self.main_screen.update_subtitle()
         result = attempt.result
         if result is not None:
-            self.run_worker(self.main_screen.follow_compare(attempt), group="compare")
+            self.run_worker(self.main_screen.diffs.follow(attempt), group="compare")
         if result is not None and result.stop_reason == "error":
             reason = f": {result.error}" if result.error else ""
             self._alert(text.safe_notice(f"{attempt.agent} failed{reason}"), "error")
@@ -554,7 +555,7 @@ class SupervisorApp(App[None]):
             await self._rebuild_prompt_bar()
         else:
             self.main_screen.query_one(PromptBar).show_policies(self.policies)
-        self.main_screen.runs.show_welcome(self.main_screen.welcome())
+        self.main_screen.runs.show_welcome(welcome(self.settings))
         from acp_tui.ui.screens.policy_screen import AgentsScreen
 
         if isinstance(self.screen, AgentsScreen):  # reloaded from F2: show the new file there

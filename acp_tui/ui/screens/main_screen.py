@@ -8,26 +8,20 @@ prompt takes keys only while it has the focus (which it gives up after Enter).
 
 from __future__ import annotations
 
-import shlex
-import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, cast
 
-from textual import events
 from textual.app import App, ComposeResult
-from textual.content import Content
-from textual.geometry import Size
-from textual.reactive import Reactive
-from textual.screen import Screen
 from textual.timer import Timer
-from textual.widget import Widget
 from textual.widgets import Header
 
 from acp_tui import compat
 from acp_tui.session.attempts import Attempt
-from acp_tui.ui import keys, text
+from acp_tui.ui import text
+from acp_tui.ui.screens.grid_screen import GridScreen
+from acp_tui.ui.screens.round_diffs import RoundDiffs
+from acp_tui.ui.welcome import welcome
 from acp_tui.ui.widgets.key_footer import KeyFooter
-from acp_tui.ui.widgets.pane_view import ZoomView
 from acp_tui.ui.widgets.prompt_bar import PromptBar, Submission
 from acp_tui.ui.widgets.runs_grid import RunsGrid
 
@@ -36,12 +30,10 @@ if TYPE_CHECKING:
     from acp_tui.session.driver import SessionDriver
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.widgets.run_pane import RunPane
-    from acp_tui.workspace.worktrees import Worktree
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
 
 BOARD = "board"  # the board's installed screen
-INTRO_WIDTH = 74  # the first screen's lines of keys fit 80 columns
 STATE_ORDER = (
     "live",
     "needs-you",
@@ -70,41 +62,11 @@ class Shell(Protocol):
     def confirm_login(self, pane: RunPane, argv: list[str]) -> None: ...
 
 
-def display_command(argv: list[str]) -> str:
-    """The command as a person would type it: our own interpreter's long path reads `python`."""
-    return shlex.join(["python" if arg == sys.executable else arg for arg in argv])
-
-
-def intro_lines(width: int = INTRO_WIDTH) -> list[Content]:
-    """The keys that act from the prompt (the first screen's focus), as few lines as fit `width`."""
-    lines: list[list[tuple[str, str]]] = [[]]
-    used = 0
-    for key, what in keys.intro():
-        size = len(key) + 1 + len(what) + (3 if lines[-1] else 0)
-        if lines[-1] and used + size > width:
-            lines.append([])
-            size, used = size - 3, 0
-        lines[-1].append((key, what))
-        used += size
-    return [
-        Content(" · ").join(Content.assemble((key, "bold"), " ", what) for key, what in line)
-        for line in lines
-    ]
-
-
-class MainScreen(Screen[object]):
-    DEFAULT_CSS = "MainScreen { layers: default zoom; }"  # the zoom over the grid
-    BINDINGS = keys.bindings("grid")
-    # Textual repaints the whole screen when the focus moves (the reactive's default): the two
-    # widgets whose focus changed repaint themselves, and sixteen panes repainted cost 100-150 ms.
-    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
-
+class MainScreen(GridScreen):
     def __init__(self) -> None:
         super().__init__()
-        self._last_pane: RunPane | None = None
-        self._comparing: list[Attempt] = []  # the runs of the compare view open, in its order
+        self.diffs = RoundDiffs(self, lambda: self.supervisor.session)
         self.ticker: Timer | None = None
-        self.zoom = ZoomView()
         self._header: Header | None = None
 
     def on_mount(self) -> None:
@@ -122,39 +84,9 @@ class MainScreen(Screen[object]):
         yield self._header
         # `--agent NAME` checks exactly the presets it named; no `--agent`, every one.
         yield PromptBar(app.policies, app.settings.prompt, app.settings.selected or None)
-        yield RunsGrid(self.welcome())
+        yield RunsGrid(welcome(app.settings))
         yield self.zoom
         yield KeyFooter()
-
-    def welcome(self) -> Content:
-        """What a newcomer sees first: who will answer, how, and the keys that matter."""
-        settings = self.supervisor.settings
-        presets = settings.presets
-        names = [text.line(p.name, 24).plain for p in presets]
-        policies = [text.line(p.policy, 16).plain for p in presets]
-        name_width = max(map(len, names), default=0)
-        policy_width = max(map(len, policies), default=0)
-        rows = [
-            Content.assemble(
-                "  ",
-                (name.ljust(name_width), "bold"),
-                "  ",
-                (policy.ljust(policy_width), "dim"),
-                "  ",
-                text.line(display_command(preset.argv)).plain,
-            )
-            for name, policy, preset in zip(names, policies, presets, strict=True)
-        ]
-        source = f" from {settings.source}" if settings.source else ""
-        return Content("\n").join(
-            [
-                Content.from_markup("[b]acp-tui[/] runs ACP agents side by side: each one's final answer."),
-                text.markup("[dim]Agents$source (name, policy, command):[/]", source=source),
-                *rows,
-                Content(""),
-                *intro_lines(),
-            ]
-        )
 
     # Rounds and panes ------------------------------------------------------------------------
 
@@ -224,18 +156,8 @@ class MainScreen(Screen[object]):
         panes = [RunPane(attempt, app.driver) for attempt in attempts]
         first_lines = {a.round_no: a.first_line for a in reversed(app.session.attempts)}
         await self.runs.add(panes, first_lines, after=after)
-        self.relayout()
         self.update_subtitle()
         return panes
-
-    @property
-    def runs(self) -> RunsGrid:
-        return self.get_child_by_id("runs", RunsGrid)  # a child: no walk of every pane's widgets
-
-    @property
-    def zoomed(self) -> RunPane | None:
-        """The pane drawn over the grid, if any."""
-        return cast("RunPane | None", self.zoom.subject)
 
     async def rerun(self, old: RunPane) -> None:
         """A new attempt beside the old one: same prompt, the agent's policy and options of now."""
@@ -292,7 +214,6 @@ class MainScreen(Screen[object]):
             pane.attempt.open = False
         await self.runs.remove_panes(closing)
         panes = self.panes()
-        self.relayout()
         self.update_subtitle()
         if panes:
             self.set_focus(panes[min(index, len(panes) - 1)])
@@ -316,26 +237,10 @@ class MainScreen(Screen[object]):
         plural = "" if len(finished) == 1 else "s"
         self.notify(f"Closed {len(finished)} finished pane{plural} (b: the board has them).")
 
-    def panes(self) -> list[RunPane]:
-        """Every pane on the grid, in reading order: round by round."""
-        return self.runs.panes()
-
     def action_leave_follow_up(self) -> None:
         """Escape in the prompt, in follow-up mode: the next prompt goes to the checked agents again."""
         self.query_one(PromptBar).leave_follow_up()
         self.supervisor.want_spares()  # the follow-up's spare is no longer wanted
-
-    def pane_for(self, attempt: Attempt) -> RunPane | None:
-        """The pane of `attempt`'s conversation: one pane shows every turn of it."""
-        return self.runs.pane_for(attempt)
-
-    def on_resize(self, event: events.Resize) -> None:
-        self.relayout(event.size)
-
-    def relayout(self, size: Size | None = None) -> None:
-        """Each round's columns from the screen's width of now; its rows fill the height below the
-        prompt bar, else the grid scrolls."""
-        self.runs.fit(size or self.app.size, self.query_one(PromptBar).outer_size.height or 5)
 
     def update_subtitle(self) -> None:
         from acp_tui.ui.widgets.status_badge import colour_key
@@ -361,88 +266,16 @@ class MainScreen(Screen[object]):
         if self._header is not None and self._header.is_mounted:
             compat.show_sub_title(self._header)
 
-    # Focus -------------------------------------------------------------------------------------
-
-    def on_descendant_focus(self, event: object) -> None:
-        from acp_tui.ui.widgets.run_pane import RunPane
-
-        focused = self.focused
-        if self.zoomed is not None and focused is not self.zoomed:
-            # The zoom follows the focus from pane to pane; anything else (the prompt) ends it.
-            self._zoom_on(focused if isinstance(focused, RunPane) else None)
-        if isinstance(focused, RunPane):
-            self._last_pane = focused
-            # In sight once laid out, however it got the focus (a new round, tab, a digit, the board).
-            if self.zoomed is None:
-                self.call_after_refresh(self.runs.bring_into_view, focused)
-
-    def _zoom_on(self, pane: RunPane | None) -> None:
-        """`pane` drawn over the grid (None: the grid again)."""
-        self.zoom.show(pane)
-        self.refresh_bindings()  # the footer's `z Unzoom`
+    # The round's commands -----------------------------------------------------------------------
 
     def action_focus_prompt(self) -> None:
         self.query_one(PromptBar).focus_prompt()
 
-    def action_focus_panes(self) -> None:
-        """From the prompt to the pane last focused, else the first of the newest round."""
-        panes = self.panes()
-        if not panes:
-            return
-        if self._last_pane in panes:
-            self.set_focus(self._last_pane)
-        else:
-            newest = max(p.attempt.round_no for p in panes)
-            self.set_focus(next(p for p in panes if p.attempt.round_no == newest))
+    def action_compare(self) -> None:
+        self.diffs.compare()
 
-    def _step_pane(self, step: int) -> None:
-        panes = self.panes()
-        if not panes:
-            return
-        focused = self.focused
-        index = panes.index(focused) if focused in panes else (-1 if step > 0 else 0)
-        self.set_focus(panes[(index + step) % len(panes)])
-
-    def action_next_pane(self) -> None:
-        self._step_pane(+1)
-
-    def action_previous_pane(self) -> None:
-        self._step_pane(-1)
-
-    def action_focus_nth(self, n: int) -> None:
-        panes = self.panes()
-        if not panes:
-            return
-        newest = max(p.attempt.round_no for p in panes)
-        round_panes = [p for p in panes if p.attempt.round_no == newest]
-        if n <= len(round_panes):
-            self.set_focus(round_panes[n - 1])
-
-    def action_zoom(self) -> None:
-        """`z`: the focused pane over the whole screen, and back (escape too)."""
-        focused = self.focused
-        if self.zoomed is not None:
-            self._zoom_on(None)
-        elif focused in self.panes():
-            self._zoom_on(focused)
-
-    def action_unzoom(self) -> None:
-        self._zoom_on(None)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "unzoom":  # the focused pane's key while zoomed, and then only
-            return self.zoomed is not None
-        return True
-
-    # The round's commands -----------------------------------------------------------------------
-
-    def _round_pane(self) -> RunPane | None:
-        """The pane `v` and `A` act on: the focused one, else the one last focused."""
-        from acp_tui.ui.widgets.run_pane import RunPane
-
-        if isinstance(self.focused, RunPane):
-            return self.focused
-        return self._last_pane if self._last_pane in self.panes() else None
+    def action_apply_diff(self) -> None:
+        self.diffs.apply()
 
     def next_round(self) -> list[tuple[AgentPreset, bool]]:
         """The presets the next round goes to (the checked agents, as F2 and the boxes make them),
@@ -470,111 +303,6 @@ class MainScreen(Screen[object]):
             "Next rounds: each run in its own git worktree of HEAD (uncommitted changes are not carried)."
             if on
             else "Next rounds: runs work in their own directory (no worktree)."
-        )
-
-    def action_compare(self) -> None:
-        """The round's compare view: its table, answers side by side, the chosen row's diff; `a`
-        applies. It follows the round: a run that ends joins it."""
-        from acp_tui.ui.screens.compare_screen import CompareScreen
-
-        pane = self._round_pane()
-        if pane is None:
-            self.notify("No round to compare yet.", severity="warning")
-            return
-        attempts, title = self._compared(pane.attempt.round_no)
-        if not attempts:
-            self.notify("No run of this round has finished yet.", severity="warning")
-            return
-        self._comparing = attempts
-        focused = attempts.index(pane.attempt) if pane.attempt in attempts else 0
-
-        def chosen(index: int | None) -> None:
-            if index is not None:
-                self._confirm_apply(self._comparing[index])
-
-        records = [attempt.record() for attempt in attempts]
-        screen = CompareScreen(records, focused=focused, title=title, round_no=pane.attempt.round_no)
-        self.app.push_screen(screen, chosen)
-
-    def _compared(self, round_no: int) -> tuple[list[Attempt], str]:
-        """The round's finished attempts, and the compare view's title for them."""
-        round_attempts = [a for a in self.supervisor.session.attempts if a.round_no == round_no]
-        attempts = [a for a in round_attempts if a.finished]
-        live = len(round_attempts) - len(attempts)
-        first_line = round_attempts[0].first_line if round_attempts else ""
-        title = f"Round {round_no}: {first_line}" + (
-            f" ({live} still running: each joins as it ends)" if live else ""
-        )
-        return attempts, title
-
-    async def follow_compare(self, attempt: Attempt) -> None:
-        """The compare view of the attempt's round, if it is open, takes the attempt in (it ended)."""
-        from acp_tui.ui.screens.compare_screen import CompareScreen
-
-        screen = self.app.screen
-        if not isinstance(screen, CompareScreen) or screen.round_no != attempt.round_no:
-            return
-        attempts, title = self._compared(attempt.round_no)
-        if attempts == self._comparing:
-            return
-        chosen = self._comparing[screen.chosen] if screen.chosen < len(self._comparing) else None
-        self._comparing = attempts
-        index = attempts.index(chosen) if chosen in attempts else 0
-        await screen.follow([a.record() for a in attempts], title, chosen=index)
-
-    def action_apply_diff(self) -> None:
-        pane = self._round_pane()
-        if pane is None:
-            self.notify("No run to apply.", severity="warning")
-            return
-        self._confirm_apply(pane.attempt)
-
-    def _confirm_apply(self, attempt: Attempt) -> None:
-        """Asks first, with the focus on Cancel: applying writes to the user's own checkout."""
-        from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen
-
-        worktree, change = attempt.worktree, attempt.change  # this turn's change, not a later one's
-        if worktree is None or change is None or not change.diff or change.stat is None:
-            self.notify("This run has no recorded change to apply.", severity="warning")
-            return
-        diff = change.diff
-        if change.truncated:
-            self.notify("This run's diff was cut at the size limit: it cannot be applied.", severity="error")
-            return
-        question = text.markup(
-            "Apply the change of [b]$agent[/] ($label: $stat) to the checkout $target (git apply --3way)?",
-            agent=attempt.agent,
-            label=attempt.label,
-            stat=str(change.stat),
-            target=str(worktree.origin.toplevel),
-        )
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.run_worker(self._apply(attempt, worktree, diff), group="apply")
-
-        self.app.push_screen(ApplyConfirmScreen(question, "Apply (y)", "Cancel (n)"), answered)
-
-    async def _apply(self, attempt: Attempt, worktree: Worktree, diff: str) -> None:
-        """The change the person confirmed, whatever ran since."""
-        from acp_tui.workspace.apply import ApplyRefused, apply_diff
-        from acp_tui.workspace.git import IsolationError
-
-        target = worktree.origin.toplevel
-        try:
-            paths = await apply_diff(diff, target, base=worktree.base)
-        except (ApplyRefused, IsolationError) as exc:  # a refusal's message lists the conflicts
-            self.notify(
-                f"Not applied: {text.safe_notice(str(exc))}", severity="error", markup=False, timeout=20
-            )
-            return
-        self.notify(
-            text.safe_notice(
-                f"Applied {attempt.agent} ({attempt.label}) to {target}: {len(paths)} "
-                f"file{'' if len(paths) == 1 else 's'} ({', '.join(paths)})"
-            ),
-            markup=False,
-            timeout=10,
         )
 
     def action_board(self) -> None:

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.color import Color
 from textual.content import Content
 from textual.css.types import EdgeType
 from textual.geometry import Region
@@ -37,44 +36,18 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from acp_tui import compat
-from acp_tui.core.model import Usage
 from acp_tui.core.text import visible
 from acp_tui.ui.summary import usage_summary
 from acp_tui.ui.widgets.answer_document import AnswerDocument, StripCache
 from acp_tui.ui.widgets.answer_view import in_sight, with_selection
+from acp_tui.ui.widgets.pane_rows import FOOT, Head, PaneRows, Part
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, colour_key, label
 
 if TYPE_CHECKING:
     from textual.app import App
 
 STDERR_LINES = 500  # kept of a run's stderr
-STDERR_ROWS = 7  # shown under the answer (and a rule above them)
-BADGE_WIDTH = 12  # the longest state's label
-CLOCK_WIDTH = 8
-CANCEL = " Cancel "
-GAUGE_WIDTH = 8  # the context gauge's bar
-FOOT = ("error", "failed", "stats", "worktree")  # the sections under the answer, in order
 SCROLL_LINES = 3  # a turn of the mouse wheel
-
-
-@dataclass(frozen=True)
-class Part:
-    """One section of a pane: its lines, and how they are drawn."""
-
-    lines: tuple[Content, ...] = ()
-    style: str = "muted"  # the component class that colours it: muted, failed
-    wrap: bool = False  # wrapped at the width; else one row per line, cut with an ellipsis
-    limit: int = 1  # rows at most
-
-
-@dataclass(frozen=True)
-class Head:
-    """The header row: the state's badge, the context gauge, the usage, the clock and Cancel."""
-
-    state: str = "waiting"
-    usage: Usage | None = None
-    clock: str = ""
-    cancel: str = ""  # "live": Cancel cancels; "pressed": shown dimmed; "": not shown
 
 
 @dataclass
@@ -147,20 +120,6 @@ class PaneContent:
         self.viewer.answer_changed()
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Which section each row of the pane's content area shows (and which row of it)."""
-
-    rows: tuple[tuple[str, int], ...]
-    answer_top: int
-    answer_rows: int
-
-    def start(self, name: str) -> tuple[int, int]:
-        """The first row of section `name` and its number of rows."""
-        found = [y for y, (owner, _) in enumerate(self.rows) if owner == name]
-        return (found[0], len(found)) if found else (0, 0)
-
-
 class PaneView(Widget):
     """Draws a `PaneContent` at its own size: one widget, its rows painted by the line API."""
 
@@ -189,12 +148,10 @@ class PaneView(Widget):
         super().__init__(id=id, classes=classes)
         self._content: PaneContent | None = None
         self._strips: StripCache | None = None
-        self._sections: dict[str, tuple[object, list[Strip]]] = {}  # name -> (what drew it, its rows)
-        self._layout: _Layout | None = None
+        self.rows = PaneRows(self, full=self.FULL)
         self._stale = False  # changed while out of sight: what Textual kept of it is stale
         self._line_style = Style()
         self._bar: list[Segment] = []  # this frame's scrollbar, a cell per answer row
-        self._stderr_rows = STDERR_ROWS  # the stderr's lines shown (more in the zoom)
 
     # What it shows ---------------------------------------------------------------------------
 
@@ -206,18 +163,13 @@ class PaneView(Widget):
         """Draw `content` from now on (the zoom moves from pane to pane)."""
         self._content = content
         self._strips = StripCache(content.answer) if content is not None else None
-        self._sections.clear()
-        self._layout = None
+        self.rows.content = content
+        self.rows.forget()
         if content is not None:
             content.viewer = self
             content.answer.fit(self._answer_width())
             self.show_border()
         self._repaint()
-
-    @property
-    def whole_prompt(self) -> bool:
-        """The whole prompt shows, not its first line (the zoom; a focused pane)."""
-        return self.FULL or self.has_focus
 
     def in_sight(self) -> bool:
         """Whether a repaint would be seen now."""
@@ -231,18 +183,15 @@ class PaneView(Widget):
         if content is None:
             return
         key = colour_key(content.state)
-        kind: EdgeType = "thick" if key == "error" else "heavy" if self.whole_prompt else "round"
+        kind: EdgeType = "thick" if key == "error" else "heavy" if self.rows.whole_prompt else "round"
         self.styles.border = (kind, STATE_COLOURS[key])
         self.border_title = content.title
         self.border_subtitle = content.subtitle
 
-    def on_focus(self) -> None:
-        self._focus_changed()
-
-    def on_blur(self) -> None:
-        self._focus_changed()
-
-    def _focus_changed(self) -> None:
+    def watch_has_focus(self, has_focus: bool) -> None:
+        """Focused, the border is heavy and the whole prompt shows. (Not `on_focus`: a subclass's
+        handler runs before Textual's own sets `has_focus`.)"""
+        super().watch_has_focus(has_focus)
         self.show_border()
         self.part_changed("asked")
 
@@ -257,7 +206,7 @@ class PaneView(Widget):
             return {"state": label(head.state), "usage": usage_summary(head.usage), "clock": head.clock}[name]
         if name == "stderr":
             return "\n".join(visible(line) for line in content.stderr)
-        part = self._part(name, content, self.content_region.width)
+        part = self.rows.part(name, content, self.content_region.width)
         return "\n".join(line.plain for line in part.lines)
 
     # Changes ---------------------------------------------------------------------------------
@@ -265,17 +214,12 @@ class PaneView(Widget):
     def part_changed(self, name: str) -> None:
         """A section says something else: its rows are repainted, or the pane if it has more or
         fewer rows now (a layout of its own rows, not of the screen)."""
-        before = self._sections.pop(name, None)
-        if self._layout is None or self._content is None:
-            return
-        if before is None or len(self._section(name)) != len(before[1]):
-            self._layout = None
-            self._repaint()
-        else:
-            self._repaint(*self._layout.start(name))
+        rows = self.rows.changed(name)
+        if rows is not None:
+            self._repaint(*rows)
 
     def answer_changed(self) -> None:
-        layout = self._layout
+        layout = self.rows.laid_out
         if layout is None:
             self._repaint()
         else:
@@ -295,8 +239,7 @@ class PaneView(Widget):
             self.refresh()
 
     def on_resize(self) -> None:
-        self._sections.clear()
-        self._layout = None
+        self.rows.forget()
         if self._content is not None and self._content.viewer is self:
             self._content.answer.fit(self._answer_width())
 
@@ -306,125 +249,7 @@ class PaneView(Widget):
     # Layout ----------------------------------------------------------------------------------
 
     def answer_rows(self) -> int:
-        return self._current_layout().answer_rows if self.content_region.height else 0
-
-    def _current_layout(self) -> _Layout:
-        if self._layout is None:
-            self._layout = self._lay_out()
-        return self._layout
-
-    def _lay_out(self) -> _Layout:
-        """Header and prompt on top, the sections under the answer at the bottom, the answer between
-        (and the stderr, when shown: a few lines, or as much room as the answer in the zoom); what
-        does not fit is cut at the bottom."""
-        height = self.content_region.height
-        head = [("head", 1), ("asked", len(self._section("asked")))]
-        foot = [(name, len(self._section(name))) for name in FOOT]
-        room = height - sum(n for _, n in head + foot)
-        self._stderr_rows = max(STDERR_ROWS, room // 2 - 1) if self.FULL else STDERR_ROWS
-        stderr = len(self._section("stderr"))
-        answer = max(0, room - stderr)
-        rows: list[tuple[str, int]] = []
-        for name, count in [*head, ("answer", answer), *foot, ("stderr", stderr)]:
-            rows.extend((name, i) for i in range(count))
-        return _Layout(tuple(rows[:height]), sum(n for _, n in head), answer)
-
-    def _section(self, name: str) -> list[Strip]:
-        """The rows of section `name` at the width (made once per change)."""
-        content = self._content
-        if content is None or self.content_region.width <= 0:  # not laid out (or being removed)
-            return []
-        what: object = self._drawn(name, content)
-        cached = self._sections.get(name)
-        if cached is not None and cached[0] == what:
-            return cached[1]
-        width = self.content_region.width
-        if name == "head":
-            rows = [self._head_row(content.head, width)]
-        elif name == "stderr":
-            rows = self._stderr_lines(content, width) if content.stderr_shown else []
-        else:
-            rows = self._part_rows(self._part(name, content, width), width)
-        self._sections[name] = (what, rows)
-        return rows
-
-    def _drawn(self, name: str, content: PaneContent) -> object:
-        """What section `name` depends on: drawn again when it changes."""
-        width = self.content_region.width
-        if name == "head":
-            return (content.head, width)
-        if name == "stderr":
-            return (content.stderr_shown, len(content.stderr), width, self._stderr_rows)
-        if name == "asked":
-            return (content.prompt, self.whole_prompt, width)
-        return (content.parts[name], width)
-
-    def _part(self, name: str, content: PaneContent, width: int) -> Part:
-        if name != "asked":
-            return content.parts[name]
-        prompt = content.prompt.strip()
-        first = prompt.splitlines()[0] if prompt else ""
-        if self.whole_prompt and ("\n" in prompt or len(prompt) >= width):
-            return Part((Content(visible(prompt)),), "asked", wrap=True, limit=6)
-        return Part((Content(visible(first)),), "asked")
-
-    # Rows ------------------------------------------------------------------------------------
-
-    def _row(self, content: Content, component: str, width: int) -> Strip:
-        style = self.get_visual_style(f"pane--{component}")
-        segments = content.render_segments(style)
-        return Strip(Segment.adjust_line_length(segments, width, style=style.rich_style), width)
-
-    def _part_rows(self, part: Part, width: int) -> list[Strip]:
-        rows: list[Content] = []
-        for line in part.lines:
-            if part.wrap:
-                rows.extend(line.wrap(width))
-            else:
-                rows.append(line.truncate(width, ellipsis=True))
-        return [self._row(row, part.style, width) for row in rows[: part.limit]]
-
-    def _head_row(self, head: Head, width: int) -> Strip:
-        """Badge, then the usage (right-aligned, its gauge first), the clock, Cancel. The gauge, then
-        the usage, give way before the clock does."""
-        badge = Content(label(head.state).center(BADGE_WIDTH))
-        cancel = Content(CANCEL) if head.cancel else Content()
-        rest = max(0, width - BADGE_WIDTH - CLOCK_WIDTH - len(cancel) - 1)
-        usage = Content(usage_summary(head.usage))
-        gauge = context_gauge(head.usage)
-        if gauge is not None and len(gauge) + 1 + len(usage) <= rest:
-            usage = Content.assemble(gauge, " ", usage)
-        usage = usage.truncate(rest, ellipsis=True).pad_left(rest - min(rest, usage.cell_length))
-        clock = Content(head.clock.rjust(CLOCK_WIDTH - 1)[: CLOCK_WIDTH - 1] + " ")
-        muted = self.get_visual_style("pane--muted")
-        segments = [
-            Segment(badge.plain, self._badge_style(head.state)),
-            *Content.assemble(" ", usage, clock).render_segments(muted),
-        ]
-        if head.cancel:
-            component = "pane--cancel"
-            style = self.get_visual_style(component).rich_style
-            if head.cancel == "pressed":
-                style += Style(dim=True)
-            segments.append(Segment(CANCEL, style + Style.from_meta({"@click": "cancel"})))
-        return Strip(Segment.adjust_line_length(segments, width, style=muted.rich_style), width)
-
-    def _badge_style(self, state: str) -> Style:
-        key = colour_key(state)
-        colour = Color.parse(STATE_COLOURS[key])
-        if key == "error":
-            return Style(color="white", bgcolor=colour.rich_color, bold=True)
-        if key == "needs-you":
-            return Style(color="black", bgcolor=colour.rich_color, bold=True)
-        background = self.background_colors[1] + colour.with_alpha(0.2)
-        return Style(color=colour.rich_color, bgcolor=background.rich_color, bold=True)
-
-    def _stderr_lines(self, content: PaneContent, width: int) -> list[Strip]:
-        """A rule, then the last lines of the run's stderr (as many rows, lines or not)."""
-        lines = list(content.stderr)[-self._stderr_rows :]
-        lines += [""] * (self._stderr_rows - len(lines))
-        rule = self._row(Content("╌" * width), "rule", width)
-        return [rule, *(self._row(Content(visible(line)).truncate(width), "muted", width) for line in lines)]
+        return self.rows.layout().answer_rows if self.content_region.height else 0
 
     # The line API ----------------------------------------------------------------------------
 
@@ -443,13 +268,13 @@ class PaneView(Widget):
         width = self.content_region.width
         if self._content is None or self._content.viewer is not self:
             return Strip.blank(width, self._line_style)
-        layout = self._current_layout()
+        layout = self.rows.layout()
         if y >= len(layout.rows):
             return Strip.blank(width, self._line_style)
         name, row = layout.rows[y]
         if name == "answer":
             return self._answer_row(row, width)
-        rows = self._section(name)
+        rows = self.rows.section(name)
         return rows[row] if row < len(rows) else Strip.blank(width, self._line_style)
 
     def _answer_top(self, content: PaneContent, rows: int) -> int:
@@ -459,7 +284,7 @@ class PaneView(Widget):
     def _answer_row(self, row: int, width: int) -> Strip:
         content, strips = self._content, self._strips
         assert content is not None and strips is not None
-        rows = self._current_layout().answer_rows
+        rows = self.rows.layout().answer_rows
         line_no = self._answer_top(content, rows) + row
         answer_width = width - 1
         strip = strips.strip(line_no, answer_width, self._line_style)
@@ -469,7 +294,7 @@ class PaneView(Widget):
         return Strip.join([strip, Strip([bar], 1)])
 
     def _scrollbar(self, content: PaneContent) -> list[Segment]:
-        rows = self._current_layout().answer_rows
+        rows = self.rows.layout().answer_rows
         height = content.answer.height
         if height <= rows or not rows:
             return []
@@ -525,7 +350,7 @@ class PaneView(Widget):
     def on_click(self, event: events.Click) -> None:
         """A click on the scrollbar pages the answer towards it."""
         offset = event.get_content_offset(self)
-        layout, content = self._layout, self._content
+        layout, content = self.rows.laid_out, self._content
         if offset is None or layout is None or content is None or offset.x != self.content_region.width - 1:
             return
         row = offset.y - layout.answer_top
@@ -539,19 +364,6 @@ class PaneView(Widget):
 
     def selection_updated(self, selection: Selection | None) -> None:
         self.answer_changed()
-
-
-def context_gauge(usage: Usage | None) -> Content | None:
-    """How full the context window is, as a bar (`usage_update`'s `used` of `size`), coloured by
-    how little is left; None when the agent gives no size."""
-    if usage is None or usage.size <= 0:
-        return None
-    share = min(1.0, max(0.0, usage.used / usage.size))
-    eighths = round(share * GAUGE_WIDTH * 8)
-    full, part = divmod(eighths, 8)
-    bar = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
-    colour = "#e5484d" if share >= 0.9 else "#e5a50a" if share >= 0.7 else "#4ebf71"
-    return Content.styled(bar.ljust(GAUGE_WIDTH), f"{colour} on #2b2b2b")
 
 
 class ZoomView(PaneView):

@@ -50,7 +50,8 @@ from acp_tui.ui.summary import (
     turn_header,
 )
 from acp_tui.ui.widgets.answer_document import AnswerDocument
-from acp_tui.ui.widgets.pane_view import STDERR_LINES, Head, PaneContent, PaneView, Part
+from acp_tui.ui.widgets.pane_rows import Head, Part
+from acp_tui.ui.widgets.pane_view import STDERR_LINES, PaneContent, PaneView
 
 if TYPE_CHECKING:
     from acp_tui.session.attempts import AttemptEvent

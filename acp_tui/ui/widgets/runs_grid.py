@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Size
 from textual.widgets import Static
 
 from acp_tui.ui.widgets.round_box import MIN_PANE_HEIGHT, RoundBox
@@ -67,6 +66,7 @@ class RunsGrid(VerticalScroll, can_focus=False):
         for pane in panes:
             self._by_conversation[pane.attempt.opening.id] = pane
         self._panes = [pane for box in self.boxes() for pane in box.panes()]
+        self.fit()
 
     async def remove_panes(self, closing: list[RunPane]) -> None:
         """The panes leave (a round with none left goes, header and all; the welcome returns when
@@ -78,6 +78,7 @@ class RunsGrid(VerticalScroll, can_focus=False):
             if not box.panes():
                 await box.remove()
         self._panes = [pane for box in self.boxes() for pane in box.panes()]
+        self.fit()
         if not self._panes:
             await self.mount(Static(self.welcome, id="welcome"))
 
@@ -87,13 +88,16 @@ class RunsGrid(VerticalScroll, can_focus=False):
             if isinstance(shown, Static):
                 shown.update(welcome)
 
-    def fit(self, size: Size, bar_height: int) -> None:
-        """Each round's columns from the screen's width of now; its rows fill the height below the
-        prompt bar, else the grid scrolls."""
-        width = size.width - 2  # the grid's padding
-        height = max(MIN_PANE_HEIGHT, size.height - 2 - bar_height)  # header, prompt bar, footer
+    def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Each round's columns from the grid's width of now; its rows fill the grid's height (the
+        screen's below the prompt bar), else the grid scrolls."""
+        size = self.outer_size  # its scrollbar and padding included: what the panes share
+        height = max(MIN_PANE_HEIGHT, size.height)
         for box in self.boxes():
-            box.fit(width, height)
+            box.fit(size.width - 2, height)  # the grid's padding
 
     def tick(self) -> None:
         """The panes' clocks and counters, a few times a second: one timer for all of them."""
