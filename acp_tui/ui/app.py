@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -30,15 +30,16 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from acp_tui import compat
-from acp_tui.core.text import one_line, without_surrogates
+from acp_tui.core.text import without_surrogates
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
 from acp_tui.ui.key_order import KeyOrder
+from acp_tui.ui.login import Login
 from acp_tui.ui.screens.main_screen import MainScreen
-from acp_tui.ui.welcome import display_command, welcome
+from acp_tui.ui.welcome import welcome
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
@@ -49,14 +50,9 @@ if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig, SandboxMode
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.screens.policy_screen import AgentsScreen
-    from acp_tui.ui.widgets.run_pane import RunPane
 
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # kill, or the terminal went away
 TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the process, at most
-
-# Runs a terminal login (argv, env, cwd) and gives its exit status: the app suspends itself for it;
-# tests put a headless runner in its place (`SupervisorApp.login_runner`).
-LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
 
 AGENTS = "agents"  # F2's installed screen
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
@@ -100,8 +96,7 @@ class SupervisorApp(App[None]):
         # A bell and a toast when a run errors or needs the user (`bell` / `toasts` in the config).
         self.bell_on = settings.bell
         self.toasts_on = settings.toasts
-        self.login_runner: LoginRunner = self._login_in_terminal
-        self._terminal_lent = False  # a login has the terminal
+        self.login = Login(self, lambda pane: self.main_screen.rerun(pane))
         self._quitting = False
         self._terminal_gone = False
         self._key_order = KeyOrder(self, super().on_event)
@@ -132,10 +127,6 @@ class SupervisorApp(App[None]):
     def asks(self) -> list[PendingAsk]:
         """Permission requests waiting for a person, oldest first."""
         return self.driver.asks.pending
-
-    @property
-    def rounds(self) -> int:
-        return self.session.rounds
 
     async def on_mount(self) -> None:
         loop = asyncio.get_running_loop()
@@ -397,62 +388,8 @@ class SupervisorApp(App[None]):
             return bool(self.asks) and not isinstance(self.screen, PermissionScreen)
         return True
 
-    # Logging in ----------------------------------------------------------------------------------
-
-    def confirm_login(self, pane: RunPane, argv: list[str]) -> None:
-        """`L` after "authentication required": the whole command line, confirmed (the focus on
-        Cancel), then the login in the terminal, then the prompt again."""
-        from acp_tui.ui.screens.login_screen import LoginConfirmScreen
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.run_worker(self._log_in(pane, argv), group="login")
-
-        self.push_screen(LoginConfirmScreen(pane.agent, argv), answered)
-
-    async def _log_in(self, pane: RunPane, argv: list[str]) -> None:
-        from acp_tui.process.environment import child_environment
-
-        preset = pane.attempt.preset
-        try:
-            status = await self.login_runner(argv, child_environment(preset.env), preset.cwd)
-        except Exception as exc:  # e.g. no terminal to suspend for (SuspendNotSupported), no such program
-            self.notify(f"Login not run: {text.safe_notice(str(exc) or type(exc).__name__)}", markup=False)
-            return
-        if status != 0:
-            self.notify(f"The login ended with status {status}: not run again.", severity="warning")
-            return
-        await self.main_screen.rerun(pane)
-
-    async def _login_in_terminal(self, argv: list[str], env: dict[str, str], cwd: str | None) -> int:
-        # ctrl+c in the login reaches us too (one process group): it must end the login, not the
-        # app (asyncio's own SIGINT handler would cancel it). A handler, unlike SIG_IGN, is reset to
-        # the default in the child at exec, so the login itself still stops on ctrl+c.
-        previous = signal.signal(signal.SIGINT, lambda *_: None)
-        try:
-            # The login is awaited, so other runs go on streaming meanwhile; nothing is drawn (nor
-            # rung) while the terminal is the login's.
-            with self.batch_update(), self.suspend():
-                self._terminal_lent = True
-                # The command line came from the agent: shown with its control characters made visible.
-                print(f"acp-tui: running the login: {one_line(display_command(argv))}", flush=True)
-                try:
-                    login = await asyncio.create_subprocess_exec(*argv, env=env, cwd=cwd)
-                except OSError as exc:
-                    print(f"acp-tui: the login could not start: {one_line(str(exc))}", flush=True)
-                    return 127
-                try:
-                    return await login.wait()
-                finally:
-                    if login.returncode is None:  # we were cancelled (the app quits): no login left
-                        with contextlib.suppress(ProcessLookupError):
-                            login.kill()
-        finally:
-            self._terminal_lent = False
-            signal.signal(signal.SIGINT, previous)
-
     def bell(self) -> None:
-        if not self._terminal_lent:  # the login's terminal is not ours to ring
+        if not self.login.terminal_lent:  # the login's terminal is not ours to ring
             super().bell()
 
     # App-wide commands -------------------------------------------------------------------------

@@ -195,7 +195,7 @@ async def test_authentication_required_offers_the_terminal_login_and_runs_again(
         await login.communicate(b"\n")
         return await login.wait()
 
-    app.login_runner = headless_login
+    app.login.runner = headless_login
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
@@ -226,7 +226,7 @@ async def test_a_failed_login_does_not_run_again(monkeypatch: pytest.MonkeyPatch
         logins.append(argv)
         return 1
 
-    app.login_runner = failing_login
+    app.login.runner = failing_login
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))

@@ -55,7 +55,7 @@ def recording(app: SupervisorApp, status: int = 1) -> Logins:
         logins.append(argv)
         return status
 
-    app.login_runner = runner
+    app.login.runner = runner
     return logins
 
 
@@ -182,20 +182,20 @@ async def test_other_runs_keep_streaming_while_a_login_has_the_terminal(
 
     async def real_login(argv: list[str], env: dict[str, str], cwd: str | None) -> int:
         # The app's own runner, on a login that lasts until the talker was heard meanwhile.
-        return await app._login_in_terminal([sys.executable, "-c", WAIT_FOR, str(done)], env, cwd)
+        return await app.login.in_terminal([sys.executable, "-c", WAIT_FOR, str(done)], env, cwd)
 
-    app.login_runner = real_login
+    app.login.runner = real_login
     async with app.run_test(size=(150, 40)) as pilot:
         pane = await failed(pilot, app)
         pane.focus()
         await pilot.press("L")
         await wait_until(pilot, lambda: isinstance(app.screen, LoginConfirmScreen))
         await pilot.press("y")
-        await wait_until(pilot, lambda: app._terminal_lent)
+        await wait_until(pilot, lambda: app.login.terminal_lent)
         talker = panes(app)["talker"].answer
         before = len(talker.text)
         await wait_until(pilot, lambda: len(talker.text) > before + 100)  # the login still runs
-        assert app._terminal_lent
+        assert app.login.terminal_lent
         done.touch()
-        await wait_until(pilot, lambda: not app._terminal_lent)
+        await wait_until(pilot, lambda: not app.login.terminal_lent)
         await pilot.press("C", "y")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from acp_tui.session.attempts import Session
     from acp_tui.session.driver import SessionDriver
     from acp_tui.settings.schema import AgentPreset, Settings
+    from acp_tui.ui.login import Login
     from acp_tui.ui.widgets.run_pane import RunPane
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
@@ -59,7 +60,7 @@ class Shell(Protocol):
 
     def want_spares(self) -> None: ...
 
-    def confirm_login(self, pane: RunPane, argv: list[str]) -> None: ...
+    login: Login
 
 
 class MainScreen(GridScreen):
@@ -176,7 +177,7 @@ class MainScreen(GridScreen):
         self.supervisor.want_spares()
 
     def confirm_login(self, pane: RunPane, argv: list[str]) -> None:
-        self.supervisor.confirm_login(pane, argv)
+        self.supervisor.login.confirm(pane, argv)
 
     def follow_up_preset(self, previous: Attempt) -> tuple[AgentPreset, str]:
         """The preset and policy a follow-up on `previous` runs with: the agent's of now (F2's
