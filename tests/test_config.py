@@ -558,9 +558,9 @@ POLICY = AGENT + "[[policy.p.rule]]\n"
         ),
         (
             AGENT + 'bell = "yes"\n',
-            'agent "a": unknown key "bell" (expected name, command, args, cwd, env, policy,'
-            " handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation, max_file_bytes,"
-            " sandbox, sandbox_writable, sandbox_hidden, sandbox_network, warm or replay)",
+            'agent "a": unknown key "bell" (expected name, command, args, cwd, provider, env,'
+            " policy, handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation,"
+            " max_file_bytes, sandbox, sandbox_writable, sandbox_hidden, sandbox_network, warm or replay)",
         ),
         ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
         ("toasts = 1\n" + AGENT, '"toasts" must be true or false'),

@@ -1,24 +1,24 @@
 """One finished run as a record: the schema of `acp-tui run --format json` and of the app's export.
 
-Keys of a record, in order: `name`, `command` ([command, *args]), `prompt`, `policy` (the policy in
-force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `output` (the whole answer),
-`truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
-`title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
-`exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
-file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
-(every config option of the session after ours were set: id -> current value id), `usage` (the last
-`usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
-(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
-agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
-agent's working directory: path rules of `acp-tui policy check` are taken from it), `sandbox`
-(`workspace` when bubblewrap confined the agent, else `none`), `worktree`,
-`base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), `skipped` (the
-files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's secrets were
-masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from the spawn
-to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up continues;
-null when none was opened), `continuation` (how the agent said its sessions are reached again:
-`resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and `warm` (true
-when the run took a spare, a child started ahead of it).
+Keys of a record, in order: `name`, `command` ([command, *args]), `provider` (what the agent speaks:
+`acp`, `a2a`, `codex` or `claude`), `prompt`, `policy` (the policy in force), `stop_reason` (completed |
+max-tokens | refusal | aborted | error), `output` (the whole answer), `truncated`, `error` (one line, or
+null), `hidden` (update kind -> count), `permissions` (each: `title`, `kind`, `options` [`option_id`,
+`name`, `kind`], `decision`, `option_id`, `rule`, `at`), `exit_code` (the child's, negative for a
+signal, or null), `duration_s`, `trace` (the JSONL trace file, or null), `agent` (the child's
+`agentInfo`: `name`, `title`, `version`, or null), `options` (every config option of the session after
+ours were set: id -> current value id), `usage` (the last `usage_update`: `used`, `size`, `cost`
+{`amount`, `currency`} or null; or null), `auth_methods` (each: `id`, `name`, `description`, and `type`
+/ `vars` / `args` when given), `ended_by` (how the agent's processes ended: `exit`, `sigterm`,
+`sigkill`, or null when none was started), `cwd` (the agent's working directory: path rules of `acp-tui
+policy check` are taken from it), `sandbox` (`workspace` when bubblewrap confined the agent, else
+`none`), `worktree`, `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or
+nulls), `skipped` (the files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the
+preset's secrets were masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds
+from the spawn to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up
+continues; null when none was opened), `continuation` (how the agent said its sessions are reached
+again: `resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and `warm`
+(true when the run took a spare, a child started ahead of it).
 
 The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
 `attempt` (numbers from 1; `r` adds an attempt to the same round)."""
@@ -42,11 +42,12 @@ from acp_tui.core.model import (
     Usage,
 )
 from acp_tui.core.text import json_safe
-from acp_tui.settings.schema import AgentPreset, Settings
+from acp_tui.settings.schema import PROVIDERS, AgentPreset, Settings
 
 RECORD_KEYS = (
     "name",
     "command",
+    "provider",
     "prompt",
     "policy",
     "stop_reason",
@@ -110,6 +111,7 @@ def run_record(
     return {
         "name": preset.name,
         "command": preset.argv,
+        "provider": preset.provider,
         "prompt": prompt,
         "policy": policy or preset.policy,
         "stop_reason": result.stop_reason.value,
@@ -187,7 +189,7 @@ def result_from(record: Mapping[str, Any]) -> SubagentResult:
 
 def _check_run(record: Mapping[str, Any]) -> None:
     """The keys of the run around its result that are read back: `name` and `command` (a command
-    line), `prompt`, `policy`, `cwd`, `trace`, `worktree` with its `base`, `sandbox`, `turn`,
+    line), `provider`, `prompt`, `policy`, `cwd`, `trace`, `worktree` with its `base`, `sandbox`, `turn`,
     `warm`, and an export's `round` and `attempt` (numbers from 1)."""
     if not _field(record, "name", str, required=True).strip():
         raise ValueError('"name" is empty')
@@ -196,6 +198,7 @@ def _check_run(record: Mapping[str, Any]) -> None:
         raise ValueError('"command" is not a command line (a non-empty list of strings)')
     for key in ("prompt", "policy", "cwd", "trace", "base"):
         _field(record, key, str)
+    _field(record, "provider", str, among=PROVIDERS)
     if _field(record, "worktree", str) is not None and record.get("base") is None:
         raise ValueError('"worktree" has no "base"')
     _field(record, "sandbox", str, among=("none", "workspace"))
@@ -236,7 +239,9 @@ def preset_for(record: Mapping[str, Any], settings: Settings) -> AgentPreset:
     command. A run that was confined stays confined: a follow-up never lifts a sandbox."""
     name, command = record["name"], record["command"]
     preset = (
-        settings.preset(name) if name in settings.names else AgentPreset(name, command[0], tuple(command[1:]))
+        settings.preset(name)
+        if name in settings.names
+        else AgentPreset(name, command[0], tuple(command[1:]), provider=record.get("provider") or "acp")
     )
     return replace(preset, sandbox="workspace") if record.get("sandbox") == "workspace" else preset
 

@@ -23,6 +23,7 @@ from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.settings import paths
 from acp_tui.settings.presets import demo_presets, with_agent_specs
 from acp_tui.settings.schema import (
+    CODEX_COMMAND,
     OPTION_KINDS,
     AgentPreset,
     ConfigError,
@@ -110,6 +111,10 @@ def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path
     replay = raw.get("replay")
     if replay is not None and "command" in raw:
         raise ConfigError(f'{where}"command" and "replay" are exclusive (replay PATH runs acp-tui replay)')
+    if replay is not None and raw.get("provider", "acp") != "acp":
+        raise ConfigError(f'{where}"replay" plays an ACP trace: it takes no "provider"')
+    if raw.get("provider") == "codex":  # `codex app-server` unless the preset names its own
+        raw = {"command": CODEX_COMMAND[0], "args": list(CODEX_COMMAND[1:]), **raw}
     if replay is not None:
         # The shorthand: the recorded trace, played by `acp-tui replay`, is the agent. (A `replay`
         # that is no path is left as is, for the validation to name.)

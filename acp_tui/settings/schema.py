@@ -24,6 +24,12 @@ from acp_tui.policy.rules import RulePolicy
 from acp_tui.settings.provider_config import AcpProviderConfig
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+# What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
+# app-server protocol over stdio, or the Claude Agent SDK.
+Provider = Literal["acp", "a2a", "codex", "claude"]
+PROVIDERS: tuple[Provider, ...] = ("acp", "a2a", "codex", "claude")
+# A `provider = "codex"` preset's command, unless it names its own.
+CODEX_COMMAND = ("codex", "app-server")
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
 _CORE = AcpProviderConfig  # its class attributes are the core's defaults
 DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
@@ -113,6 +119,7 @@ class AgentPreset:
     command: Name = _says("must be a non-empty string")
     args: tuple[str, ...] = _says("must be a list of strings", default=())
     cwd: NonBlank | None = _says("must be a non-empty string", default=None)
+    provider: Provider = _says('must be "acp", "a2a", "codex" or "claude"', default="acp")
     env: dict[str, str] = _says(
         "must be a table of strings", default_factory=dict, hash=False, repr=False
     )  # explicit credentials
