@@ -15,9 +15,27 @@ HERE = Path(__file__).parent
 SCRIPTED_AGENT = str(HERE / "scripted_agent.py")
 
 # Every process this test session starts inherits this mark, grandchildren included: after each
-# test, any live process carrying it (other than pytest itself) is a leak.
-LEAK_MARK = f"ACP_TUI_TEST_SESSION={os.getpid()}"
-os.environ["ACP_TUI_TEST_SESSION"] = str(os.getpid())
+# test, any live process carrying it (other than pytest itself) is a leak. (Its name must not look
+# like a credential, or no agent would inherit it: see `credential_shaped`.)
+LEAK_MARK = f"ACP_TUI_TEST_MARK={os.getpid()}"
+os.environ["ACP_TUI_TEST_MARK"] = str(os.getpid())
+
+# Credential-shaped names (docs/reliability.md, "Secrets"), written independently of the code under
+# test: marker words anywhere, short words only as a whole `_`-separated part, and the session's own
+# names apart.
+CREDENTIAL_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "COOKIE")
+CREDENTIAL_PARTS = ("PASS", "AUTH", "SESSION")
+NOT_CREDENTIALS = ("DBUS_SESSION_BUS_ADDRESS", "DESKTOP_SESSION", "SESSION_MANAGER", "SSH_AUTH_SOCK")
+
+
+def credential_shaped(name: str) -> bool:
+    upper = name.upper()
+    if any(marker in upper for marker in CREDENTIAL_MARKERS):
+        return True
+    if name in NOT_CREDENTIALS or name.startswith("XDG_SESSION_"):
+        return False
+    parts = upper.split("_")
+    return any(part in CREDENTIAL_PARTS for part in parts) or "PWD" in parts[1:]
 
 
 def scripted(*, policy: str = "reject", **options: object) -> AcpProviderConfig:

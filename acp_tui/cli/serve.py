@@ -78,11 +78,14 @@ def serve_command(
     import secrets
 
     token = secrets.token_urlsafe(32)
+    # A host of our own on loopback: a browser sends the cookie to no other server of this machine.
+    name = f"acp-tui-{secrets.token_hex(8)}.localhost" if is_loopback(host) else host
     route_logging([*secrets_of(settings.presets), token])
     if not is_loopback(host):
         click.echo(
             f"acp-tui serve: warning: {host} is reachable from the network: the token in the URL is all"
-            " that protects the agents (and plain http carries it unencrypted)",
+            " that protects the agents (plain http carries it unencrypted, and your browser sends it to"
+            f" every server at {host} you open)",
             err=True,
         )
 
@@ -91,7 +94,7 @@ def serve_command(
         sys.stdout.flush()
 
     try:
-        serve(tab_argv(ctx, config, agents), host, port, token, started)
+        serve(tab_argv(ctx, config, agents), host, port, token, started, name=name)
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise click.ClickException(f"cannot serve on {host}:{port}: {reason}") from None

@@ -1,11 +1,14 @@
-"""Globs matched in linear time, and the paths a tool call touches: what path (and command) rules match.
+"""Globs (the standard library's `fnmatch`, linear for them), and the paths a tool call touches: what
+path (and command) rules match.
 
-No glob becomes a backtracking regex: the text an agent sends (a 200 KB path, `aaaa…` against
-`*a*a*a*b`) must not stall the event loop that decides it.
+No glob may cost more than linear time: the text an agent sends (a 200 KB path, `aaaa…` against
+`*a*a*a*b`) must not stall the event loop that decides it. `fnmatch` compiles a star between two
+pieces to an atomic group (Python 3.11 and later), which never backtracks.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import re
@@ -28,72 +31,28 @@ PATH_MAX = 4096
 # Wildcards: `*`, `?`, `[...]` ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Wildcard:
-    """A glob where `*` matches any run of characters, `?` one character, `[...]` (`[!...]`, `[^...]`)
-    one of a class; a newline is a character like any other.
-
-    Matched the classic greedy way: the glob is cut at its stars into pieces of fixed length; the
-    first must start the text, the last end it, and each one between is found leftmost after the
-    one before. A piece has no quantifier, so looking for it costs at most its length per position:
-    the match is linear in the text for a given glob, whatever the text.
-    """
-
-    pieces: tuple[re.Pattern[str], ...]  # what stands between the stars
-    lengths: tuple[int, ...]  # how many characters each piece matches
-
-    def match(self, text: str) -> bool:
-        first, last = self.pieces[0], self.pieces[-1]
-        if len(self.pieces) == 1:
-            return first.fullmatch(text) is not None
-        start, end = self.lengths[0], len(text) - self.lengths[-1]
-        if end < start or first.match(text) is None or last.match(text, end) is None:
-            return False
-        for piece in self.pieces[1:-1]:
-            found = piece.search(text, start, end)
-            if found is None:
-                return False
-            start = found.end()
-        return True
-
-
 @functools.lru_cache(maxsize=1024)
-def wildcard(glob: str) -> Wildcard:
-    """`glob` compiled; a class that cannot be one (`[b-a]`) makes the whole glob literal."""
-    try:
-        pieces = _cut_at_stars(glob)
-    except re.error:
-        pieces = [[re.escape(char) for char in glob]]
-    return Wildcard(tuple(re.compile("".join(piece), re.DOTALL) for piece in pieces), tuple(map(len, pieces)))
+def wildcard(glob: str) -> re.Pattern[str]:
+    """`glob` compiled: `*` matches any run of characters, `?` one character, `[...]` one of a class
+    (`[!...]` or, as in bash, `[^...]`: not of it); a newline is a character like any other; a
+    reversed range (`[b-a]`) matches nothing, as in bash."""
+    return re.compile(fnmatch.translate(_caret_classes(glob)))
 
 
-def _cut_at_stars(glob: str) -> list[list[str]]:
-    """The glob's pieces between stars, each a list of one-character regexes."""
-    pieces: list[list[str]] = [[]]
-    i, n = 0, len(glob)
-    while i < n:
-        char = glob[i]
-        i += 1
-        if char == "*":
-            pieces.append([])
-        elif char == "?":
-            pieces[-1].append(".")
-        elif char == "[" and (end := _class_end(glob, i)) != -1:
-            body = glob[i:end]
-            negate = body[:1] in ("!", "^")
-            body = re.escape(body[1:] if negate else body).replace("\\-", "-")
-            pieces[-1].append(f"[{'^' if negate else ''}{body}]")
-            re.compile(pieces[-1][-1])  # a range such as `b-a` raises: the glob is then literal
-            i = end + 1
-        else:
-            pieces[-1].append(re.escape(char))
-    return pieces
-
-
-def _class_end(glob: str, start: int) -> int:
-    """Where the class opened before `start` closes (a `]` first, or after `!`/`^`, is a member)."""
-    i = start + (glob[start : start + 1] in ("!", "^"))
-    return glob.find("]", i + 1) if i < len(glob) else -1
+def _caret_classes(glob: str) -> str:
+    """bash's `[^...]` as fnmatch's `[!...]` (fnmatch takes the `^` as a member). A class is found as
+    fnmatch finds it: a `]` right after the opening (or its `!`/`^`) is a member."""
+    parts, i = [], 0
+    while (opening := glob.find("[", i)) >= 0:
+        j = opening + 1 + (glob[opening + 1 : opening + 2] in ("!", "^"))
+        j += glob[j : j + 1] == "]"
+        closing = glob.find("]", j)
+        if closing < 0:
+            break
+        caret = glob[opening + 1 : opening + 2] == "^"
+        parts += [glob[i:opening], "[!" if caret else "[", glob[opening + 1 + caret : closing + 1]]
+        i = closing + 1
+    return "".join(parts) + glob[i:]
 
 
 # Path globs: `**` spans directories ---------------------------------------------------------------
@@ -104,13 +63,14 @@ class _Dirs:
 
 
 _DIRS = _Dirs()
-Unit = Wildcard | str | _Dirs  # a segment's glob, a segment written literally, or `**`
+Unit = re.Pattern[str] | str | _Dirs  # a segment's glob, a segment written literally, or `**`
 
 
 @dataclass(frozen=True)
 class PathGlob:
-    """A path glob as sequences of units, one per segment: a `Wildcard` matches one segment, `_DIRS`
-    any number of them. Matched segment by segment, greedily as `Wildcard` matches characters."""
+    """A path glob as sequences of units, one per segment: a `wildcard` matches one segment, `_DIRS`
+    any number of them. Matched segment by segment, greedily (a `**` gives back one segment at a
+    time, never more: linear in the segments for each unit)."""
 
     alternatives: tuple[tuple[Unit, ...], ...]
 
@@ -140,8 +100,8 @@ def _match_segments(units: tuple[Unit, ...], segments: list[str]) -> bool:
     return all(isinstance(rest, _Dirs) for rest in units[unit:])
 
 
-def _fits(unit: Wildcard | str, segment: str) -> bool:
-    return unit == segment if isinstance(unit, str) else unit.match(segment)
+def _fits(unit: re.Pattern[str] | str, segment: str) -> bool:
+    return unit == segment if isinstance(unit, str) else unit.match(segment) is not None
 
 
 _WILD = re.compile(r"[*?\[]")

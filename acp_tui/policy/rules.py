@@ -98,6 +98,10 @@ def commands_match(globs: Sequence[str], lines: Sequence[str], *, every: bool, w
     def hit(text: str) -> bool:
         return any(matcher.match(text) for matcher in matchers)
 
+    def hit_from_a_word(text: str) -> bool:
+        # `* GLOB` on ` TEXT`: GLOB matches the words of TEXT from one of them on.
+        return any(wildcard(f"* {glob}").match(f" {text}") for glob in globs)
+
     if every:
         for line in lines:
             reading = read_line(line)
@@ -110,10 +114,23 @@ def commands_match(globs: Sequence[str], lines: Sequence[str], *, every: bool, w
                     return False
         return True
     for line in lines:
-        candidates, unreadable = any_candidates(line)
-        if unreadable or any(hit(candidate) for candidate in candidates):
+        candidates = any_candidates(line)
+        if candidates.unreadable or any(map(hit, candidates.texts)):
+            return True
+        if any(map(hit_from_a_word, candidates.tails)):
             return True
     return False
+
+
+def opacity(lines: Sequence[str]) -> str | None:
+    """Why what one of the lines runs (or a script it hands a shell) cannot be read off its text."""
+    for line in lines:
+        candidates = any_candidates(line)
+        if candidates.unreadable:
+            return "too deep or too long to read"
+        if candidates.opaque:
+            return candidates.opaque
+    return None
 
 
 RULE_ORDER_RANK = {"reject": 0, "ask": 1, "allow": 2}  # deny-first: Claude Code's deny, ask, allow
@@ -155,10 +172,20 @@ class RulePolicy:
                 # The person sees which rule asked them.
                 asked = await self.ask_handler(dataclasses.replace(ask, rule=rule.name))
                 return PermissionChoice(asked, rule=f"{rule.name} (asked)")
+            default = self.default_for(ask)
             return PermissionChoice(
-                choose(ask.options, self.default), rule=f"{rule.name} (ask: {self.default})", ask=True
+                choose(ask.options, default), rule=f"{rule.name} (ask: {default})", ask=True
             )
-        return PermissionChoice(choose(ask.options, self.default), rule="default")
+        default = self.default_for(ask)
+        named = "default" if default == self.default else "default (opaque: reject)"
+        return PermissionChoice(choose(ask.options, default), rule=named)
+
+    def default_for(self, ask: PermissionAsk) -> Action:
+        """The default, but never `allow` for a command line that cannot be read off its text: what
+        runs there is out of every rule's sight (a reject rule's included)."""
+        if self.default == "allow" and opacity(command_lines(ask.raw_input)):
+            return "reject"
+        return self.default
 
 
 @dataclass(frozen=True)

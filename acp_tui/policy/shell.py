@@ -5,19 +5,21 @@ comments, `$(...)`, backticks, `${...}`, here-documents, and every separator and
 operator are found before any quote is removed, so a quoted `'>'` is a word and `&` followed by a
 blank always ends a command. What cannot be read off the text (substitutions, `eval`, a shell
 reading a script from its input or a file, a variable as the command name) makes the line opaque:
-an allow rule never matches it, while a reject rule still sees every command found in it.
+an allow rule never matches it, while a reject rule still sees every command found in it, and reads
+any program's arguments as a command it may run (`flock /tmp/l git push`, `su -c 'git push' me`).
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeGuard
+
+import bracex
 
 # Raw-input fields holding the command line, as agents send them: Claude Code's Bash `command`
 # (a string), Codex's exec approval `command` (an argv list, often ["bash", "-lc", SCRIPT]), `cmd`
@@ -547,92 +549,35 @@ def _plain_word(text: str) -> Word:
 def _braced(raw: str) -> bool:
     """The word as written holds a brace expression."""
     try:
-        return "{" in raw and _brace_group(raw) is not None
-    except _Unreadable:  # a sequence too long to expand: one all the same
+        return "{" in raw and _brace_expansions(raw) != [raw]
+    except _Unreadable:  # one that gives too many words: one all the same
         return True
 
 
 # Brace expansion: `{git,} push` runs `git push` ------------------------------------------------
 
-_NUMBER = r"(-?[0-9]{1,18})"  # bash's numbers have 64 bits: a longer one is no sequence
-_SEQUENCE = re.compile(
-    rf"{_NUMBER}\.\.{_NUMBER}(?:\.\.{_NUMBER})?|([A-Za-z])\.\.([A-Za-z])(?:\.\.{_NUMBER})?"
-)
 MAX_BRACES = 1024  # words one brace expansion may give: more is unreadable
+# What bracex, which knows no shell quotes, must not expand: an escaped character, `'...'`, `$'...'`, `"..."`.
+_QUOTED = re.compile(r"""\\.|'[^']*'?|\$?"(?:[^"\\]|\\.)*"?|\$'(?:[^'\\]|\\.)*'?""", re.DOTALL)
+_HELD = re.compile("\0([0-9]+)\0")
 
 
-def _brace_group(raw: str) -> tuple[int, int, list[str]] | None:
-    """The first brace expression of a word as written (quotes kept), as bash finds it: where it
-    starts and ends, and what it expands to; None when it has none. Quoted braces are no
-    expression, nor `${...}`."""
-    opened: list[tuple[int, list[int] | None]] = []  # each open `{`: where, its top-level commas
-    found: list[tuple[int, int, list[str]]] = []
-    i, n = 0, len(raw)
-    while i < n:
-        char = raw[i]
-        if char == "\\":
-            i += 1
-        elif char in "'\"":
-            i = _closing_quote(raw, i)
-        elif char == "{":
-            opened.append((i, None if i and raw[i - 1] == "$" else []))
-        elif char == "," and opened and opened[-1][1] is not None:
-            opened[-1][1].append(i)
-        elif char == "}" and opened:
-            start, commas = opened.pop()
-            if commas:
-                bounds = [start, *commas, i]
-                found.append((start, i, [raw[a + 1 : b] for a, b in itertools.pairwise(bounds)]))
-            elif commas is not None and (sequence := _sequence(raw[start + 1 : i])):
-                found.append((start, i, sequence))
-            if found and not opened:
-                break  # the leftmost of those that closed: an outer one before an inner one
-        i += 1
-    return min(found) if found else None
-
-
-def _closing_quote(raw: str, i: int) -> int:
-    """Where the quote at `i` closes (a backslash escapes within `"..."` and `$'...'`)."""
-    quote, escapes = raw[i], raw[i] == '"' or raw[i - 1 : i] == "$"
-    i += 1
-    while i < len(raw) and raw[i] != quote:
-        i += 2 if escapes and raw[i] == "\\" else 1
-    return i
-
-
-def _sequence(body: str) -> list[str] | None:
-    """`1..3`, `a..c`, `1..9..2`: what `{BODY}` expands to."""
-    found = _SEQUENCE.fullmatch(body)
-    if found is None:
-        return None
-    first, last, step, low, high, char_step = found.groups()
-    if first is not None:
-        a, b = int(first), int(last)
-    else:
-        a, b, step = ord(low), ord(high), char_step
-    by = abs(int(step or 1)) or 1
-    count = abs(b - a) // by + 1
-    if count > MAX_BRACES:
+def _brace_expansions(raw: str) -> list[str]:
+    """The words a word as written (quotes kept) expands to, braces expanded as bash does (bracex,
+    its quoted parts held apart); an empty word goes."""
+    if "\0" in raw:  # no shell word holds a NUL: nothing here reads it
         raise _Unreadable
-    values = range(a, b + (1 if b >= a else -1), by if b >= a else -by)
-    return [str(v) if first is not None else chr(v) for v in values]
+    held: list[str] = []
 
+    def hold(quoted: re.Match[str]) -> str:
+        held.append(quoted.group())
+        return f"\0{len(held) - 1}\0"
 
-def _brace_expansions(raw: str, depth: int = 0) -> list[str]:
-    """The words a word as written (quotes kept) expands to, braces expanded."""
-    group = _brace_group(raw)
-    if group is None:
-        return [raw]
-    if depth > MAX_BRACES:
-        raise _Unreadable
-    start, end, alternatives = group
-    found: list[str] = []
-    for alternative in alternatives:
-        expanded = raw[:start] + alternative + raw[end + 1 :]
-        found += _brace_expansions(expanded, depth + 1) if expanded else []  # an empty word goes
-        if len(found) > MAX_BRACES:
-            raise _Unreadable
-    return found
+    try:
+        words = bracex.expand(_QUOTED.sub(hold, raw), keep_escapes=True, limit=MAX_BRACES)
+    except bracex.ExpansionLimitException:
+        raise _Unreadable from None
+    return [_HELD.sub(lambda at: held[int(at[1])], word) for word in words if word]
 
 
 def _expanded(words: tuple[Word, ...], depth: int) -> tuple[Word, ...]:
@@ -707,14 +652,17 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 def _calls(words: tuple[Word, ...], depth: int) -> tuple[tuple[Word, ...], ...]:
     """The command as written, then as each layer passes it on: without its leading `NAME=value`
     and reserved words, its program by its base name, without a wrapper and its options, git
-    without its options before the subcommand; and each `find -exec` command."""
+    without its options before the subcommand and with a `-c alias.NAME=` it is given; each
+    `find -exec` command; and, wherever `git` is among its arguments, the git command from there
+    (`flock /tmp/l git -C . push`: any program may run its arguments as a command)."""
     if depth > MAX_DEPTH:
         raise _Unreadable
     if any(word.pattern and "{" in word.raw for word in words):
         return (words, *_calls(_expanded(words, depth), depth + 1))
-    if not words or _SIMPLE.fullmatch(words[0].raw):
+    if not words or (_SIMPLE.fullmatch(words[0].raw) and not any(map(_is_git, words[1:]))):
         return (words,) if words else ()
     calls = [words]
+    aliased: tuple[Word, ...] = ()
     while words:
         head = words[0]
         if _ASSIGNMENT.match(head.raw) or head.text in RESERVED:
@@ -724,21 +672,28 @@ def _calls(words: tuple[Word, ...], depth: int) -> tuple[tuple[Word, ...], ...]:
         elif head.text in WRAPPERS:
             words = _unwrapped(words, depth)
         elif head.text == "git" and words[1:] and words[1].text.startswith("-"):
-            words = _git_subcommand(words)
+            words, aliased = _git_subcommand(words, depth)
         else:
             break
         calls.append(words)
         if len(calls) > MAX_CALLS:
             raise _Unreadable
-    if words and words[0].text == "find":
-        for i, word in enumerate(words):
-            if word.text in FIND_EXEC:
-                command = words[i + 1 :]
-                end = next((j for j, w in enumerate(command) if w.text in (";", "+")), len(command))
-                calls += _calls(command[:end], depth + 1)
-    if len(calls) > MAX_CALLS:
-        raise _Unreadable
+    if aliased:
+        calls += _calls(aliased, depth + 1)
+    for i, word in enumerate(words[1:], start=1):
+        if _is_git(word):
+            calls += _calls(words[i:], depth + 1)
+        elif word.text in FIND_EXEC and words[0].text == "find":
+            command = words[i + 1 :]
+            end = next((j for j, w in enumerate(command) if w.text in (";", "+")), len(command))
+            calls += _calls(command[:end], depth + 1)
+        if len(calls) > MAX_CALLS:
+            raise _Unreadable
     return tuple(call for call in calls if call)
+
+
+def _is_git(word: Word) -> bool:
+    return word.text == "git" or word.text.endswith("/git")
 
 
 def _unwrapped(words: tuple[Word, ...], depth: int) -> tuple[Word, ...]:
@@ -785,11 +740,31 @@ def _split(string: str, depth: int) -> list[Word]:
     return [word for command in inner.commands for word in command.words]
 
 
-def _git_subcommand(words: tuple[Word, ...]) -> tuple[Word, ...]:
+def _git_subcommand(words: tuple[Word, ...], depth: int) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
+    """`git` without its options before the subcommand; and, when an option defines the
+    subcommand as an alias, what the alias runs (else empty): `git VALUE...`, or `sh -c COMMAND`
+    for `!COMMAND`; a command name that expands when the alias is taken from a variable
+    (`--config-env=alias.NAME=VAR`)."""
+    aliases: dict[str, Word] = {}
     i = 1
     while i < len(words) and words[i].text.startswith("-"):
+        option, _, setting = words[i].text.partition("=")
+        if not setting and option in ("-c", "--config-env") and i + 1 < len(words):
+            setting = words[i + 1].text
+        if option in ("-c", "--config-env") and setting.lower().startswith("alias."):
+            name, _, value = setting[6:].partition("=")
+            from_variable = option == "--config-env"
+            aliases[name.lower()] = Word(f"${value}" if from_variable else value, value, from_variable)
         i += 2 if words[i].text in GIT_VALUED else 1
-    return (words[0], *words[i:])
+    view = (words[0], *words[i:])
+    alias = aliases.get(view[1].text.lower()) if view[1:] else None
+    if alias is None:
+        return view, ()
+    if alias.expands:
+        return view, (alias, *view[2:])
+    if alias.text.startswith("!"):  # git runs it with the shell, the arguments after it
+        return view, (Word("sh", "sh"), Word("-c", "-c"), Word(alias.text[1:], alias.text[1:]), *view[2:])
+    return view, (words[0], *_split(alias.text, depth), *view[2:])
 
 
 def _opacity(command: Command) -> str | None:
@@ -800,6 +775,10 @@ def _opacity(command: Command) -> str | None:
             continue
         if head.expands or head.pattern:
             return "a command name that expands"
+        if head.text == "{}":
+            return "a command named by what find, xargs or parallel fill in"
+        if head.text == "parallel":
+            return "`parallel` builds its commands from its input"
         if head.text in RUNS_TEXT:
             return f"`{head.text}` runs text that is not on the line"
         if head.text in SHELLS and shell_script([word.text for word in call]) is None:
@@ -808,8 +787,9 @@ def _opacity(command: Command) -> str | None:
 
 
 def _scripts(command: Command) -> Iterator[str]:
-    """The scripts a command hands a shell: `sh -c SCRIPT`, `eval ARGS`, `trap SCRIPT`, and a
-    here-document or here-string given to a shell that reads its input."""
+    """The scripts a command hands a shell: `sh -c SCRIPT`, `eval ARGS`, `trap SCRIPT`, the
+    values `alias NAME=VALUE` defines, and a here-document or here-string given to a shell that
+    reads its input."""
     for call in command.calls:
         name, args = call[0].text, [word.text for word in call[1:]]
         if name in SHELLS:
@@ -822,25 +802,59 @@ def _scripts(command: Command) -> Iterator[str]:
             yield " ".join(args)
         elif name == "trap":
             yield from [arg for arg in args if not arg.startswith("-")][:1]
+        elif name == "alias":
+            yield from (arg.partition("=")[2] for arg in args if "=" in arg)
+
+
+class Candidates(NamedTuple):
+    """What a reject or ask rule tries its globs on (see `any_candidates`)."""
+
+    texts: tuple[str, ...]  # matched whole
+    tails: tuple[str, ...]  # matched from any of their words on (see `rules.commands_match`)
+    opaque: str | None  # the line, or a script it hands a shell, cannot be read off the text
+    unreadable: bool  # part of it is nested too deep or too long to read: nothing is known
+
+
+# A word a program may run as a command line: it has a blank, a newline or an operator in it.
+_LINE_LIKE = re.compile(r"[ \t\n;&|<>()]")
 
 
 @functools.lru_cache(maxsize=8)  # an agent's lines: a few, as large as it likes
-def any_candidates(line: str, depth: int = 0) -> tuple[tuple[str, ...], bool]:
-    """Everything a reject or ask rule tries its globs on: the line, each simple command (those in
-    substitutions too) as written and as each layer passes it on (see `_calls`), and the same for
-    the scripts they hand a shell; and True when part of it is nested too deep to read."""
+def any_candidates(line: str, depth: int = 0) -> Candidates:
+    """The line; each simple command (those in substitutions too) as written and as each layer
+    passes it on (see `_calls`); and the words of each from any word on, since any program may
+    run its arguments as a command (`flock /tmp/l git push`, `watch -n 60 git push`). The same for
+    the scripts they hand a shell (`_scripts`), and for each argument that reads as a command line
+    (`su -c 'git push' me`, `ssh host 'git push'`) or the value of a `NAME=value` one: the line
+    only names them, unless a program runs them, but which program does is not on any list."""
     reading = _read(line, depth)
     if reading.unreadable:
-        return (), True
-    found = [line.strip()]
+        return Candidates((), (), None, True)
+    texts, tails, opaque = [line.strip()], [], reading.opaque
+    nested: dict[str, bool] = {}  # each script, and whether its opacity is the line's
     for command in reading.commands:
-        found += (" ".join(word.text for word in call) for call in command.calls)
-        for script in _scripts(command):
-            inner, unreadable = any_candidates(script, depth + 1)
-            if unreadable:
-                return (), True
-            found += inner
-    return tuple(found), False
+        for call in command.calls:
+            texts.append(" ".join(word.text for word in call))
+            tails.append(" ".join(_base_name(word.text) for word in call[1:]))
+        nested.update(dict.fromkeys(_scripts(command), True))
+        for word in command.words:  # one that expands: its substitutions are read already
+            for text in () if word.expands else (word.text, word.text.partition("=")[2]):
+                if _LINE_LIKE.search(text):
+                    nested.setdefault(text, False)
+    for script, runs in nested.items():
+        inner = any_candidates(script, depth + 1)
+        if inner.unreadable:
+            return inner
+        texts += inner.texts
+        tails += inner.tails
+        opaque = opaque or (inner.opaque if runs else None)
+    return Candidates(tuple(texts), tuple(tails), opaque, False)
+
+
+def _base_name(word: str) -> str:
+    """A program's path by its name (`/usr/bin/git` is `git`), any other word as it is."""
+    base = word.rsplit("/", 1)[-1]
+    return base if base and not word.startswith("-") else word
 
 
 def redirect_paths(lines: Sequence[str]) -> tuple[list[str], bool]:

@@ -10,12 +10,27 @@ from collections.abc import Mapping
 
 log = logging.getLogger(__name__)
 
-# The RFC's rule: these substrings anywhere in a name, in any case, mark a credential.
-CREDENTIAL_NAME = re.compile(r"KEY|SECRET|TOKEN", re.IGNORECASE)
+# What makes a variable's name credential-shaped, in any case. Anywhere in the name: the RFC's KEY,
+# SECRET and TOKEN, and the words no one uses for anything else (PGPASSWORD, SMTP_PASSWORD,
+# GOOGLE_APPLICATION_CREDENTIALS).
+CREDENTIAL_ANYWHERE = re.compile(
+    r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE", re.IGNORECASE
+)
+# Short words that are parts of others (PASSENGER, BYPASS, AUTHOR, XAUTHORITY, GDMSESSION): a
+# credential only as a whole part of the name, between underscores or its ends (DB_PASS,
+# REDISCLI_AUTH, BW_SESSION, OP_SESSION_me); PWD only after another part (MYSQL_PWD), since PWD and
+# OLDPWD themselves are the shell's directories.
+CREDENTIAL_PART = re.compile(r"(?:^|_)(?:PASS|AUTH|SESSION)(?:_|$)|_PWD(?:_|$)", re.IGNORECASE)
+# Names with such a part that the desktop and ssh set, hold no secret, and programs read: an agent
+# that opens a browser, a notification or `ssh` needs them (the sandbox hides the sockets they name).
+SESSION_NAMES = frozenset({"DBUS_SESSION_BUS_ADDRESS", "DESKTOP_SESSION", "SESSION_MANAGER", "SSH_AUTH_SOCK"})
 
 
 def is_credential_name(name: str) -> bool:
-    return CREDENTIAL_NAME.search(name) is not None
+    if CREDENTIAL_ANYWHERE.search(name):
+        return True
+    exempt = name in SESSION_NAMES or name.startswith("XDG_SESSION_")
+    return not exempt and CREDENTIAL_PART.search(name) is not None
 
 
 def child_environment(overlay: Mapping[str, str], parent: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -7,9 +7,13 @@ textual-serve runs one app process per websocket (one per tab) and checks nothin
   (a demo is often on a shared screen) and never appears in the page's links: textual.js builds the
   websocket and static URLs from the page, and the cookie goes with them. Every request, the
   websocket included, needs the token (cookie or `?token=`), else 403.
-- The Host header must name the address served, else 403: a page whose name an attacker rebinds to
-  127.0.0.1 (DNS rebinding) sends its own name. A request with an Origin (every browser websocket)
-  must come from our page: another page on this host counts as the same site for cookies.
+- Browsers send a host's cookies to every port of it: on loopback the URL names a host of our own, a
+  random `*.localhost` name (browsers resolve it to loopback themselves), so that the cookie never
+  goes to another server of this machine, such as an agent's dev server the person previews.
+- The Host header must name the host served, else 403: a page whose name an attacker rebinds to
+  127.0.0.1 (DNS rebinding) sends its own name, and a stolen cookie sent to 127.0.0.1 is refused. A
+  request with an Origin (every browser websocket) must come from our page.
+- The page takes the keyboard when it loads (textual.js leaves that to a click).
 - A tab's app is `python -m acp_tui ...` started as an argv (no shell), in its own session, so a
   ctrl+c in our terminal reaches only us. Closing the tab, or stopping us (SIGINT, SIGTERM, SIGHUP),
   asks each app to quit (it disposes its runs); one still there after `TAB_QUIT_GRACE` is killed, and
@@ -33,6 +37,7 @@ from aiohttp import hdrs, web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from acp_tui import compat
 from acp_tui.core.text import one_line
 from acp_tui.process.watchdog import SUPERVISOR_MARK, watchdog
 
@@ -43,6 +48,12 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 CONTENT_POLICY = (
     "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
     "connect-src 'self' {ws}; frame-ancestors 'none'"
+)
+
+# Added to textual-serve's page, after its own script made the terminal (on the same `load` event).
+TAKE_KEYBOARD = (
+    '<script>addEventListener("load", () => document.querySelector(".xterm-helper-textarea").focus());'
+    "</script>"
 )
 
 log = logging.getLogger("acp_tui.web")
@@ -62,9 +73,9 @@ class TabApp(AppService):
         self._supervisor = supervisor
         self._stderr: asyncio.Task[None] | None = None
 
-    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
-        env = {**self._build_environment(width=width, height=height), SUPERVISOR_MARK: self._supervisor}
-        self._process = process = await asyncio.create_subprocess_exec(
+    async def start(self, width: int, height: int) -> None:
+        env = {**compat.app_environment(self, width, height), SUPERVISOR_MARK: self._supervisor}
+        process = await asyncio.create_subprocess_exec(
             *self._argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -73,15 +84,14 @@ class TabApp(AppService):
             start_new_session=True,
         )
         watchdog.watch(process.pid)  # its group: the mark alone is unreadable once it hides its environment
-        assert process.stdin is not None and process.stderr is not None
-        self._stdin = process.stdin
+        assert process.stderr is not None
         # textual-serve would copy its stderr to our terminal as it is: we show it as text, line by
         # line, and hand textual-serve a stream that has ended.
         prefix = f"acp-tui serve: tab {process.pid}: "
         self._stderr = asyncio.create_task(forward_lines(process.stderr, prefix))
         process.stderr = asyncio.StreamReader()
         process.stderr.feed_eof()
-        return process
+        compat.run_app_service(self, process)
 
     async def run(self) -> None:
         """Until the app's output ends; then the tab is told (textual-serve waits for a quit message that
@@ -96,8 +106,7 @@ class TabApp(AppService):
         except TimeoutError:
             log.warning("a tab's app did not quit within %.0f s: killed", TAB_QUIT_GRACE)
         finally:
-            self._task = None
-            if (process := self._process) is not None:
+            if (process := compat.app_process(self)) is not None:
                 if process.returncode is None:
                     with contextlib.suppress(ProcessLookupError):
                         process.kill()
@@ -122,14 +131,15 @@ async def forward_lines(stream: asyncio.StreamReader, prefix: str) -> None:
 class GuardedServer(Server):
     """textual-serve's server behind a token, a Host check and an Origin check."""
 
-    def __init__(self, argv: list[str], host: str, port: int, token: str) -> None:
-        origin = f"http://{host_part(host)}:{port}"
+    def __init__(self, argv: list[str], host: str, port: int, token: str, *, name: str) -> None:
+        """Serve on `host`, for the URL naming `name` (the host itself, or one of our own)."""
+        origin = f"http://{host_part(name)}:{port}"
         super().__init__(shlex.join(argv), host=host, port=port, title="acp-tui", public_url=origin)
         self.argv = argv
         self.token = token.encode()
-        self.cookie = f"acp-tui-{port}"  # cookies ignore ports: one name per port served
+        self.cookie = f"acp-tui-{port}"  # one name per port served, should two share a host
         netloc = origin.removeprefix("http://").lower()
-        self.hosts = {netloc, host_part(host).lower()} if port == 80 else {netloc}
+        self.hosts = {netloc, host_part(name).lower()} if port == 80 else {netloc}
         self.content_policy = CONTENT_POLICY.format(ws=f"ws://{netloc}")
         self.tabs: set[asyncio.Task[Any]] = set()
         self.supervisor = ""
@@ -160,10 +170,17 @@ class GuardedServer(Server):
             response.headers[hdrs.REFERRER_POLICY] = "no-referrer"
         return response
 
-    async def _make_app(self) -> web.Application:
-        app = await super()._make_app()
+    async def application(self) -> web.Application:
+        app = await compat.web_application(self)
         app.middlewares.append(self._guard)
         return app
+
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        """textual-serve's page, which takes the keyboard when it loads."""
+        page = await super().handle_index(request)
+        assert isinstance(page, web.Response) and page.text is not None
+        page.text = page.text.replace("</body>", f"{TAKE_KEYBOARD}</body>", 1)
+        return page
 
     async def on_startup(self, app: web.Application) -> None:
         """Nothing printed here: the URL is printed once the port is ours."""
@@ -192,7 +209,7 @@ class GuardedServer(Server):
         try:
             size = (to_int(request.query.get(side, ""), default) for side, default in SIZE_DEFAULTS)
             await tab.start(*size)
-            await self._process_messages(websocket, tab)
+            await compat.process_messages(self, websocket, tab)
         except Exception:
             log.exception("a tab's session failed")
         finally:
@@ -203,7 +220,7 @@ class GuardedServer(Server):
 
 
 async def _serve(server: GuardedServer, started: Callable[[], None]) -> None:
-    runner = web.AppRunner(await server._make_app(), access_log=None, shutdown_timeout=TAB_QUIT_GRACE)
+    runner = web.AppRunner(await server.application(), access_log=None, shutdown_timeout=TAB_QUIT_GRACE)
     await runner.setup()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -219,11 +236,14 @@ async def _serve(server: GuardedServer, started: Callable[[], None]) -> None:
             loop.remove_signal_handler(sig)
 
 
-def serve(argv: list[str], host: str, port: int, token: str, started: Callable[[str], None]) -> None:
-    """Serve `argv` (one app per tab) until a stop signal; `started(url)` once the port is ours.
+def serve(
+    argv: list[str], host: str, port: int, token: str, started: Callable[[str], None], *, name: str
+) -> None:
+    """Serve `argv` (one app per tab) on `host` until a stop signal, for a URL naming `name`;
+    `started(url)` once the port is ours.
 
     Raises OSError when the address cannot be served.
     """
-    server = GuardedServer(argv, host, port, token)
+    server = GuardedServer(argv, host, port, token, name=name)
     server.supervisor = watchdog.ensure_started()
     asyncio.run(_serve(server, lambda: started(server.url())))

@@ -80,9 +80,15 @@ def isolated_env(root: Path) -> dict[str, str]:
 class Served:
     process: subprocess.Popen[str]
     url: str
+    name: str  # the host the URL names: one of our own, `acp-tui-<random>.localhost`
     port: int
     token: str
     root: Path  # home, XDG folders, config
+
+    @property
+    def netloc(self) -> str:
+        """What the Host header of a request to us must say (a plain client connects to 127.0.0.1)."""
+        return f"{self.name}:{self.port}"
 
     def others(self) -> list[tuple[int, str]]:
         """The server's live descendants: the tabs' apps and their agents (not the browser's)."""
@@ -127,13 +133,13 @@ def start_server(root: Path, *args: str, port: int | None = None) -> Served:
         text=True,
     )
     line = read_line(process, 30)
-    found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]+)", line)
+    found = re.search(r"http://(acp-tui-[0-9a-f]{16}\.localhost):(\d+)/\?token=([\w-]+)", line)
     if found is None:
         process.kill()
         _, err = process.communicate()
         pytest.fail(f"no URL printed: {line!r}, stderr: {err!r}")
-    assert int(found[1]) == port
-    return Served(process, found[0], port, found[2], root)
+    assert int(found[2]) == port
+    return Served(process, found[0], found[1], port, found[3], root)
 
 
 @pytest.fixture

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.server
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,8 +53,7 @@ class Tab:
             )
 
     def press(self, key: str) -> None:
-        self.page.focus(".xterm-helper-textarea")  # where xterm.js takes the keyboard
-        self.page.keyboard.press(key)
+        self.page.keyboard.press(key)  # no click first: the page takes the keyboard when it loads
 
 
 def test_a_tab_runs_the_agents_and_closing_it_ends_them(
@@ -61,7 +62,7 @@ def test_a_tab_runs_the_agents_and_closing_it_ends_them(
     config, work = write_config(tmp_path, "forever=1", "delay=0.5")  # answers until cancelled
     served = serve_with("--config", str(config), "serve")
     tab = Tab(browser, served.url)
-    assert tab.page.url == f"http://127.0.0.1:{served.port}/"  # the token left the address bar
+    assert tab.page.url == f"http://{served.netloc}/"  # the token left the address bar
     tab.wait_for(READY)
     tab.press("Enter")
     wait_until(lambda: prompts_received(work), "the agent's file")
@@ -98,3 +99,55 @@ def test_stopping_the_server_ends_every_tab_and_agent(
     assert wait_gone([pid for pid, _ in running], 1) == []
     for tab in tabs:
         tab.page.close()
+
+
+def test_the_page_takes_the_keyboard_when_it_loads(
+    browser: Any, tmp_path: Path, serve_with: Callable[..., Served]
+) -> None:
+    config, work = write_config(tmp_path)
+    served = serve_with("--config", str(config), "serve")
+    tab = Tab(browser, served.url)
+    tab.wait_for(READY)
+    focused = tab.page.evaluate("document.activeElement.className")
+    assert "xterm-helper-textarea" in focused  # where xterm.js reads keys
+    tab.page.keyboard.press("Enter")  # never clicked, never focused by hand
+    wait_until(lambda: prompts_received(work), "the agent's prompt")
+    assert prompts_received(work) == [[{"type": "text", "text": PROMPT}]]
+    tab.page.close()
+
+
+def test_the_token_never_reaches_another_server_of_this_host(
+    browser: Any, tmp_path: Path, serve_with: Callable[..., Served]
+) -> None:
+    """The person opens an agent's dev server in the browser that holds our cookie: it is not sent."""
+    received: list[tuple[str, str]] = []  # (Host, Cookie) of each request, the favicon's included
+
+    class DevServer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            received.append((self.headers.get("Host", ""), self.headers.get("Cookie", "")))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    config, _ = write_config(tmp_path)
+    served = serve_with("--config", str(config), "serve")
+    other = http.server.HTTPServer(("127.0.0.1", 0), DevServer)
+    thread = threading.Thread(target=other.serve_forever)
+    thread.start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(served.url)
+        assert [cookie["value"] for cookie in context.cookies()] == [served.token]  # the browser holds it
+        for host in ("127.0.0.1", "localhost"):
+            page.goto(f"http://{host}:{other.server_address[1]}/preview")
+    finally:
+        context.close()
+        other.shutdown()
+        thread.join()
+        other.server_close()
+    assert {host.split(":")[0] for host, _ in received} == {"127.0.0.1", "localhost"}
+    assert [cookie for _, cookie in received if served.token in cookie] == []

@@ -29,11 +29,18 @@ WS_UPGRADE = {
 
 def get(served: Served, path: str, **headers: str) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
-    connection.request("GET", path, headers={"Host": f"127.0.0.1:{served.port}", **headers})
+    connection.request("GET", path, headers={"Host": served.netloc, **headers})
     response = connection.getresponse()
     response.read()
     connection.close()
     return response
+
+
+def tab_socket(session: Any, served: Served, query: str = "") -> Any:
+    """The websocket a tab opens: to 127.0.0.1, our host's name in Host (aiohttp resolves no
+    `*.localhost` name itself)."""
+    url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}{query}"
+    return session.ws_connect(url, headers={"Host": served.netloc})
 
 
 @pytest.fixture
@@ -43,8 +50,8 @@ def served(tmp_path: Path, serve_with: Callable[..., Served]) -> Served:
 
 
 def test_every_request_without_the_right_token_or_host_is_refused(served: Served) -> None:
-    token, cookie = served.token, f"acp-tui-{served.port}"
-    other = f"http://127.0.0.1:{free_port()}"
+    token, port, cookie = served.token, served.port, f"acp-tui-{served.port}"
+    other = f"http://{served.name}:{free_port()}"
     refused = {
         "no token": get(served, "/"),
         "a wrong token": get(served, "/?token=wrong"),
@@ -59,10 +66,12 @@ def test_every_request_without_the_right_token_or_host_is_refused(served: Served
         "Host: evil.example on the websocket": get(
             served, f"/ws?token={token}", Host="evil.example", **WS_UPGRADE
         ),
-        "Host: localhost (not the address served)": get(
-            served, f"/?token={token}", Host=f"localhost:{served.port}"
+        "Host: localhost (not the host served)": get(served, f"/?token={token}", Host=f"localhost:{port}"),
+        "Host: 127.0.0.1 (not the host served)": get(served, f"/?token={token}", Host=f"127.0.0.1:{port}"),
+        "the cookie, stolen by another server of this host": get(
+            served, "/", Host=f"127.0.0.1:{port}", Cookie=f"{cookie}={token}"
         ),
-        "Host: another port": get(served, f"/?token={token}", Host="127.0.0.1:1"),
+        "Host: another port": get(served, f"/?token={token}", Host=f"{served.name}:1"),
     }
     assert {case: r.status for case, r in refused.items()} == dict.fromkeys(refused, 403)
     assert not served.others()  # nothing was started for any of them
@@ -75,15 +84,16 @@ def test_the_token_is_traded_for_a_cookie_and_leaves_the_address(served: Served)
     cookie = first.headers["Set-Cookie"]
     assert cookie.startswith(f"acp-tui-{served.port}={served.token};")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "domain=" not in cookie.lower()  # for our host only: none of its subdomains, no other host
 
     connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
-    connection.request("GET", "/", headers={"Cookie": cookie.split(";")[0]})
+    connection.request("GET", "/", headers={"Host": served.netloc, "Cookie": cookie.split(";")[0]})
     page = connection.getresponse()
     body = page.read().decode()
     connection.close()
     assert page.status == 200
     assert served.token not in body  # the page's links (static files, websocket) carry no token
-    assert f'data-session-websocket-url="ws://127.0.0.1:{served.port}/ws"' in body
+    assert f'data-session-websocket-url="ws://{served.netloc}/ws"' in body
     assert "connect-src 'self'" in page.headers["Content-Security-Policy"]
     assert page.headers["Referrer-Policy"] == "no-referrer"
     assert get(served, f"/static/js/textual.js?token={served.token}").status == 200
@@ -109,8 +119,7 @@ async def test_a_tab_is_the_app_with_our_options_and_ends_with_its_websocket(
     config, _ = write_config(tmp_path, names=("scribe", "echo"))
     options = ("--config", str(config), "--agent", "echo")
     served = serve_with(*options, "serve") if where == "before serve" else serve_with("serve", *options)
-    url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}&width=100&height=30"
-    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+    async with aiohttp.ClientSession() as session, tab_socket(session, served, "&width=100&height=30") as ws:
         first = await ws.receive(timeout=60)
         assert first.type == aiohttp.WSMsgType.BINARY  # the app is drawing
         tabs = served.others()
@@ -182,8 +191,7 @@ async def test_if_the_server_is_killed_its_watchdog_ends_every_tab_and_agent(
 
     config, work = write_config(tmp_path, "forever=1", "delay=0.5")
     served = serve_with("serve", "--config", str(config))
-    url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}&width=120&height=40"
-    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+    async with aiohttp.ClientSession() as session, tab_socket(session, served, "&width=120&height=40") as ws:
         await drawn(ws, READY)
         await ws.send_json(["stdin", "\r"])  # Enter, as the page sends it
         await eventually(lambda: prompts_received(work), 60, "the agent's prompt")
@@ -213,8 +221,7 @@ async def test_a_tab_whose_app_fails_ends_its_page_and_says_why_on_our_stderr(
     config, _ = write_config(tmp_path)
     served = serve_with("serve", "--config", str(config))
     config.write_text("bad = 1\n" + config.read_text())  # the tabs opened from now on fail at start
-    url = f"ws://127.0.0.1:{served.port}/ws?token={served.token}"
-    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+    async with aiohttp.ClientSession() as session, tab_socket(session, served) as ws:
         message = await ws.receive(timeout=60)
         assert message.type == aiohttp.WSMsgType.CLOSE  # the page says "Session ended"
     assert served.stop() == 0

@@ -9,7 +9,7 @@ expands `${NAME}` from its own environment, so no secret is on any command line)
 - charlie: a last stderr line, then it exits (the run's error quotes that line).
 Our own environment carries credential-shaped variables too (any case, any position).
 
-Asserted: each child got exactly the parent's environment minus every KEY|SECRET|TOKEN name, plus its
+Asserted: each child got exactly the parent's environment minus every credential-shaped name, plus its
 own preset's `env` and nobody else's; its cwd is the configured one; the client declared no fs or
 terminal capability and touched no file an agent asked about; and no secret value appears in results,
 headless output (stdout, forwarded stderr), traces, exports, the log file, or the app's screen,
@@ -34,7 +34,7 @@ import acp_tui.acp.client  # noqa: F401  (the SDK import, before any --timeout m
 from acp_tui.cli.main import main
 from acp_tui.settings import paths
 from acp_tui.settings.schema import AgentPreset, Settings
-from tests.helpers import SCRIPTED_AGENT, our_live_processes
+from tests.helpers import SCRIPTED_AGENT, credential_shaped, our_live_processes
 
 MASK = "***"
 SECRETS = {
@@ -49,14 +49,13 @@ PARENT_CREDENTIALS = {  # credential-shaped names in our own environment: no chi
     "KEYRING_ACP_TUI": "parent-keyring-77ab",
     "ACP_TUI_MONKEY": "parent-monkey-3d3d",
     "SHARED_TOKEN": "parent-shared-6a6a",  # alpha sets its own value for this name
+    "ACP_TUI_PGPASSWORD": "parent-password-2b2b",
+    "ACP_TUI_MYSQL_PWD": "parent-pwd-9c9c",
+    "ACP_TUI_REDIS_AUTH": "parent-auth-5e5e",
+    "ACP_TUI_BW_SESSION": "parent-session-4f4f",
 }
 PLAIN = {"ACP_TUI_SEC_PLAIN": "plain-value-reaches-everyone"}
 EVERY_SECRET_VALUE = [v for env in SECRETS.values() for v in env.values()] + list(PARENT_CREDENTIALS.values())
-
-
-def credential_shaped(name: str) -> bool:
-    """The rule, written independently of the code under test."""
-    return any(marker in name.upper() for marker in ("KEY", "SECRET", "TOKEN"))
 
 
 def presets(tmp_path: Path) -> tuple[AgentPreset, ...]:

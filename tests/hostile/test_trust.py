@@ -148,8 +148,11 @@ async def test_a_trace_that_cannot_be_written_never_keeps_the_result_from_coming
 
 
 def test_a_child_cannot_read_our_credentials_from_proc(tmp_path: Path) -> None:
-    """The variable must be in our *initial* environment block: a fresh supervisor process."""
+    """The variables must be in our *initial* environment block: a fresh supervisor process. What is
+    blanked there follows the rule that keeps them from our children (`is_credential_name`)."""
     secret = "sk-live-" + "q" * 40
+    hidden = ["ACP_TUI_TEST_API_KEY", "ACP_TUI_PGPASSWORD", "ACP_TUI_MYSQL_PWD", "ACP_TUI_REDIS_AUTH"]
+    shown = ["ACP_TUI_OLDPWD", "ACP_TUI_AUTHOR"]
     out = tmp_path / "parent.environ"
     program = (
         "import asyncio, sys\n"
@@ -161,12 +164,14 @@ def test_a_child_cannot_read_our_credentials_from_proc(tmp_path: Path) -> None:
         "    print((await run.result()).stop_reason)\n"
         "asyncio.run(main())\n"
     )
-    env = {**os.environ, "ACP_TUI_TEST_API_KEY": secret}
+    env = {**os.environ, **{name: f"{secret}-{name}" for name in hidden + shown}}
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, timeout=30)
     assert done.returncode == 0, done.stderr
-    environ = out.read_bytes()
-    assert b"ACP_TUI_TEST_API_KEY=" in environ
-    assert secret.encode() not in environ
+    environ = dict(entry.split(b"=", 1) for entry in out.read_bytes().split(b"\0") if b"=" in entry)
+    for name in hidden:
+        assert environ[name.encode()].strip(b"\0") == b"", f"{name} readable in /proc/<ppid>/environ"
+    for name in shown:
+        assert environ[name.encode()] == f"{secret}-{name}".encode()
 
 
 # Quitting with stubborn runs -----------------------------------------------------------------------------

@@ -232,6 +232,94 @@ def test_reject_rules_see_through_assignments_wrappers_and_spellings(line: str) 
     assert PUSH.matches(execute(line)), line
 
 
+# Any program may run its arguments as a command: the issue's six, and what an attacker tries next.
+RUN_ARGUMENTS = [
+    "flock /tmp/l git push",
+    "taskset -c 0 git push",
+    "watch -n 60 git push",
+    "su -c 'git push' me",
+    "strace -f git push",
+    "git -c alias.ship=push ship",
+    "git -c alias.ship='push --force' ship origin",
+    "git -c Alias.Ship='!git push' ship",
+    "git -c alias.ship='!f() { git push; }; f' ship",
+    "flock /tmp/l git -c alias.ship=push ship",
+    "flock /tmp/l /usr/bin/git -C . push",
+    "parallel git push ::: a",
+    "parallel ::: 'git push'",
+    "echo x | xargs -I{} git push",
+    "find . -exec git -C {} push \\;",
+    "nohup setsid chroot / unshare -r ionice -c3 chrt 10 stdbuf -o0 git push",
+    "script -qc 'git push' /dev/null",
+    "busybox sh -c 'git push'",
+    "env -S 'git push'",
+    "su me -c \"sh -c 'git push'\"",
+    "runuser -u me -- git push",
+    "ssh host 'git push'",
+    "docker exec box git push",
+    "git -c core.sshCommand='sh -c \"git push\"' fetch",
+    "GIT_SSH_COMMAND='git push' git fetch",
+    "git rebase --exec 'git push' main",
+    "alias ship='git push'; ship",
+]
+
+
+@pytest.mark.parametrize("line", RUN_ARGUMENTS)
+def test_a_reject_rule_matches_wherever_the_command_would_run(line: str) -> None:
+    assert PUSH.matches(execute(line)), line
+    policy = RulePolicy("p", (PUSH,), default="allow", order="deny-first")
+    assert not approves(policy, execute(line)), line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "$(echo git) push",
+        "bash -c '$(echo git) push'",
+        "sh -c 'eval \"$X\"'",
+        "git --config-env=alias.ship=SHIP ship",
+        "find . -name '*.sh' -exec {} \\;",
+        "echo x | xargs -I{} sh -c '{}'",
+        "parallel < commands.txt",
+        "curl -s x | sh",
+    ],
+)
+def test_an_opaque_line_never_gets_the_default_allow(line: str) -> None:
+    policy = RulePolicy("p", (PUSH,), default="allow", order="deny-first")
+    choice = asyncio.run(policy.decide(execute(line)))
+    assert (choice.option_id, choice.rule) == ("r1", "default (opaque: reject)"), line
+    headless_ask = RulePolicy("p", (Rule("ask", "ask", kinds=("execute",)),), default="allow")
+    assert asyncio.run(headless_ask.decide(execute(line))).option_id == "r1"
+
+
+def test_a_readable_line_still_gets_the_default_allow() -> None:
+    policy = RulePolicy("p", (PUSH,), default="allow", order="deny-first")
+    for line in (
+        "git status",
+        "flock /tmp/l make test",
+        "bash -c 'git log | head'",
+        "echo 'a b' | xargs -n1 echo",
+    ):
+        choice = asyncio.run(policy.decide(execute(line)))
+        assert (choice.option_id, choice.rule) == ("a1", "default"), line
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+@pytest.mark.parametrize("alias", ["push", "!git push"])
+def test_a_git_alias_on_the_line_runs_what_we_read(tmp_path: Path, alias: str) -> None:
+    """Real git: `-c alias.ship=...` makes `git ship` push; the reject rule sees the push."""
+    remote, work = tmp_path / "remote.git", tmp_path / "work"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "clone", "-q", str(remote), str(work)], check=True, capture_output=True)
+    identity = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    subprocess.run(["git", *identity, "commit", "-q", "--allow-empty", "-m", "x"], cwd=work, check=True)
+    line = f"git -c alias.ship={shlex.quote(alias)} ship origin HEAD"
+    assert PUSH.matches(execute(line))
+    subprocess.run(["bash", "-c", line], cwd=work, check=True, capture_output=True)
+    pushed = subprocess.run(["git", "-C", str(remote), "log", "--oneline"], capture_output=True, text=True)
+    assert pushed.stdout.strip().endswith(" x")  # it did push
+
+
 def test_a_line_nested_deeper_than_we_read_matches_every_reject_rule_and_no_allow_rule() -> None:
     deep = "echo " + "$(" * 40 + "x" + ")" * 40
     assert PUSH.matches(execute(deep))
@@ -324,6 +412,7 @@ def test_the_issues_lines_run_in_bash_as_we_read_them(line: str, ran: list[tuple
 
 WORDS = ["c1", "c2", "x", "-c", "a=b", "''", '""', "'a b'", '"a b"', "'>'", "'&'", '";"', "\\;", "\\&"]
 WORDS += ["\\>", "'#'", "x#y", "$'c\\x31'", '"q\\"q"', "c\\\n1", "'\n'", "{c1,c2}", "c{1,'2 3'}", "{x..z}"]
+WORDS += ["x{01..02}", "'{c1,c2}'", "{a,\\,b}{1..2}"]
 OPERATORS = [";", "&", "&&", "||", "|", "|&", "\n", "(", ")", "#", " ", " ", " ", "\t"]
 # Every file a line may write is relative (in a temporary folder): `/dev/null` stands apart.
 REDIRECTIONS = [">", ">>", ">|", "&>", "&>>", ">&", "<>", "2>", "<in", "2>&1", ">&2", " >/dev/null ", "<<<c2"]
@@ -418,6 +507,15 @@ WRAPPER = st.sampled_from(
         "doas -u root",
         "setsid",
         "env -S",
+        "flock /tmp/l",
+        "taskset -c 0",
+        "watch -n 60",
+        "strace -f -o /dev/null",
+        "chroot /",
+        "unshare -r",
+        "chrt 10",
+        "busybox",
+        "runuser -u me --",
     ]
 )
 PROGRAM = st.sampled_from(["git", "/usr/bin/git", "'git'", '"git"', "g''it", "\\git", "$'\\x67it'", "./git"])
@@ -456,6 +554,10 @@ CONTEXT = st.sampled_from(
         "find . -exec {L} \\;",
         "coproc {L}",
         "cat <<E\n$({L})\nE",
+        "su -c {Q} me",
+        "script -c {Q} /dev/null",
+        "ssh host {Q}",
+        "watch {Q}",
     ]
 )
 
@@ -562,14 +664,19 @@ def test_command_globs_are_linear_too() -> None:
         ("[^a]*", "ab", False),
         ("[]x]", "]", True),
         ("[a-c]z", "bz", True),
-        ("[b-a]", "[b-a]", True),  # not a class: the glob is taken literally
+        ("[b-a]", "[b-a]", False),  # a reversed range matches nothing, as in bash
+        ("[b-a]", "b", False),
+        ("[xb-a]", "x", True),
+        ("[^a]", "^", True),  # bash's `[^...]` is `[!...]`, not a class holding `^`
+        ("[^]a]", "]", False),
+        ("x[^", "x[^", True),
         ("x[", "x[", True),
         ("git status *", "git status --short", True),
         ("git status *", "git status", False),
     ],
 )
-def test_wildcards_match_as_fnmatch_did(glob: str, text: str, hit: bool) -> None:
-    assert wildcard(glob).match(text) is hit
+def test_wildcards_match_as_bash_does(glob: str, text: str, hit: bool) -> None:
+    assert (wildcard(glob).match(text) is not None) is hit
 
 
 @pytest.mark.parametrize(
