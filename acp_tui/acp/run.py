@@ -50,7 +50,7 @@ from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
-from acp_tui.process.sandbox import SandboxError, confine, failure_message
+from acp_tui.process.sandbox import Confinement, SandboxError, confine, failure_message
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable
@@ -120,6 +120,7 @@ class AcpSubagentRun:
         self._usage: Usage | None = None
         self._ended_by: EndedBy | None = None
         self._child: Child | None = None
+        self._confinement: Confinement | None = None  # a sandbox's, held until its processes are gone
         self._conn: ClientSideConnection | None = None
         self._transport: StdioTransport | None = None
         self._trace: TraceWriter | None = None
@@ -231,16 +232,19 @@ class AcpSubagentRun:
         try:
             argv = [self.config.command, *self.config.args]
             if self.sandboxed:
-                argv = confine(
+                self._confinement = confine(
                     self.config.command,
                     self.config.args,
                     cwd=self.cwd,
                     env=env,
                     writable=self.config.sandbox_writable,
-                    readonly=self.config.sandbox_readonly,
+                    readable=self.config.sandbox_readable,
                     hidden=self.config.sandbox_hidden,
+                    sockets=self.config.sandbox_sockets,
+                    git_dirs=self.config.sandbox_git_dirs,
                     network=self.config.sandbox_network,
                 )
+                argv = self._confinement.argv
             self._child = await spawn(argv[0], argv[1:], cwd=self.cwd, env=env)
         except SandboxError as exc:  # never unconfined instead: nothing runs
             return SubagentStopReason.ERROR, str(exc)
@@ -444,6 +448,8 @@ class AcpSubagentRun:
                 await task
         if self._trace is not None:
             self._trace.close()
+        if self._confinement is not None:  # its processes are gone: what it held goes too
+            self._confinement.close()
 
     def _finish(self, outcome: Outcome) -> None:
         if self._result.done():

@@ -39,8 +39,12 @@ class AcpProviderConfig:
     # "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
     sandbox: SandboxMode = "none"
     sandbox_writable: Sequence[str] = ()  # writable beyond the cwd and /tmp (`~`: the agent's home)
-    sandbox_readonly: Sequence[str] = ()  # seen read-only where hidden otherwise (a worktree's checkout)
+    sandbox_readable: Sequence[str] = ()  # seen read-only (its home is empty, the rest of ours unseen)
     sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
+    sandbox_sockets: Sequence[str] = ()  # unix sockets of the host it may connect to (none otherwise)
+    # A worktree's: where git looks for its entry in the repository -> a git directory of the agent's
+    # own shown there (see `process.sandbox.worktree_view`).
+    sandbox_git_dirs: Mapping[str, str] = field(default_factory=dict)
     sandbox_network: bool = True  # False: no network at all (a loopback of its own)
 
     def secrets(self) -> list[str]:

@@ -136,10 +136,13 @@ class AgentPreset:
     idle_timeout: Seconds | None = _says(SECONDS, default=_CORE.idle_timeout)
     isolation: Literal["none", "worktree"] = _says('must be "none" or "worktree"', default="none")
     max_file_bytes: Bytes = _says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
-    # "workspace": confined by bubblewrap (README, Sandbox); writable/hidden: paths, `~` its home.
+    # "workspace": confined by bubblewrap (docs/sandbox.md): it sees its workspace, an empty home and
+    # what these open (paths, `~` its home, relative ones from its cwd); hidden is absent even there.
     sandbox: Literal["none", "workspace"] = _says('must be "none" or "workspace"', default=_CORE.sandbox)
     sandbox_writable: tuple[str, ...] = _says("must be a list of paths", default=())
+    sandbox_readable: tuple[str, ...] = _says("must be a list of paths", default=())
     sandbox_hidden: tuple[str, ...] = _says("must be a list of paths", default=())
+    sandbox_sockets: tuple[str, ...] = _says("must be a list of paths of unix sockets", default=())
     sandbox_network: Switch = _says("must be true or false", default=_CORE.sandbox_network)
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
     warm: Switch = _says("must be true or false", default=True)
@@ -182,7 +185,9 @@ class AgentPreset:
             idle_timeout=self.idle_timeout,
             sandbox=self.sandbox,
             sandbox_writable=self.sandbox_writable,
+            sandbox_readable=self.sandbox_readable,
             sandbox_hidden=self.sandbox_hidden,
+            sandbox_sockets=self.sandbox_sockets,
             sandbox_network=self.sandbox_network,
         )
 

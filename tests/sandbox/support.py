@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from acp_tui import AcpProviderConfig
+from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
 from tests.helpers import LEAK_MARK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +60,32 @@ def tries(*steps: Sequence[Any]) -> str:
 
 def outcomes(output: str) -> list[str]:
     return list(json.loads(output))
+
+
+async def answer(config: AcpProviderConfig, steps: Sequence[Sequence[Any]], cwd: Path) -> list[str]:
+    """What the trying agent says of `steps`, tried in `cwd` (the run must complete)."""
+    run = await AcpSubagentProvider(config).start(SubagentRequest(tries(*steps), cwd=str(cwd)))
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    return outcomes(result.output)
+
+
+def acp_tui_run(prompt: str, cwd: Path) -> list[str]:
+    """`acp-tui run --sandbox` of the trying agent with `prompt`, in `cwd`."""
+    agent = f"trying={sys.executable} {TRYING_AGENT}"
+    return [
+        sys.executable,
+        "-m",
+        "acp_tui",
+        "run",
+        "--sandbox",
+        "--agent",
+        agent,
+        "--prompt",
+        prompt,
+        "--cwd",
+        str(cwd),
+    ]
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ JSON list of their outcomes, in order: `"ok"` or `"ok:<text>"` when it worked, `
   ["signal", PID]             may it signal PID (signal 0)   -> ok
   ["procs"]                   count the processes it can see -> ok:<N>
   ["connect", HOST, PORT]     a TCP connection               -> ok
+  ["unix", PATH]              a unix socket's connection     -> ok
   ["daemon", TAG, READY, HOW] leave a daemon that ignores SIGTERM, SIGHUP and SIGINT, in a session of
                               its own, its command line ending with TAG; it writes READY once set up,
                               and the try waits for it.
@@ -81,6 +82,11 @@ def attempt(what: str, *args: Any) -> str:
             return f"ok:{sum(name.isdigit() for name in os.listdir('/proc'))}"
         if what == "connect":
             with socket.create_connection((args[0], int(args[1])), timeout=5):
+                return "ok"
+        if what == "unix":
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(5)
+                client.connect(args[0])
                 return "ok"
         if what == "daemon":
             leave_a_daemon(args[0], args[1], args[2])
