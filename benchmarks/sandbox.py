@@ -3,8 +3,11 @@
     python benchmarks/sandbox.py [--pairs N]
 
 Each round runs the stdlib echo agent (echo_agent.py) once through our core each way, rotating which
-goes first: unconfined (`sandbox = "none"`), confined (`sandbox = "workspace"`), and confined with no
-network (`sandbox_network = false`, one more namespace). Timed: `provider.start()` to the first answer
+goes first: unconfined (`sandbox = "none"`), confined (`sandbox = "workspace"`: with the network on,
+our launcher applies Landlock's abstract socket scope first, or a stack's namespace where the kernel
+lacks it), confined with no network (`sandbox_network = false`, one more namespace), and confined
+to a host list (`sandbox_network = ["localhost"]`: the launcher makes the agent's namespace and hands
+our proxy its listener). Timed: `provider.start()` to the first answer
 chunk (spawn, handshake, prompt: all a start pays for the sandbox), and to the result (teardown
 included). Every answer is checked. Reported: medians, the median of the per-round differences
 (confined - unconfined) and of the per-round ratios. Target (issue 26): a confined start reaches
@@ -64,6 +67,7 @@ async def measure(rounds: int) -> dict[str, list[tuple[float, float]]]:
         "unconfined": base,
         "confined": replace(base, sandbox="workspace"),
         "confined, no network": replace(base, sandbox="workspace", sandbox_network=False),
+        "confined, a host list": replace(base, sandbox="workspace", sandbox_network=("localhost",)),
     }
     names = list(subjects)
     series: dict[str, list[tuple[float, float]]] = {name: [] for name in names}

@@ -19,7 +19,8 @@ directory of its own (`git_dirs`), so the repository's history is never its to w
 Processes: its own PID namespace (it sees only its own processes; it cannot read or signal us, the
 watchdog or another agent), dying with us (`--die-with-parent`: the namespace ends, daemons
 included), a new session (no TIOCSTI into our terminal), no capabilities (as root too). The
-network as it is, or none at all (`network=False`: only a loopback of its own).
+network as `network` says (`process.network` chooses how): by default none at all, only a
+loopback of its own.
 
 The environment is the one the agent would get without the sandbox (bwrap passes it whole): our
 marks included, so ending a run and the watchdog still find every process inside. Mounts are laid in
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from acp_tui.process.launcher import SAYS as LAUNCHER_SAYS
 from acp_tui.process.programs import installation, resolve
 from acp_tui.settings import paths
 from acp_tui.settings.provider_config import SandboxMode
@@ -113,9 +115,24 @@ def find_bwrap() -> str:
 
 
 def failure_message(stderr: Iterable[str]) -> str | None:
-    """The run's error when bwrap itself failed (its messages start `bwrap: `), else None."""
-    line = next((line.strip() for line in stderr if line.startswith("bwrap: ")), None)
-    return f"{FAILED}: {line}" if line else None
+    """The run's error when bwrap itself failed (its messages start `bwrap: `), or the launcher
+    before it (`sandbox: `, said as it is), else None."""
+    line = next((line.strip() for line in stderr if line.startswith(("bwrap: ", LAUNCHER_SAYS))), None)
+    if line is None or line.startswith(LAUNCHER_SAYS):
+        return line
+    return f"{FAILED}: {line}"
+
+
+@dataclass(frozen=True)
+class NetworkWay:
+    """How the agent gets its network (`process.network` chooses it): the launcher's argv that runs
+    bwrap (none: bwrap runs as it is), and bwrap's options for it. The default: none at all."""
+
+    launcher: tuple[str, ...] = ()
+    options: tuple[str, ...] = ("--unshare-net",)
+
+
+NO_NETWORK = NetworkWay()
 
 
 @dataclass
@@ -143,7 +160,7 @@ def confine(
     hidden: Sequence[str] = (),
     sockets: Sequence[str] = (),
     git_dirs: Mapping[str, str] | None = None,
-    network: bool = True,
+    network: NetworkWay = NO_NETWORK,
 ) -> Confinement:
     """The confinement that runs `command args` (see the module's doc). `git_dirs`: a git directory
     of the agent's own (value, writable), shown where git looks for the repository's (key). Raises
@@ -182,9 +199,8 @@ def confine(
         confinement.close()
         raise
     argv += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    if not network:
-        argv.append("--unshare-net")
-    confinement.argv = [*argv, "--chdir", cwd, "--", program, *args]
+    argv += network.options
+    confinement.argv = [*network.launcher, *argv, "--chdir", cwd, "--", program, *args]
     return confinement
 
 

@@ -1,24 +1,26 @@
 """One finished run as a record: the schema of `acp-tui run --format json` and of the app's export.
 
 Keys of a record, in order: `name`, `command` ([command, *args]), `provider` (what the agent speaks:
-`acp`, `a2a`, `codex` or `claude`), `prompt`, `policy` (the policy in force), `stop_reason` (completed |
-max-tokens | refusal | aborted | error), `output` (the whole answer), `truncated`, `error` (one line, or
-null), `hidden` (update kind -> count), `permissions` (each: `title`, `kind`, `options` [`option_id`,
-`name`, `kind`], `decision`, `option_id`, `rule`, `at`), `exit_code` (the child's, negative for a
-signal, or null), `duration_s`, `trace` (the JSONL trace file, or null), `agent` (the child's
-`agentInfo`: `name`, `title`, `version`, or null), `options` (every config option of the session after
-ours were set: id -> current value id), `usage` (the last `usage_update`: `used`, `size`, `cost`
-{`amount`, `currency`} or null; or null), `auth_methods` (each: `id`, `name`, `description`, and `type`
-/ `vars` / `args` when given), `ended_by` (how the agent's processes ended: `exit`, `sigterm`,
-`sigkill`, or null when none was started), `cwd` (the agent's working directory: path rules of `acp-tui
-policy check` are taken from it), `sandbox` (`workspace` when bubblewrap confined the agent, else
-`none`), `worktree`, `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or
-nulls), `skipped` (the files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the
-preset's secrets were masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds
-from the spawn to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up
+`acp`, `a2a`, `codex` or `claude`), `prompt`, `policy` (the policy in force), `stop_reason` (completed
+| max-tokens | refusal | aborted | error), `output` (the whole answer),
+`truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
+`title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
+`exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
+file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
+(every config option of the session after ours were set: id -> current value id), `usage` (the last
+`usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
+(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
+agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
+agent's working directory: path rules of `acp-tui policy check` are taken from it), `sandbox`
+(`workspace` when bubblewrap confined the agent, else `none`), `network_refused` (the connections
+its sandbox refused, to hosts its `sandbox_network` list does not name: each `host`, `port`, `at`),
+`worktree`, `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls),
+`skipped` (the files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's
+secrets were masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from
+the spawn to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up
 continues; null when none was opened), `continuation` (how the agent said its sessions are reached
-again: `resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and `warm`
-(true when the run took a spare, a child started ahead of it).
+again: `resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and
+`warm` (true when the run took a spare, a child started ahead of it).
 
 The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
 `attempt` (numbers from 1; `r` adds an attempt to the same round)."""
@@ -35,6 +37,7 @@ from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     AgentInfo,
     Cost,
+    NetworkRefusal,
     PermissionOptionInfo,
     PermissionRecord,
     SubagentResult,
@@ -66,6 +69,7 @@ RECORD_KEYS = (
     "ended_by",
     "cwd",
     "sandbox",
+    "network_refused",
     "worktree",
     "base",
     "diff_stat",
@@ -130,6 +134,7 @@ def run_record(
         "ended_by": result.ended_by,
         "cwd": cwd,
         "sandbox": preset.sandbox,
+        "network_refused": [refusal.to_json() for refusal in result.network_refused],
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
         "session_id": result.session_id,
@@ -184,6 +189,7 @@ def result_from(record: Mapping[str, Any]) -> SubagentResult:
         usage=_usage_from(_field(record, "usage", dict)),
         session_id=_field(record, "session_id", str),
         continuation=_field(record, "continuation", str, among=("resume", "load")),
+        network_refused=tuple(_refusal_from(item) for item in _field(record, "network_refused", list) or ()),
     )
 
 
@@ -301,6 +307,17 @@ def _table(record: Mapping[str, Any], key: str, kind: type) -> dict[str, Any]:
     if not all(isinstance(value, kind) and not isinstance(value, bool) for value in table.values()):
         raise ValueError(f'"{key}" holds a value that is not what a record holds')
     return dict(table)
+
+
+def _refusal_from(item: Any) -> NetworkRefusal:
+    if not isinstance(item, Mapping):
+        raise ValueError('"network_refused" holds something that is not a refused connection')
+    where = "network_refused"
+    return NetworkRefusal(
+        _field(item, "host", str, within=where, required=True),
+        _field(item, "port", int, within=where, required=True),
+        _seconds(item, "at", within=where),
+    )
 
 
 def _permission_from(item: Any) -> PermissionRecord:

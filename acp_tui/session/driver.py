@@ -27,6 +27,7 @@ from acp_tui.core.events import Preempted, unless_set
 from acp_tui.core.model import (
     Finished,
     HiddenUpdate,
+    NetworkRefused,
     OutputDelta,
     PermissionDecided,
     SessionStarted,
@@ -357,6 +358,8 @@ class Driver:
             attempt.usage = event.usage
         elif isinstance(event, ToolCallChanged):
             attempt.live_tool_calls[event.call.id] = event.call
+        elif isinstance(event, NetworkRefused):
+            attempt.live_network_refused.append(event.refusal)
         elif isinstance(event, SessionStarted):
             attempt.agent_info = event.agent
             attempt.options = dict(event.options)

@@ -45,7 +45,9 @@ class AcpProviderConfig:
     # A worktree's: where git looks for its entry in the repository -> a git directory of the agent's
     # own shown there (see `process.sandbox.worktree_view`).
     sandbox_git_dirs: Mapping[str, str] = field(default_factory=dict)
-    sandbox_network: bool = True  # False: no network at all (a loopback of its own)
+    # True: the network; False: none at all (a loopback of its own); host patterns: those hosts only,
+    # through our proxy (`acp_tui.policy.hosts`, `acp_tui.process.network`).
+    sandbox_network: bool | Sequence[str] = True
 
     def secrets(self) -> list[str]:
         """What the run hands the agent that could be a credential: its env, and its MCP servers'

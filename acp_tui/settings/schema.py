@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from acp_tui.policy.ask import AskHandler, PermissionPolicy
+from acp_tui.policy.hosts import host_pattern
 from acp_tui.policy.names import FIXED_POLICIES, NoOneToAsk, UnknownPolicy, policy_names, resolve
 from acp_tui.policy.rules import RulePolicy
 from acp_tui.settings.provider_config import AcpProviderConfig
@@ -68,6 +69,14 @@ def _listed(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+class _HostPattern:
+    """A host pattern (`acp_tui.policy.hosts`), kept as it compares."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        checked = {"type": "no-info", "function": host_pattern}
+        return {"type": "function-after", "function": checked, "schema": handler(source)}
+
+
 # Strict: a TOML `true` is no number and `1` no boolean.
 NonBlank = Annotated[str, _Constraint(strict=True, pattern=r"^\s*\S")]
 Name = Annotated[str, _Constraint(strict=True, strip_whitespace=True, min_length=1)]  # kept stripped
@@ -76,6 +85,7 @@ Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
 Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
+Hosts = tuple[Annotated[str, _Constraint(strict=True), _HostPattern()], ...]
 SECONDS = "must be a positive number of seconds"
 
 
@@ -143,7 +153,11 @@ class AgentPreset:
     sandbox_readable: tuple[str, ...] = _says("must be a list of paths", default=())
     sandbox_hidden: tuple[str, ...] = _says("must be a list of paths", default=())
     sandbox_sockets: tuple[str, ...] = _says("must be a list of paths of unix sockets", default=())
-    sandbox_network: Switch = _says("must be true or false", default=_CORE.sandbox_network)
+    # true: all, false: none, a list: those hosts only (`api.example.com`, `*.example.com`, an address)
+    sandbox_network: Switch | Hosts = _says(
+        "must be true, false or a list of host names (api.example.com, *.example.com, an IP address)",
+        default=_CORE.sandbox_network,
+    )
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
     warm: Switch = _says("must be true or false", default=True)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.

@@ -27,6 +27,7 @@ from tests.helpers import LEAK_MARK
 ROOT = Path(__file__).resolve().parents[2]
 TRYING_AGENT = str(Path(__file__).with_name("trying_agent.py"))
 SUPERVISE = str(Path(__file__).with_name("supervise.py"))
+NETWORK_WAYS = str(Path(__file__).with_name("network_ways.py"))
 
 
 @cache
@@ -158,10 +159,11 @@ def _runs_ours(python: str) -> bool:
 
 
 def supervise_as(
-    user: User | None, job: dict[str, Any], *, home: Path, timeout: float = 60
+    user: User | None, job: dict[str, Any], *, home: Path, timeout: float = 60, script: str = SUPERVISE
 ) -> subprocess.Popen[str]:
-    """`supervise.py` (a supervisor of one run of the trying agent) in a fresh Python, as `user`
-    (or as we are), with this tree and our venv's packages on its path; stdout piped."""
+    """`supervise.py` (a supervisor of one run of the trying agent), or another `script` of ours
+    given a JSON job, in a fresh Python, as `user` (or as we are), with this tree and our venv's
+    packages on its path; stdout piped."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -173,7 +175,7 @@ def supervise_as(
     python = sys.executable if user is None else user.python
     owner: dict[str, Any] = {} if user is None else {"user": user.uid, "group": user.gid, "extra_groups": []}
     return subprocess.Popen(
-        [python, SUPERVISE, json.dumps(job)],
+        [python, script, json.dumps(job)],
         env=env,
         cwd=home,
         stdin=subprocess.DEVNULL,

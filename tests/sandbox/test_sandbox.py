@@ -127,7 +127,12 @@ def test_the_preset_keys_reach_the_run_and_a_bad_one_is_one_line() -> None:
         ("sandbox_writable", "~/.claude", '"sandbox_writable" must be a list of paths'),
         ("sandbox_readable", [1], '"sandbox_readable" must be a list of paths'),
         ("sandbox_sockets", "/run/x.sock", '"sandbox_sockets" must be a list of paths of unix sockets'),
-        ("sandbox_network", 0, '"sandbox_network" must be true or false'),
+        (
+            "sandbox_network",
+            ["https://x.com"],
+            '"sandbox_network" must be true, false or a list of host names (api.example.com, '
+            "*.example.com, an IP address)",
+        ),
     ):
         with pytest.raises(ConfigError) as raised:
             parse_settings({"agent": [{"name": "a", "command": "x", key: value}]}, label="t")
