@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -64,6 +65,12 @@ def skip_is_failure(report: Any, variable: str, *, reason_prefix: str = "") -> N
     if reason.removeprefix("Skipped: ").startswith(reason_prefix):
         report.outcome = "failed"
         report.longrepr = f"{variable}=1, yet skipped: {reason}"
+
+
+def unhurried(config: AcpProviderConfig) -> AcpProviderConfig:
+    """The same agent with graces no loaded machine runs out of: whether it was signalled
+    (`ended_by`) then says whether it honoured the cancel, not how busy the machine was."""
+    return dataclasses.replace(config, cancel_grace=10.0, term_grace=10.0)
 
 
 def our_live_processes() -> list[tuple[int, str]]:
