@@ -29,10 +29,8 @@ from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.acp.updates import SessionUpdates
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
-from acp_tui.process.confined import SandboxSpec
-from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.runs.base import RunBase
-from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Launch
+from acp_tui.runs.child import ChildProcess, ChildStartError, start_child
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
 
@@ -45,27 +43,6 @@ if TYPE_CHECKING:
 CONNECTION_CLOSE_GRACE = 1.0  # after a broken pipe the SDK's close() can hang or re-raise
 
 TakeRun = Callable[["AcpHandshake", SubagentRequest], RunBase]
-
-
-def carrier_for(config: AcpProviderConfig) -> Carrier:
-    """Where a config's agent runs (the one place a carrier is chosen)."""
-    return LOCAL
-
-
-def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
-    protect_own_environment()
-    sandbox = None
-    if config.sandbox == "workspace":
-        sandbox = SandboxSpec(
-            writable=config.sandbox_writable,
-            readable=config.sandbox_readable,
-            hidden=config.sandbox_hidden,
-            sockets=config.sandbox_sockets,
-            git_dirs=config.sandbox_git_dirs,
-            network=config.sandbox_network,
-        )
-    env = child_environment(config.env)
-    return Launch(config.command, tuple(config.args), cwd, env, sandbox)
 
 
 class AcpHandshake:
@@ -111,9 +88,7 @@ class AcpHandshake:
 
     async def launch(self) -> None:
         """Spawn the child; ChildStartError when it cannot be."""
-        launch = launch_for(self.config, self.cwd)
-        child = await carrier_for(self.config).start(launch)
-        self.child = ChildProcess(child, self.tail, confined=launch.sandbox is not None)
+        self.child = await start_child(self.config, self.cwd, self.tail)
 
     def connect(self) -> None:
         """The transport, the SDK's connection and the session's setup, over the spawned child.
@@ -154,11 +129,9 @@ class AcpHandshake:
         self.updates.setup = self.setup
 
     def start_helpers(self, group: TaskGroup) -> None:
-        """The child's stderr drain and exit watch, in `group` (they end with the child)."""
+        """The child's helpers, in `group` (they end with the child)."""
         assert self.child is not None and self._transport is not None
-        group.start_soon(self.child.drain)
-        group.start_soon(self.child.serve)
-        group.start_soon(self.child.watch_exit, self._transport.eof, self._gone)
+        self.child.tend(group, self._transport.eof, self._gone)
 
     # The handshake's steps, each within the handshake timeout ---------------------------------
 

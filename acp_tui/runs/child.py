@@ -22,15 +22,20 @@ import contextlib
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
+from anyio.abc import TaskGroup
 
 from acp_tui.core.model import EndedBy, NetworkRefusal
 from acp_tui.core.text import one_line
 from acp_tui.process.confined import SandboxSpec
+from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from acp_tui.runs.output import StderrTail
+
+if TYPE_CHECKING:
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
 MAX_REFUSALS = 1000  # refused connections kept (and told); an agent trying more is not news
@@ -77,6 +82,35 @@ class LocalCarrier:
 LOCAL = LocalCarrier()
 
 
+def carrier_for(config: AcpProviderConfig) -> Carrier:
+    """Where a config's agent runs (the one place a carrier is chosen)."""
+    return LOCAL
+
+
+def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
+    protect_own_environment()
+    sandbox = None
+    if config.sandbox == "workspace":
+        sandbox = SandboxSpec(
+            writable=config.sandbox_writable,
+            readable=config.sandbox_readable,
+            hidden=config.sandbox_hidden,
+            sockets=config.sandbox_sockets,
+            git_dirs=config.sandbox_git_dirs,
+            network=config.sandbox_network,
+        )
+    env = child_environment(config.env)
+    return Launch(config.command, tuple(config.args), cwd, env, sandbox)
+
+
+async def start_child(config: AcpProviderConfig, cwd: str, tail: StderrTail) -> ChildProcess:
+    """A config's agent, started in `cwd` (whatever protocol it speaks), its stderr into `tail`;
+    ChildStartError when it cannot be."""
+    launch = launch_for(config, cwd)
+    leader = await carrier_for(config).start(launch)
+    return ChildProcess(leader, tail, confined=launch.sandbox is not None)
+
+
 class ChildProcess:
     def __init__(self, leader: Child, tail: StderrTail, *, confined: bool = False) -> None:
         self.leader = leader  # the child we spawned, which leads its process group
@@ -99,6 +133,13 @@ class ChildProcess:
         return process.stdout, process.stdin
 
     # Helpers: each runs in the task group of whoever holds the child -------------------------
+
+    def tend(self, group: TaskGroup, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
+        """Its helpers, in `group` (they end with it): the stderr drain, what its sandbox serves,
+        the exit watch (`watch_exit`)."""
+        group.start_soon(self.drain)
+        group.start_soon(self.serve)
+        group.start_soon(self.watch_exit, stdout_closed, on_gone)
 
     async def drain(self) -> None:
         """Its stderr into the tail, to the end."""
