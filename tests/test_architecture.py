@@ -27,6 +27,7 @@ FLOORS = {
     # What every provider's run shares (`acp_tui.runs`): below the providers, above what they use.
     "runs": 2.5,
     "acp": 3,
+    "codex": 3,
     "workspace": 3,
     "lab": 3,
     "reports": 3,
@@ -43,8 +44,14 @@ FLOORS = {
     "cli": 6,
     "__main__": 6,
 }
-# The UI renders what the session layer gives it: it never speaks ACP.
-UI_NEVER = ("acp", "acp_tui.acp.client", "acp_tui.acp.transport", "acp_tui.acp.session_setup")
+# The UI renders what the session layer gives it: it never speaks ACP, nor Codex's protocol.
+UI_NEVER = (
+    "acp",
+    "acp_tui.acp.client",
+    "acp_tui.acp.transport",
+    "acp_tui.acp.session_setup",
+    "acp_tui.codex",
+)
 
 
 def module_name(path: Path) -> str:

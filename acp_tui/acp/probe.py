@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from acp_tui.acp.run import AcpSubagentRun
@@ -79,14 +79,24 @@ EXIT_SESSION_CREATED = 0
 EXIT_NO_SESSION = 1
 
 
-def probe(config: AcpProviderConfig, *, fmt: str = "text", out: TextIO | None = None) -> int:
-    """Probe one agent, print what it offers; 0 when the session was created, else 1."""
-    return asyncio.run(_probe(config, fmt, out or sys.stdout, sys.stderr))
+Describe = Callable[[AcpProviderConfig, Callable[[str], object]], Awaitable[tuple[dict[str, Any], bool]]]
 
 
-async def _probe(config: AcpProviderConfig, fmt: str, out: TextIO, err: TextIO) -> int:
+def probe(
+    config: AcpProviderConfig,
+    *,
+    fmt: str = "text",
+    out: TextIO | None = None,
+    describe: Describe = describe_agent,
+) -> int:
+    """Probe one agent, print what it offers (`describe` says it: an ACP agent's session unless
+    told otherwise); 0 when the session was created, else 1."""
+    return asyncio.run(_probe(config, fmt, out or sys.stdout, sys.stderr, describe))
+
+
+async def _probe(config: AcpProviderConfig, fmt: str, out: TextIO, err: TextIO, describe: Describe) -> int:
     name = config.name or config.command
-    record, created = await describe_agent(config, lambda line: err.write(f"[{name}] {line}\n"))
+    record, created = await describe(config, lambda line: err.write(f"[{name}] {line}\n"))
     out.write(json_line(record) + "\n" if fmt == "json" else probe_text(name, record))
     out.flush()
     return EXIT_SESSION_CREATED if created else EXIT_NO_SESSION

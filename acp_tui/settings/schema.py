@@ -29,6 +29,8 @@ OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 # app-server protocol over stdio, or the Claude Agent SDK.
 Provider = Literal["acp", "a2a", "codex", "claude"]
 PROVIDERS: tuple[Provider, ...] = ("acp", "a2a", "codex", "claude")
+# Those that can run today; a preset of another one is accepted, and its runs end `error` saying so.
+AVAILABLE_PROVIDERS: tuple[Provider, ...] = ("acp", "codex")
 # A `provider = "codex"` preset's command, unless it names its own.
 CODEX_COMMAND = ("codex", "app-server")
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
@@ -36,6 +38,12 @@ _CORE = AcpProviderConfig  # its class attributes are the core's defaults
 DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
 # An isolated run's files larger than this are not recorded, but listed (a preset's `max_file_bytes`).
 MAX_FILE_BYTES = 10_000_000
+
+
+def not_available(provider: str) -> str:
+    """Why a preset of a provider not built yet does not run, in one line."""
+    available = ", ".join(AVAILABLE_PROVIDERS)
+    return f'provider "{provider}" is not available yet (available: {available})'
 
 
 class ConfigError(ValueError):
@@ -169,6 +177,12 @@ class AgentPreset:
     @property
     def argv(self) -> list[str]:
         return [self.command, *self.args]
+
+    @property
+    def spared(self) -> bool:
+        """Whether a spare of this agent is started ahead of its next run: `warm`, for an ACP
+        agent (a spare is an ACP child taken through `initialize`; other providers start cold)."""
+        return self.warm and self.provider == "acp"
 
     def provider_config(
         self, *, policy: PermissionPolicy | str | None = None, trace_dir: str | None = None

@@ -229,11 +229,11 @@ class SupervisorApp(App[None]):
         wanted = []
         with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
             for preset, isolated in self.main_screen.next_round():
-                if preset.warm and not isolated:
+                if preset.spared and not isolated:
                     config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
                     wanted.append(Wanted(config, _cwd_of(config)))
             previous = self.main_screen.query_one(PromptBar).follow_up
-            if previous is not None and previous.preset.warm and previous.cwd:
+            if previous is not None and previous.preset.spared and previous.cwd:
                 preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
                 config = self.config_for(preset, policy)
                 if previous.worktree is not None:

@@ -1,0 +1,208 @@
+"""One Codex run: one `codex app-server` child, one thread, one turn, one result.
+
+The lifecycle, the events, the stop and the cleanup are every run's (`acp_tui.runs.base.RunBase`);
+this is the app-server's conversation: `initialize` and `initialized`, `thread/start` in the run's
+cwd (or `thread/resume` of the thread a follow-up continues), `turn/start` with the prompt as the
+turn, which lasts until `turn/completed` (`turn/interrupt` when the run is told to stop), and the
+turn's status mapped: completed -> completed, interrupted -> aborted, failed -> error with Codex's
+message. The app-server exits when its stdin closes.
+
+A preset's `options` set what the thread runs with: `model`, `sandbox` and `approvalPolicy` go to
+`thread/start` (or `thread/resume`), `effort` to `turn/start`; Codex checks their values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from anyio.abc import TaskGroup
+
+from acp_tui.acp.transport import StdioTransport
+from acp_tui.codex import frames
+from acp_tui.codex.peer import Peer, RpcError
+from acp_tui.codex.thread import CodexThread, MalformedAnswer
+from acp_tui.core.model import EndedBy, SessionStarted, SubagentRequest
+from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.runs.base import Outcome, RunBase
+from acp_tui.runs.child import ChildStartError, start_child
+from acp_tui.runs.phase import Phase
+
+if TYPE_CHECKING:
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
+
+def _version() -> str:
+    try:
+        return metadata.version("acp-tui")
+    except metadata.PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
+        return "unknown"
+
+
+CLIENT_INFO = {"name": "acp-tui", "title": "acp-tui", "version": _version()}
+THREAD_OPTIONS = ("model", "sandbox", "approvalPolicy")
+TURN_OPTIONS = ("effort",)
+
+
+class CodexSubagentRun(RunBase):
+    ephemeral = False  # a thread kept in memory only: nothing of it is written to Codex's home
+
+    def __init__(
+        self,
+        config: AcpProviderConfig,
+        request: SubagentRequest,
+        policy: PermissionPolicy,
+        *,
+        abort: Any = None,
+    ) -> None:
+        self.config = config
+        cwd = request.cwd or config.cwd or os.getcwd()
+        self.request = dataclasses.replace(request, cwd=cwd)
+        super().__init__(config, policy, cwd=cwd, abort=abort)
+        self.thread = CodexThread(self)
+        self.step = "initialize"  # the request the conversation waits for
+        self._transport: StdioTransport | None = None
+        self._peer: Peer | None = None
+
+    # The conversation --------------------------------------------------------------------------
+
+    async def launch(self) -> None:
+        refused = refusal(self.config)
+        if refused is not None:  # nothing is started for a run that cannot go as asked
+            raise ChildStartError(refused)
+        self.child = await start_child(self.config, self.cwd, self.stderr)
+
+    async def converse(self) -> Outcome:
+        assert self.child is not None
+        stdout, stdin = self.child.stdio
+        self._transport = transport = StdioTransport(
+            stdout,
+            stdin,
+            max_line_bytes=self.config.max_line_bytes,
+            on_note=self.stderr.dropped,
+            on_lost=self.output.lost,
+            on_frame=self.heard_from_agent,
+        )
+        self._peer = peer = Peer(transport, self.thread.on_notification, self.thread.on_request)
+        group = self.task_group
+        assert group is not None
+        self.child.tend(group, transport.eof, self.child_gone)
+        group.start_soon(self._read, peer, group)
+        self.advance(Phase.INITIALIZING)
+        try:
+            return await self._thread_and_turn(peer)
+        except Exception as exc:
+            said = await self._explain(exc)
+            if said is None:
+                raise
+            return self.failed(said)
+
+    async def _thread_and_turn(self, peer: Peer) -> Outcome:
+        with self.deadlines.handshake_step():
+            await peer.request("initialize", {"clientInfo": CLIENT_INFO})
+        await peer.notify("initialized")
+        continuing = self.request.session_id
+        self.step = "thread/resume" if continuing else "thread/start"
+        params: dict[str, Any] = {"cwd": self.cwd, **self._options(THREAD_OPTIONS)}
+        if self.ephemeral:
+            params["ephemeral"] = True
+        if continuing:
+            params["threadId"] = continuing
+        with self.deadlines.handshake_step():
+            self.thread.opened(await peer.request(self.step, params))
+        guard = self.guard
+        self.emit(SessionStarted(guard.json(self.thread.agent), guard.json(self.thread.options)))
+        self.advance(Phase.PROMPTING)
+        return await self.prompt(peer)
+
+    async def prompt(self, peer: Peer) -> Outcome:
+        """The turn, to how it ended."""
+        await self.turn(self._take_turn, self._interrupt)
+        if self.stopping:  # an interrupt honoured ends `interrupted`: still aborted
+            return self.aborted()
+        assert self.thread.ended is not None
+        return frames.turn_outcome(self.thread.ended)
+
+    async def _take_turn(self) -> None:
+        """`turn/start`, then the turn, to its `turn/completed`."""
+        assert self._peer is not None and self.thread.id is not None
+        self.step = "turn/start"
+        params: dict[str, Any] = {
+            "threadId": self.thread.id,
+            "input": [{"type": "text", "text": self.request.prompt}],
+            **self._options(TURN_OPTIONS),
+        }
+        if self.request.output_schema is not None:
+            params["outputSchema"] = self.request.output_schema
+        self.thread.started(await self._peer.request("turn/start", params))
+        self.step = "turn/completed"
+        await self._until_over()
+
+    async def _read(self, peer: Peer, group: TaskGroup) -> None:
+        try:
+            await peer.serve(group)
+        finally:
+            self.thread.turn_over.set()  # nothing comes any more: a turn still waiting is over
+
+    async def _until_over(self) -> None:
+        """Until `turn/completed`; ConnectionError when the app-server is gone first."""
+        await self.thread.turn_over.wait()
+        if self.thread.ended is None:
+            raise ConnectionError("the app-server is gone")
+
+    async def _interrupt(self) -> None:
+        assert self._peer is not None
+        await self.thread.turn_known.wait()
+        await self._peer.request(
+            "turn/interrupt", {"threadId": self.thread.id, "turnId": self.thread.turn_id}
+        )
+
+    def _options(self, names: tuple[str, ...]) -> dict[str, str]:
+        return {name: value for name, value in self.config.options.items() if name in names}
+
+    async def _explain(self, exc: Exception) -> str | None:
+        """A failure of the conversation in one line; None for one that is a bug of ours."""
+        if isinstance(exc, TimeoutError):
+            timeout = self.config.handshake_timeout
+            return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
+        if isinstance(exc, RpcError | MalformedAnswer):
+            return str(exc)
+        if isinstance(exc, ConnectionError | OSError | EOFError) and self.child is not None:
+            return await self.child.why_broken(heard=self.heard)
+        return None
+
+    # The end -----------------------------------------------------------------------------------
+
+    async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
+        if self.child is None:
+            return None
+        stdout_closed = self._transport.eof if self._transport is not None else None
+        return await self.child.end(
+            graceful=graceful, term_grace=self.term_grace, on_step=on_step, stdout_closed=stdout_closed
+        )
+
+    def result_fields(self) -> dict[str, Any]:
+        thread, guard = self.thread, self.guard
+        return {
+            "agent": guard.json(thread.agent),
+            "options": guard.json(thread.options),
+            "usage": thread.usage,
+            "tool_kinds": dict(thread.tool_kinds),
+            "tool_calls": tuple(guard.json(call) for call in thread.tool_calls.all()),
+            "session_id": thread.id,
+            "continuation": "resume" if thread.id else None,
+        }
+
+
+def refusal(config: AcpProviderConfig) -> str | None:
+    """What in a config a Codex run cannot honour, in one line; None when nothing."""
+    unknown = sorted(set(config.options) - {*THREAD_OPTIONS, *TURN_OPTIONS})
+    if unknown:
+        taken = ", ".join((*THREAD_OPTIONS, *TURN_OPTIONS))
+        return f"codex takes no option {', '.join(unknown)} (it takes {taken})"
+    if config.mcp_servers:
+        return "codex takes its MCP servers from its own config.toml, not from mcp_servers"
+    return None

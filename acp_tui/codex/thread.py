@@ -1,0 +1,170 @@
+"""One Codex thread as a run follows it: what the app-server says about it, read into the run.
+
+- `item/agentMessage/delta` is the answer. A turn may hold several agent messages (one before a
+  tool call, one after): they are joined by a blank line. A message that came whole, with no
+  delta, is taken from its `item/completed`;
+- every other item (reasoning, commands, file changes, MCP and web calls...) is hidden and counted
+  by its type when it starts, and followed as a tool call (see `frames`);
+- `thread/tokenUsage/updated` is the usage; `error` and `warning` go with the child's stderr;
+- `turn/completed` ends the turn;
+- the approval requests (`item/commandExecution/requestApproval`, `item/fileChange/requestApproval`)
+  are decided by the run's permission broker, as an ACP agent's are, and answered with the decision
+  of the option chosen (`cancel` when none was: the run stopped, or the question was cancelled).
+  The server's other requests are not taken.
+
+Notifications about other threads (a sub-agent's) are not this run's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from acp_tui.acp.tool_calls import ToolCalls
+from acp_tui.codex import frames
+from acp_tui.codex.peer import Unanswered
+from acp_tui.core.model import AgentInfo, ToolCallChanged, Usage, UsageReported
+
+if TYPE_CHECKING:
+    from acp_tui.runs.base import RunBase
+
+APPROVALS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval")
+
+
+class MalformedAnswer(Exception):
+    """An answer of the server's that lacks what the run needs from it."""
+
+
+class CodexThread:
+    def __init__(self, run: RunBase) -> None:
+        self.run = run
+        self.id: str | None = None
+        self.agent: AgentInfo | None = None
+        self.options: dict[str, str] = {}  # what the thread runs with: model, sandbox, ...
+        self.usage: Usage | None = None
+        self.tool_calls = ToolCalls()
+        self.tool_kinds: Counter[str] = Counter()
+        self.turn_id: str | None = None
+        self.turn_known = anyio.Event()  # the turn's id is known (an interrupt needs it)
+        self.ended: Mapping[str, Any] | None = None  # the turn of `turn/completed`
+        self.turn_over = anyio.Event()
+        self._messages: dict[str, str] = {}  # agent message item id -> the text streamed so far
+
+    # Answers to our requests -------------------------------------------------------------------
+
+    def opened(self, answer: Any) -> None:
+        """`thread/start` or `thread/resume` answered: the thread, and what it runs with."""
+        result = frames.mapping(answer)
+        thread = frames.mapping(result.get("thread"))
+        thread_id = frames.text(thread.get("id"))
+        if not thread_id:
+            raise MalformedAnswer("the app-server sent a malformed response to thread/start: no thread id")
+        self.id = thread_id
+        self.agent = AgentInfo("codex", "Codex", frames.text(thread.get("cliVersion")))
+        sandbox = frames.text(frames.mapping(result.get("sandbox")).get("type"))
+        current = {
+            "model": frames.text(result.get("model")),
+            "approvalPolicy": frames.text(result.get("approvalPolicy")),
+            "sandbox": re.sub(r"(?<!^)([A-Z])", r"-\1", sandbox).lower() if sandbox else None,
+            "effort": frames.text(result.get("reasoningEffort")),
+        }
+        self.options = {key: value for key, value in current.items() if value}
+
+    def started(self, answer: Any) -> None:
+        """`turn/start` answered: the turn's id."""
+        turn_id = frames.text(frames.mapping(frames.mapping(answer).get("turn")).get("id"))
+        if not turn_id:
+            raise MalformedAnswer("the app-server sent a malformed response to turn/start: no turn id")
+        self._know_turn(turn_id)
+
+    def _know_turn(self, turn_id: str) -> None:
+        if self.turn_id is None:
+            self.turn_id = turn_id
+            self.turn_known.set()
+
+    # Notifications -----------------------------------------------------------------------------
+
+    def on_notification(self, method: str, params: Mapping[str, Any]) -> None:
+        if self.id is None or params.get("threadId", self.id) != self.id:
+            return
+        if method == "item/agentMessage/delta":
+            self._delta(params)
+        elif method in ("item/started", "item/completed"):
+            self._item(frames.mapping(params.get("item")), started=method == "item/started")
+        elif method == "thread/tokenUsage/updated":
+            self._usage(params)
+        elif method == "turn/started":
+            self._know_turn(frames.text(frames.mapping(params.get("turn")).get("id")) or "")
+        elif method == "turn/completed" and self.ended is None:
+            self.ended = frames.mapping(params.get("turn"))
+            self.turn_over.set()
+        elif method in ("error", "warning"):
+            self._said(method, params)
+
+    def _delta(self, params: Mapping[str, Any]) -> None:
+        item_id, delta = frames.text(params.get("itemId")), frames.text(params.get("delta"))
+        if item_id is None or not delta:
+            return
+        self._message_text(item_id, delta)
+
+    def _message_text(self, item_id: str, text: str) -> None:
+        if item_id not in self._messages and self._messages:
+            self.run.output.append("\n\n")  # the next message of the turn
+        self._messages[item_id] = self._messages.get(item_id, "") + text
+        self.run.output.append(text)
+
+    def _item(self, item: Mapping[str, Any], *, started: bool) -> None:
+        kind, item_id = frames.text(item.get("type")), frames.text(item.get("id"))
+        if kind == "agentMessage" and item_id is not None and not started:
+            # Its text in full: what no delta brought is added (a message sent whole has none).
+            whole, streamed = frames.text(item.get("text")) or "", self._messages.get(item_id, "")
+            if whole.startswith(streamed) and len(whole) > len(streamed):
+                self._message_text(item_id, whole[len(streamed) :])
+            return
+        if started and kind not in (None, *frames.CONVERSATION_ITEMS):
+            self.run.hide(kind)
+        call = frames.item_call(item)
+        if call is not None:
+            if self.tool_calls.get(call["toolCallId"]) is None:
+                self.tool_kinds[call["kind"]] += 1
+            self._follow(call)
+
+    def _follow(self, call: Mapping[str, Any]) -> None:
+        merged = self.tool_calls.merge(call)
+        if merged is not None:
+            self.run.emit(ToolCallChanged(self.run.guard.json(merged)))
+
+    def _usage(self, params: Mapping[str, Any]) -> None:
+        usage = frames.usage_of(params)
+        if usage is not None:
+            self.usage = usage
+            self.run.emit(UsageReported(usage))
+
+    def _said(self, method: str, params: Mapping[str, Any]) -> None:
+        """The server's own words about the turn, shown with its stderr."""
+        message = frames.text(frames.mapping(params.get("error")).get("message")) or frames.text(
+            params.get("message")
+        )
+        if message:
+            retry = " (it retries)" if params.get("willRetry") is True else ""
+            self.run.stderr.line(f"codex {method}: {message}{retry}")
+
+    # The server's requests ---------------------------------------------------------------------
+
+    async def on_request(self, method: str, params: Mapping[str, Any]) -> Any:
+        if method not in APPROVALS:
+            raise Unanswered(method)
+        options, decisions = frames.approval_options(params)
+        item_id = frames.text(params.get("itemId")) or "?"
+        if method == APPROVALS[0]:
+            call = frames.command_call(frames.text(params.get("approvalId")) or item_id, params)
+        else:
+            call = {"toolCallId": item_id, "kind": "edit"}
+        ask = self.tool_calls.ask(call, options, self.run.cwd)
+        self._follow({"toolCallId": call["toolCallId"]})
+        chosen = await self.run.permissions.decide(ask)
+        return {"decision": decisions[chosen] if chosen is not None else "cancel"}
