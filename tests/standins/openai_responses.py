@@ -13,6 +13,7 @@ Tests queue replies (`script`), one per request, in order; a request with none q
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections import deque
@@ -24,14 +25,15 @@ from typing import Any
 Event = dict[str, Any]
 HOLD = "hold"  # a step of a reply: wait here until released
 Reply = list[Event | str]
+ITEM_IDS = itertools.count(1)  # every output item has an id of its own, as a model's have
 PATCH_OF = "*** Begin Patch\n*** Add File: {path}\n+{line}\n*** End Patch\n"
 
 
-def answer(*chunks: str, item_id: str = "msg-1") -> Reply:
-    """An assistant message streamed in `chunks`."""
-    item = {"type": "message", "role": "assistant", "id": item_id}
-    deltas: Reply = [{"type": "response.output_text.delta", "delta": chunk} for chunk in chunks]
-    text = [{"type": "output_text", "text": "".join(chunks)}]
+def answer(*chunks: str) -> Reply:
+    """An assistant message streamed in `chunks` (a chunk `HOLD` holds the stream there)."""
+    item = {"type": "message", "role": "assistant", "id": f"msg-{next(ITEM_IDS)}"}
+    deltas: Reply = [c if c == HOLD else {"type": "response.output_text.delta", "delta": c} for c in chunks]
+    text = [{"type": "output_text", "text": "".join(c for c in chunks if c != HOLD)}]
     return [
         {"type": "response.output_item.added", "item": {**item, "content": []}},
         *deltas,
@@ -39,22 +41,25 @@ def answer(*chunks: str, item_id: str = "msg-1") -> Reply:
     ]
 
 
-def reasoning(summary: str, item_id: str = "rs-1") -> Reply:
-    item = {"type": "reasoning", "id": item_id, "summary": [{"type": "summary_text", "text": summary}]}
+def reasoning(summary: str) -> Reply:
+    item = {"type": "reasoning", "id": f"rs-{next(ITEM_IDS)}", "summary": [{"type": "summary_text", "text": summary}]}
     return [{"type": "response.output_item.done", "item": item}]
 
 
 def command(line: str, call_id: str = "call-1") -> Reply:
-    """A shell command the model asks to run outside Codex's sandbox, which Codex asks approval for."""
+    """A shell command the model asks to run outside Codex's sandbox, which Codex asks approval for.
+    No login shell (a profile can take seconds), and Codex waits for it to end (up to 30 s) before it
+    asks the model again."""
     arguments = {"cmd": line, "sandbox_permissions": "require_escalated", "justification": "to do the task"}
-    return _call("exec_command", arguments, call_id)
+    return _call("exec_command", {**arguments, "login": False, "yield_time_ms": 30_000}, call_id)
 
 
 def patch(path: str, line: str, call_id: str = "call-1") -> Reply:
     """A file added by `apply_patch` (as Codex's own tests send it: a heredoc to exec_command),
     which Codex turns into a file change and asks approval for under a read-only sandbox."""
     body = PATCH_OF.format(path=path, line=line)
-    return _call("exec_command", {"cmd": f"apply_patch <<'EOF'\n{body}EOF\n"}, call_id)
+    arguments = {"cmd": f"apply_patch <<'EOF'\n{body}EOF\n", "login": False, "yield_time_ms": 30_000}
+    return _call("exec_command", arguments, call_id)
 
 
 def _call(name: str, arguments: dict[str, Any], call_id: str) -> Reply:
