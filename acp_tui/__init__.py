@@ -1,4 +1,4 @@
-"""acp-tui: supervise delegated ACP subagents, side by side.
+"""acp-tui: supervise delegated ACP subagents (and Codex threads), side by side.
 
 The public names of the core are re-exported here, so `from acp_tui import Subagents` is the way in.
 They load on first use: `python -m acp_tui.demo.agent` and `acp-tui run` pay only for what they use.
@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
+    from acp_tui.codex.provider import CodexSubagentProvider
     from acp_tui.core.model import (
         Finished,
         HiddenUpdate,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AcpProviderConfig",
     "AcpSubagentProvider",
+    "CodexSubagentProvider",
     "Finished",
     "HiddenUpdate",
     "OutputDelta",

@@ -1,4 +1,5 @@
-"""The core's public names: the RFC's subagent seam (`acp_tui.core`) and its ACP backend (`acp_tui.acp`).
+"""The core's public names: the RFC's subagent seam (`acp_tui.core`), its ACP backend (`acp_tui.acp`) and
+its Codex provider (`acp_tui.codex`).
 
 Names are loaded on first use, so that a child agent of ours or a short command pays only for what it
 touches.
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "AcpProviderConfig": "acp_tui.acp.provider",
     "AcpSubagentProvider": "acp_tui.acp.provider",
+    "CodexSubagentProvider": "acp_tui.codex.provider",
     "AcpSubagentRun": "acp_tui.acp.run",
     "AgentInfo": "acp_tui.core.model",
     "AuthMethodInfo": "acp_tui.core.model",
@@ -47,6 +49,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
     from acp_tui.acp.run import AcpSubagentRun
+    from acp_tui.codex.provider import CodexSubagentProvider
     from acp_tui.core.model import (
         AgentInfo,
         AuthMethodInfo,
@@ -85,6 +88,7 @@ __all__ = [
     "AcpSubagentRun",
     "AgentInfo",
     "AuthMethodInfo",
+    "CodexSubagentProvider",
     "ConfigOptionInfo",
     "Cost",
     "Finished",
