@@ -11,7 +11,7 @@ import dataclasses
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.acp.session_setup import describe
@@ -79,7 +79,12 @@ EXIT_SESSION_CREATED = 0
 EXIT_NO_SESSION = 1
 
 
-Describe = Callable[[AcpProviderConfig, Callable[[str], object]], Awaitable[tuple[dict[str, Any], bool]]]
+class Describe(Protocol):
+    """What probes an agent (`describe_agent` for an ACP one): its record, whether it set up."""
+
+    def __call__(
+        self, config: AcpProviderConfig, on_stderr: Callable[[str], object] = ...
+    ) -> Awaitable[tuple[dict[str, Any], bool]]: ...
 
 
 def probe(

@@ -9,7 +9,6 @@ import click
 
 from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
 from acp_tui.settings.logs import route_logging
-from acp_tui.settings.schema import not_available
 
 
 @click.command("probe")
@@ -34,13 +33,13 @@ def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str,
     if sandbox:
         preset = replace(preset, sandbox="workspace")
     route_logging(secrets_of([preset]))
-    from acp_tui.acp.probe import describe_agent, probe
+    from acp_tui.acp.probe import probe
+    from acp_tui.session.providers import describer_for
 
-    describe = describe_agent
-    if preset.provider == "codex":
-        from acp_tui.codex.probe import describe_codex as describe
-    elif preset.provider != "acp":
-        raise click.UsageError(not_available(preset.provider))
+    try:
+        describe = describer_for(preset.provider)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     status = probe(preset.provider_config(policy="reject"), fmt=fmt, describe=describe)
     done.headless = True
     return status
