@@ -26,6 +26,7 @@ from acp_tui.core.model import (
 )
 from acp_tui.policy.ask import PermissionAsk
 from acp_tui.policy.rules import AskPolicy, Rule, RulePolicy
+from tests.sandbox.support import need_bwrap
 from tests.standins.openai_responses import HOLD, ResponsesStandIn, answer, command, patch, reasoning
 
 
@@ -280,3 +281,18 @@ async def test_a_server_that_refuses_its_config_ends_error_with_its_reason(
         "agent exited with code 1: "
         'Error: approval_policy = "untrusted" is no longer supported; remove this setting'
     )
+
+
+async def test_a_confined_codex_answers_and_runs_what_it_was_allowed(
+    codex: str, codex_home: Path, stand_in: ResponsesStandIn, tmp_path: Path
+) -> None:
+    need_bwrap()
+    stand_in.script(command("echo hi > out.txt"), answer("Done."))
+    confined = dataclasses.replace(
+        config(codex, codex_home, "allow"), sandbox="workspace", sandbox_writable=(str(codex_home),)
+    )
+    run = await CodexSubagentProvider(confined).start(SubagentRequest("go", cwd=str(tmp_path)))
+    result = await run.result()
+    assert (result.stop_reason, result.output) == (SubagentStopReason.COMPLETED, "Done."), result.error
+    assert [p.decision for p in result.permissions] == ["allow_once"]
+    assert (tmp_path / "out.txt").read_text() == "hi\n"
