@@ -8,16 +8,14 @@ The record has the ACP probe's keys: the models are its one config option, `mode
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from acp_tui.acp.probe import probe_run, sandbox_keys
 from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer
 from acp_tui.codex.run import CodexSubagentRun
-from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
-from acp_tui.core.text import one_line
-from acp_tui.policy.names import FIXED_POLICIES
+from acp_tui.core.model import SubagentStopReason
 from acp_tui.runs.base import Outcome
 from acp_tui.settings.provider_config import AcpProviderConfig
 
@@ -47,17 +45,7 @@ async def describe_codex(
     config: AcpProviderConfig, on_stderr: Callable[[str], object] = lambda _: None
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of the app-server, and whether its thread was opened."""
-    config = dataclasses.replace(config, options={})  # the server describes itself, as it comes
-    with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
-        run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
-        await run.start()
-        try:
-            async for event in run.events():
-                if isinstance(event, StderrLine):
-                    on_stderr(one_line(event.text))
-        finally:
-            await run.dispose()
-        result = await run.result()
+    run, result = await probe_run(ProbeRun, config, on_stderr)
     opened = run.thread.id is not None
     error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
     if error is None and not opened:
@@ -76,6 +64,5 @@ async def describe_codex(
         "modes": {"current": None, "available": []},
         "config_options": run.guard.json(options),
         "error": error,
-        "sandbox": config.sandbox,
     }
-    return record, opened and error is None
+    return record | sandbox_keys(config), opened and error is None

@@ -92,13 +92,7 @@ class CodexSubagentRun(RunBase):
         self.child.tend(group, transport.eof, self.child_gone)
         group.start_soon(self._read, peer, group)
         self.advance(Phase.INITIALIZING)
-        try:
-            return await self._thread_and_turn(peer)
-        except Exception as exc:
-            said = await self._explain(exc)
-            if said is None:
-                raise
-            return self.failed(said)
+        return await self._thread_and_turn(peer)
 
     async def _thread_and_turn(self, peer: Peer) -> Outcome:
         with self.deadlines.handshake_step():
@@ -163,8 +157,7 @@ class CodexSubagentRun(RunBase):
     def _options(self, names: tuple[str, ...]) -> dict[str, str]:
         return {name: value for name, value in self.config.options.items() if name in names}
 
-    async def _explain(self, exc: Exception) -> str | None:
-        """A failure of the conversation in one line; None for one that is a bug of ours."""
+    async def explain(self, exc: Exception) -> str | None:
         if isinstance(exc, TimeoutError):
             timeout = self.config.handshake_timeout
             return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
