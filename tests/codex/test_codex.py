@@ -1,5 +1,6 @@
 """The Codex provider against the real `codex app-server`, whose model is the stand-in on 127.0.0.1:
-the answer, approvals decided by each policy, cancel, a server dying mid-turn, a follow-up."""
+the answer, approvals decided by each policy, cancel, a server dying mid-turn, a follow-up, probe,
+a refused config, a rogue server, confinement."""
 
 from __future__ import annotations
 
@@ -146,9 +147,12 @@ async def test_a_file_change_is_asked_with_the_paths_it_writes(
     assert (tmp_path / "notes.txt").read_text() == "hi\n"
 
 
-async def test_cancel_interrupts_the_turn_and_keeps_the_partial_answer(
-    codex: str, codex_home: Path, stand_in: ResponsesStandIn, tmp_path: Path
+@pytest.mark.parametrize("how", ["cancelled", "killed"])
+async def test_a_turn_stopped_midway_keeps_its_partial_answer(
+    codex: str, codex_home: Path, stand_in: ResponsesStandIn, tmp_path: Path, how: str
 ) -> None:
+    """Cancelled: `turn/interrupt`, honoured (the app-server ends the turn itself), `aborted`. The
+    server killed mid-turn: `error`, saying so."""
     stand_in.script(answer("partial ", HOLD, "never sent"))
     run = await CodexSubagentProvider(config(codex, codex_home)).start(
         SubagentRequest("write a long essay", cwd=str(tmp_path))
@@ -156,31 +160,20 @@ async def test_cancel_interrupts_the_turn_and_keeps_the_partial_answer(
     events: list[RunEvent] = []
     async for event in run.events():
         events.append(event)
-        if isinstance(event, OutputDelta):
+        if isinstance(event, OutputDelta) and how == "cancelled":
             await run.dispose("cancelled by the test")
-    result = await run.result()
-    assert result.stop_reason is SubagentStopReason.ABORTED
-    assert (result.output, result.error) == ("partial ", "cancelled by the test")
-    # `turn/interrupt` was sent, and honoured: the app-server ended the turn itself.
-    assert next(e.step for e in events if isinstance(e, Stopping)) == "cancel-sent"
-    assert run.turn_ended
-
-
-async def test_a_server_dying_mid_turn_ends_error_with_the_partial_answer(
-    codex: str, codex_home: Path, stand_in: ResponsesStandIn, tmp_path: Path
-) -> None:
-    stand_in.script(answer("partial ", HOLD, "never sent"))
-    run = await CodexSubagentProvider(config(codex, codex_home)).start(
-        SubagentRequest("write a long essay", cwd=str(tmp_path))
-    )
-    async for event in run.events():
-        if isinstance(event, OutputDelta):
+        elif isinstance(event, OutputDelta):
             assert run.pid is not None
             os.killpg(run.pid, signal.SIGKILL)
     result = await run.result()
-    assert result.stop_reason is SubagentStopReason.ERROR
     assert result.output == "partial "
-    assert result.error is not None and result.error.startswith("agent was killed by SIGKILL")
+    if how == "cancelled":
+        assert (result.stop_reason, result.error) == (SubagentStopReason.ABORTED, "cancelled by the test")
+        assert next(e.step for e in events if isinstance(e, Stopping)) == "cancel-sent"
+        assert run.turn_ended
+    else:
+        assert result.stop_reason is SubagentStopReason.ERROR
+        assert result.error is not None and result.error.startswith("agent was killed by SIGKILL")
 
 
 async def test_a_follow_up_resumes_the_thread_in_a_fresh_server(
