@@ -20,7 +20,6 @@ from acp_tui.core.text import without_surrogates
 
 STDERR_TAIL_LINES = 200
 STDERR_LINE_CHARS = 2000  # a longer stderr line is cut (after masking) to this
-BACKTRACE = "Stack backtrace:"  # what a Rust program's error says before its backtrace
 NOTE_SAMPLE_CHARS = 60  # how much of a dropped line our note quotes
 
 
@@ -106,10 +105,3 @@ class StderrTail:
         sample = self.guard(bytes(line[:4096]).decode("utf-8", "replace"))[:NOTE_SAMPLE_CHARS]
         self.note(f"{what}: {sample!r}" if sample else what)
 
-    def last(self) -> str:
-        """The last line that says something, or "". A backtrace is not a last word: with one (a
-        Rust program's, under RUST_BACKTRACE=1, as Codex prints), the line before it is."""
-        lines = list(self.lines)
-        if BACKTRACE in lines:
-            lines = lines[: len(lines) - 1 - lines[::-1].index(BACKTRACE)]
-        return next((line for line in reversed(lines) if line.strip()), "")
