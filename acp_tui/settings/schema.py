@@ -28,7 +28,6 @@ OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 # What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
 # app-server protocol over stdio, or the Claude Agent SDK.
 Provider = Literal["acp", "a2a", "codex", "claude"]
-PROVIDERS: tuple[Provider, ...] = ("acp", "a2a", "codex", "claude")
 # Those that can run today; a preset of another one is accepted, and its runs end `error` saying so.
 AVAILABLE_PROVIDERS: tuple[Provider, ...] = ("acp", "codex")
 # A `provider = "codex"` preset's command, unless it names its own.
