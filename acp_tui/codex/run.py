@@ -106,7 +106,7 @@ class CodexSubagentRun(RunBase):
         if continuing:
             params["threadId"] = continuing
         with self.deadlines.handshake_step():
-            self.thread.opened(await peer.request(self.step, params))
+            self.thread.opened(self.step, await peer.request(self.step, params))
         guard = self.guard
         self.emit(SessionStarted(guard.json(self.thread.agent), guard.json(self.thread.options)))
         self.advance(Phase.PROMPTING)

@@ -52,17 +52,17 @@ class CodexThread:
         self.turn_known = anyio.Event()  # the turn's id is known (an interrupt needs it)
         self.ended: Mapping[str, Any] | None = None  # the turn of `turn/completed`
         self.turn_over = anyio.Event()
-        self._messages: dict[str, str] = {}  # agent message item id -> the text streamed so far
+        self._streamed: dict[str, int] = {}  # agent message item id -> how much of it was streamed
 
     # Answers to our requests -------------------------------------------------------------------
 
-    def opened(self, answer: Any) -> None:
+    def opened(self, method: str, answer: Any) -> None:
         """`thread/start` or `thread/resume` answered: the thread, and what it runs with."""
         result = frames.mapping(answer)
         thread = frames.mapping(result.get("thread"))
         thread_id = frames.text(thread.get("id"))
         if not thread_id:
-            raise MalformedAnswer("the app-server sent a malformed response to thread/start: no thread id")
+            raise MalformedAnswer(f"the app-server sent a malformed response to {method}: no thread id")
         self.id = thread_id
         self.agent = AgentInfo("codex", "Codex", frames.text(thread.get("cliVersion")))
         sandbox = frames.text(frames.mapping(result.get("sandbox")).get("type"))
@@ -98,12 +98,19 @@ class CodexThread:
         elif method == "thread/tokenUsage/updated":
             self._usage(params)
         elif method == "turn/started":
-            self._know_turn(frames.text(frames.mapping(params.get("turn")).get("id")) or "")
-        elif method == "turn/completed" and self.ended is None:
-            self.ended = frames.mapping(params.get("turn"))
-            self.turn_over.set()
+            turn_id = frames.text(frames.mapping(params.get("turn")).get("id"))
+            if turn_id:
+                self._know_turn(turn_id)
+        elif method == "turn/completed":
+            self._completed(frames.mapping(params.get("turn")))
         elif method in ("error", "warning"):
             self._said(method, params)
+
+    def _completed(self, turn: Mapping[str, Any]) -> None:
+        """The turn ended: ours, unless it is known to be another."""
+        if self.ended is None and (self.turn_id is None or turn.get("id") in (self.turn_id, None)):
+            self.ended = turn
+            self.turn_over.set()
 
     def _delta(self, params: Mapping[str, Any]) -> None:
         item_id, delta = frames.text(params.get("itemId")), frames.text(params.get("delta"))
@@ -112,18 +119,18 @@ class CodexThread:
         self._message_text(item_id, delta)
 
     def _message_text(self, item_id: str, text: str) -> None:
-        if item_id not in self._messages and self._messages:
+        if item_id not in self._streamed and self._streamed:
             self.run.output.append("\n\n")  # the next message of the turn
-        self._messages[item_id] = self._messages.get(item_id, "") + text
+        self._streamed[item_id] = self._streamed.get(item_id, 0) + len(text)
         self.run.output.append(text)
 
     def _item(self, item: Mapping[str, Any], *, started: bool) -> None:
         kind, item_id = frames.text(item.get("type")), frames.text(item.get("id"))
         if kind == "agentMessage" and item_id is not None and not started:
             # Its text in full: what no delta brought is added (a message sent whole has none).
-            whole, streamed = frames.text(item.get("text")) or "", self._messages.get(item_id, "")
-            if whole.startswith(streamed) and len(whole) > len(streamed):
-                self._message_text(item_id, whole[len(streamed) :])
+            whole, streamed = frames.text(item.get("text")) or "", self._streamed.get(item_id, 0)
+            if len(whole) > streamed:
+                self._message_text(item_id, whole[streamed:])
             return
         if started and kind not in (None, *frames.CONVERSATION_ITEMS):
             self.run.hide(kind)
