@@ -1,33 +1,47 @@
-"""Time to first chunk per provider, against the same agent reached through its ACP adapter.
+"""Time to first chunk per provider, against a reference reached side by side.
 
-    python benchmarks/providers.py [--pairs N]
+    python benchmarks/providers.py [--pairs N] [--only claude|a2a|codex]
+
+claude: Claude Code, whose model is the stand-in of the Anthropic Messages API on 127.0.0.1
+(tests/standins/anthropic_messages.py), answering the same streamed message each time, reached
+- directly: our Claude provider, the Claude Agent SDK driving the Claude Code CLI it bundles, and
+- through ACP: our ACP provider driving `claude-agent-acp` (npm @zed-industries/claude-agent-acp,
+  installed into .cache/claude-agent-acp on first use), which runs the Claude Code of its own
+  TypeScript SDK.
+Target: direct / through ACP <= 1.0 (the adapter translates every message: driving Claude Code
+through its own SDK must not be slower).
+
+a2a: the test A2A agent (tests/a2a/agent_server.py, a2a-sdk's own server, in a child process),
+streaming the same artifact each time, reached by our A2A provider and by the SDK's bare client
+(no run around it: the card, the client, the streamed message). A2A has no ACP adapter: the
+reference is what the protocol costs alone. Target: provider / bare client <= 1.2.
 
 codex: the real Codex, whose model is the stand-in of the OpenAI Responses API on 127.0.0.1
 (tests/standins/openai_responses.py), answering the same streamed message each time, reached
 - directly: our Codex provider driving `codex app-server` (npm @openai/codex, the version `.ci/run`
   pins, in .cache/codex), and
 - through ACP: our ACP provider driving `codex-acp` (npm @zed-industries/codex-acp, installed into
-  .cache/codex-acp on first use), which embeds its own Codex.
+  .cache/codex-acp on first use), which embeds its own Codex (an older one than the app-server's).
+Both as npm installs them (a node script that starts the package's native binary), then both native
+binaries started directly. codex-acp streams a warning of its own as answer text first: it does not
+count. Target: direct / through ACP <= 1.1, parity within the noise of a shared machine (the adapter
+is a process translating every frame, the app-server a server with more to start).
 
-Both as npm installs them (`codex`, `codex-acp`: a node script that starts the package's native
-binary), then both native binaries started directly (what the node scripts cost shows in the
-difference). Each figure is one run in this process, from `provider.start()` to the first chunk of
-the scripted answer (codex-acp streams a warning of its own as answer text first: it does not
-count). Both SDKs' imports are paid before the first pair. Pairs alternate which goes first; the
-table gives medians and the median of the per-pair ratios. Target: direct / through ACP <= 1.1,
-parity within the noise of a shared machine (the adapter is a process translating every frame, the
-app-server a server with more to start: speaking Codex's own protocol must cost no more than going
-through the adapter). Note the two embed different Codex versions (the app-server's is newer).
+Each figure is one run in this process, from the start to the first chunk of the scripted
+answer. The SDKs' imports are paid before the first pair. Pairs alternate which goes first; the
+table gives medians and the median of the per-pair ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,24 +61,31 @@ from time_to_answer import npm_install
 sys.path.insert(0, str(REPO))
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest
+from acp_tui.a2a.provider import A2aSubagentProvider
+from acp_tui.claude.provider import ClaudeSubagentProvider
 from acp_tui.codex.provider import CodexSubagentProvider
-from tests.standins.openai_responses import ResponsesStandIn, answer
+from acp_tui.core.model import SubagentProvider
+from tests.a2a.conftest import AgentServer
+from tests.standins import openai_responses
+from tests.standins.anthropic_messages import MessagesStandIn, answer
 
+CLAUDE_ACP_DIR = REPO / ".cache" / "claude-agent-acp"
+CLAUDE_ACP = CLAUDE_ACP_DIR / "node_modules" / ".bin" / "claude-agent-acp"
+CLAUDE_ACP_VERSION = "0.23.1"
 CODEX_MODULES = REPO / ".cache" / "codex" / "node_modules"
-CODEX_ACP_DIR = REPO / ".cache" / "codex-acp"
 CODEX = CODEX_MODULES / ".bin" / "codex"
+CODEX_ACP_DIR = REPO / ".cache" / "codex-acp"
 CODEX_ACP = CODEX_ACP_DIR / "node_modules" / ".bin" / "codex-acp"
 CODEX_ACP_VERSION = "0.16.0"
 FIRST = "Hello"  # the answer's first chunk
-TARGET = 1.1
+TARGETS = {"claude": 1.0, "a2a": 1.2, "codex": 1.1}
+Make = Callable[[AcpProviderConfig], SubagentProvider]
 
-Provider = Callable[[AcpProviderConfig], AcpSubagentProvider | CodexSubagentProvider]
 
-
-async def first_chunk(provider: Provider, config: AcpProviderConfig, workdir: str) -> float:
+async def first_chunk(provider: SubagentProvider, prompt: str, workdir: str) -> float:
     """Seconds from start() to the first chunk of the scripted answer; the run then ends."""
     started = time.monotonic()
-    run = await provider(config).start(SubagentRequest("say hello", cwd=workdir))
+    run = await provider.start(SubagentRequest(prompt, cwd=workdir))
     seen, at = "", float("nan")
     async for event in run.events():
         if isinstance(event, OutputDelta) and at != at:
@@ -73,11 +94,72 @@ async def first_chunk(provider: Provider, config: AcpProviderConfig, workdir: st
                 at = time.monotonic() - started
     result = await run.result()
     if FIRST not in result.output:
-        raise SystemExit(f"no answer from {config.command}: {result.stop_reason} {result.error}")
+        raise SystemExit(f"no answer: {result.stop_reason} {result.error}")
     return at
 
 
-def subjects() -> list[tuple[str, Path, Path]]:
+async def bare_a2a(url: str, prompt: str) -> float:
+    """The same with the A2A SDK's client alone."""
+    import httpx
+    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+    from a2a.types import Message, Part, Role, SendMessageRequest
+
+    started = time.monotonic()
+    async with httpx.AsyncClient(timeout=None) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+        client = ClientFactory(ClientConfig(httpx_client=http)).create(card)
+        message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=prompt)])
+        at = float("nan")
+        async for event in client.send_message(SendMessageRequest(message=message)):
+            if at != at and event.HasField("artifact_update"):
+                at = time.monotonic() - started
+    return at
+
+
+def claude_rows(pairs: int, workdir: str) -> list[list[object]]:
+    missing = (
+        None
+        if CLAUDE_ACP.exists()
+        else npm_install(str(CLAUDE_ACP_DIR), f"@zed-industries/claude-agent-acp@{CLAUDE_ACP_VERSION}")
+    )
+    if missing:
+        raise SystemExit(missing)
+    home = tempfile.mkdtemp(prefix="acp-tui-bench-claude-")
+    try:
+        with MessagesStandIn() as api:
+            env = {**api.env(), "HOME": home}
+
+            def once(provider: Make, config: AcpProviderConfig) -> Callable[[], float]:
+                def run() -> float:
+                    api.script(answer(FIRST, ", world"))
+                    return asyncio.run(first_chunk(provider(config), "say hello", workdir))
+
+                return run
+
+            ours = once(ClaudeSubagentProvider, AcpProviderConfig("claude", env=env))
+            adapter = once(AcpSubagentProvider, AcpProviderConfig(str(CLAUDE_ACP), env=env))
+            ours(), adapter()  # both SDKs imported, both CLIs read once from disk
+            xs, ys = paired(pairs, ours, adapter, label="claude")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return row("claude vs claude-agent-acp", xs, ys, TARGETS["claude"])
+
+
+def a2a_rows(pairs: int, workdir: str) -> list[list[object]]:
+    server = AgentServer()
+    prompt = f"artifact {FIRST}|, world"
+    try:
+        config = AcpProviderConfig(server.url, url=server.url)
+        ours = lambda: asyncio.run(first_chunk(A2aSubagentProvider(config), prompt, workdir))  # noqa: E731
+        bare = lambda: asyncio.run(bare_a2a(server.url, prompt))  # noqa: E731
+        ours(), bare()
+        xs, ys = paired(pairs, ours, bare, label="a2a")
+    finally:
+        server.close()
+    return row("a2a vs the bare SDK client", xs, ys, TARGETS["a2a"])
+
+
+def codex_subjects() -> list[tuple[str, Path, Path]]:
     """(what is compared, the app-server's command, codex-acp's command), once both are installed."""
     missing = None if CODEX.exists() else "codex is not installed: bash .ci/run installs it"
     if missing is None and not CODEX_ACP.exists():
@@ -89,46 +171,65 @@ def subjects() -> list[tuple[str, Path, Path]]:
     return [("npm commands", CODEX, CODEX_ACP), ("native binaries", native_codex, native_acp)]
 
 
-def measure(pairs: int) -> None:
-    compared = subjects()
+def codex_rows(pairs: int, workdir: str) -> list[list[object]]:
+    compared = codex_subjects()
+    # Not under /tmp: Codex warns of a home there.
     home = Path(tempfile.mkdtemp(prefix="acp-tui-bench-codex-", dir="/var/tmp"))
-    workdir = tempfile.mkdtemp(prefix="acp-tui-bench-")
-    rows = []
+    rows: list[list[object]] = []
     try:
-        with ResponsesStandIn() as stand_in:
-            stand_in.write_codex_home(home)
+        with openai_responses.ResponsesStandIn() as api:
+            api.write_codex_home(home)
             env = {"CODEX_HOME": str(home)}
 
-            def once(provider: Provider, config: AcpProviderConfig) -> Callable[[], float]:
+            def once(provider: Make, config: AcpProviderConfig) -> Callable[[], float]:
                 def run() -> float:
-                    stand_in.script(answer(FIRST, ", world"))
-                    return asyncio.run(first_chunk(provider, config, workdir))
+                    api.script(openai_responses.answer(FIRST, ", world"))
+                    return asyncio.run(first_chunk(provider(config), "say hello", workdir))
 
                 return run
 
             for label, codex, adapter in compared:
-                a = once(CodexSubagentProvider, AcpProviderConfig(str(codex), ("app-server",), env=env))
-                b = once(AcpSubagentProvider, AcpProviderConfig(str(adapter), env=env))
-                a(), b()  # both SDKs imported, both binaries read once from disk
-                xs, ys = paired(pairs, a, b, label=label)
-                ratio = median(ratios(xs, ys))
-                rows.append([label, median(xs), median(ys), ratio, f"<= {TARGET}", verdict(ratio <= TARGET)])
+                ours = once(CodexSubagentProvider, AcpProviderConfig(str(codex), ("app-server",), env=env))
+                through = once(AcpSubagentProvider, AcpProviderConfig(str(adapter), env=env))
+                ours(), through()  # both SDKs imported, both binaries read once from disk
+                xs, ys = paired(pairs, ours, through, label=f"codex {label}")
+                rows += row(f"codex vs codex-acp ({label})", xs, ys, TARGETS["codex"])
     finally:
         shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(workdir, ignore_errors=True)
-    end_progress()
-    print(table(["codex", "app-server (s)", "codex-acp (s)", "ratio", "target", "verdict"], rows))
-    left = wait_no_marked_processes()
-    if left:
-        raise SystemExit(f"processes left running: {left}")
+    return rows
+
+
+def row(label: str, xs: list[float], ys: list[float], target: float) -> list[list[object]]:
+    """The table's row of one provider: medians, the median ratio, against its target."""
+    ratio = median(ratios(xs, ys))
+    return [[label, median(xs), median(ys), ratio, f"<= {target}", verdict(ratio <= target)]]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--only", choices=["claude", "a2a", "codex"])
     args = parser.parse_args()
-    header("Time to first chunk: a provider's own protocol vs its ACP adapter")
-    measure(args.pairs)
+    # claude-agent-acp's Claude Code quits at start with IS_SANDBOX in its environment (measured with
+    # 0.23.1); both sides run without it.
+    os.environ.pop("IS_SANDBOX", None)
+    header("Time to first chunk: a provider against its reference")
+    workdir = tempfile.mkdtemp(prefix="acp-tui-bench-")
+    rows: list[list[object]] = []
+    try:
+        if args.only in (None, "claude"):
+            rows += claude_rows(args.pairs, workdir)
+        if args.only in (None, "a2a"):
+            rows += a2a_rows(args.pairs, workdir)
+        if args.only in (None, "codex"):
+            rows += codex_rows(args.pairs, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    end_progress()
+    print(table(["provider", "direct (s)", "reference (s)", "ratio", "target", "verdict"], rows))
+    left = wait_no_marked_processes()
+    if left:
+        raise SystemExit(f"processes left running: {left}")
 
 
 if __name__ == "__main__":

@@ -561,10 +561,10 @@ POLICY = AGENT + "[[policy.p.rule]]\n"
         ),
         (
             AGENT + 'bell = "yes"\n',
-            'agent "a": unknown key "bell" (expected name, command, args, cwd, provider, env,'
-            " policy, handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation,"
-            " max_file_bytes, sandbox, sandbox_writable, sandbox_readable, sandbox_hidden,"
-            " sandbox_sockets, sandbox_network, warm or replay)",
+            'agent "a": unknown key "bell" (expected name, command, args, cwd, provider, url, headers,'
+            " env, policy, handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation,"
+            " max_file_bytes, sandbox, sandbox_writable, sandbox_readable, sandbox_hidden, sandbox_sockets,"
+            " sandbox_network, remote, remote_options, remote_cwd, warm or replay)",
         ),
         ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
         ("toasts = 1\n" + AGENT, '"toasts" must be true or false'),

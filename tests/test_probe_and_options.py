@@ -21,6 +21,7 @@ PROBE_KEYS = [
     "config_options",
     "error",
     "sandbox",
+    "remote",
 ]
 
 

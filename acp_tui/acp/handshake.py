@@ -24,15 +24,14 @@ import anyio
 from anyio.abc import TaskGroup
 
 from acp_tui.acp.sdk import import_acp
-from acp_tui.acp.trace import TraceWriter
 from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.acp.updates import SessionUpdates
-from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
 from acp_tui.runs.base import RunBase
 from acp_tui.runs.child import ChildProcess, ChildStartError, start_child
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
+from acp_tui.runs.trace import TraceWriter, open_trace
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -50,7 +49,8 @@ class AcpHandshake:
         self, config: AcpProviderConfig, cwd: str, *, presession: bool = False, on_take: TakeRun | None = None
     ) -> None:
         self.config = config
-        self.cwd = cwd
+        self.cwd = cwd  # beyond a link, the far side's once it said (see `initialize`)
+        self.asked_cwd = cwd
         self.presession = presession
         self.guard = TextGuard(config.secrets())
         self.tail = StderrTail(self.guard)
@@ -72,17 +72,9 @@ class AcpHandshake:
         self._opening: anyio.CancelScope | None = None
 
     @property
-    def label(self) -> str:
-        return self.config.name or os.path.basename(self.config.command)
-
-    @property
     def connection(self) -> ClientSideConnection:
         assert self._conn is not None, "connect() first"
         return self._conn
-
-    @property
-    def stdout_closed(self) -> asyncio.Event | None:
-        return self._transport.eof if self._transport is not None else None
 
     # Starting ----------------------------------------------------------------------------------
 
@@ -94,14 +86,7 @@ class AcpHandshake:
         """The transport, the SDK's connection and the session's setup, over the spawned child.
         The SDK is imported only now: the child boots while we pay for it."""
         assert self.child is not None
-        if self.config.trace_dir:
-            with contextlib.suppress(OSError):  # no trace is no reason to fail the run
-                # Frames are traced as they came, so a value split across two of them is masked
-                # by its fragments.
-                trace_mask = SecretMask(self.guard.secrets, fragments=True)
-                self.trace = TraceWriter.for_run(
-                    self.config.trace_dir, self.label, self.child.leader.pid, trace_mask, self.tail.note
-                )
+        self.trace = open_trace(self.config, self.child.leader.pid, self.tail.note)
         stdout, stdin = self.child.stdio
         self._transport = StdioTransport(
             stdout,
@@ -124,7 +109,7 @@ class AcpHandshake:
             cwd=self.cwd,
             options=self.config.options,
             mcp_servers=self.config.mcp_servers,
-            name=self.label,
+            name=self.config.label,
         )
         self.updates.setup = self.setup
 
@@ -136,8 +121,11 @@ class AcpHandshake:
     # The handshake's steps, each within the handshake timeout ---------------------------------
 
     async def initialize(self, deadlines: Deadlines) -> None:
-        assert self.setup is not None
+        """The agent's start (beyond a link: the far side reached, the agent running there, in
+        the cwd it says) and `initialize`, within the handshake timeout."""
+        assert self.setup is not None and self.child is not None
         with deadlines.handshake_step():
+            self.cwd = self.setup.cwd = await self.child.started_in(self.cwd)
             await self.setup.initialize()
 
     async def open_session(self, deadlines: Deadlines, *, continuing: str | None = None) -> str:
@@ -162,7 +150,10 @@ class AcpHandshake:
         setup = self.setup
         step = setup.step if setup is not None else "initialize"
         if isinstance(exc, TimeoutError):
-            return self.timed_out()
+            unreached = self.child.unreached(self.config.handshake_timeout) if self.child else None
+            return unreached or self.timed_out()
+        if isinstance(exc, ChildStartError):  # the far side never ran it
+            return str(exc)
         if isinstance(exc, SessionSetupError):
             return str(exc)
         if isinstance(exc, acp.RequestError):
@@ -187,12 +178,7 @@ class AcpHandshake:
             if self.setup is not None and child is not None and not child.gone:
                 await self.setup.close(grace)
             if child is not None:
-                ended = await child.end(
-                    graceful=graceful,
-                    term_grace=self.config.term_grace,
-                    on_step=on_step,
-                    stdout_closed=self.stdout_closed,
-                )
+                ended = await child.end(graceful=graceful, term_grace=self.config.term_grace, on_step=on_step)
             if self._conn is not None:
                 # After a broken pipe it re-raises what broke it, or hangs: bounded, ignored.
                 with anyio.move_on_after(CONNECTION_CLOSE_GRACE), contextlib.suppress(Exception):
@@ -225,7 +211,7 @@ class AcpHandshake:
     def done(self) -> bool:
         """It can serve no run: it failed, ended, its child exited, or a run took it already."""
         child = self.child
-        gone = child is not None and child.leader.returncode is not None
+        gone = child is not None and child.leader.process.returncode is not None
         return self.run is not None or self.failure is not None or self._released.is_set() or gone
 
     def take(self, request: SubagentRequest) -> RunBase:
@@ -233,14 +219,19 @@ class AcpHandshake:
         session already, the session it continues) are `request`'s; its clocks start now.
         ValueError if the spare cannot serve it (another cwd, taken, ended, or its session is not
         the one asked for)."""
-        cwd = request.cwd or self.config.cwd or os.getcwd()
+        cwd = self.config.cwd_for(request.cwd)
         if self.done() or self._on_take is None:
             raise ValueError("not a spare that can be taken")
-        if os.path.realpath(cwd) != os.path.realpath(self.cwd):
+        if not self._works_in(cwd):
             raise ValueError(f"a spare working in {self.cwd} cannot run in {cwd}")
         if self.presession and request.session_id is not None:
             raise ValueError("a spare with a session of its own cannot continue another")
         return self._on_take(self, request)
+
+    def _works_in(self, cwd: str) -> bool:
+        if self.config.remote is not None:  # the far side's paths, as asked
+            return cwd in (self.asked_cwd, self.cwd)
+        return os.path.realpath(cwd) == os.path.realpath(self.cwd)
 
     async def dispose(self) -> None:
         """A spare no run took: ended, its processes gone. (A run's spare ends with the run.)"""

@@ -8,26 +8,20 @@ from typing import Any
 
 from acp_tui.acp.handshake import AcpHandshake
 from acp_tui.acp.run import AcpSubagentRun
-from acp_tui.core.model import ProviderCapabilities, SubagentRequest
-from acp_tui.runs.provider import RunsProvider
+from acp_tui.core.model import SubagentRequest
+from acp_tui.runs.provider import RunProvider
 from acp_tui.settings.provider_config import AcpProviderConfig
 
 __all__ = ["AcpProviderConfig", "AcpSubagentProvider"]
 
 
-class AcpSubagentProvider(RunsProvider):
-    # An out-of-process child cannot honour the parent's depth, tool filter or output schema.
-    capabilities = ProviderCapabilities(max_depth=False, tool_filter=False, output_schema=False)
-
+class AcpSubagentProvider(RunProvider[AcpSubagentRun]):
     def __init__(self, config: AcpProviderConfig) -> None:
         super().__init__(config)
         self._spares: set[AcpHandshake] = set()  # spares no run took (yet)
 
-    async def start(self, request: SubagentRequest, *, abort: Any = None) -> AcpSubagentRun:
-        run = AcpSubagentRun(self.config, request, self.policy, abort=abort)
-        self.keep(run)
-        await run.start()
-        return run
+    def make_run(self, request: SubagentRequest, *, abort: Any) -> AcpSubagentRun:
+        return AcpSubagentRun(self.config, request, self.policy, abort=abort)
 
     async def prepare(self, *, cwd: str, presession: bool = False) -> AcpHandshake:
         """A spare: a child started in `cwd` and taken through `initialize` (and, with

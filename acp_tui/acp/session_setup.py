@@ -44,6 +44,7 @@ from acp.schema import (
 from acp_tui.acp.auth import auth_message
 from acp_tui.core.model import AgentInfo, AuthMethodInfo, ConfigOptionInfo, Continuation, Cost, Usage
 from acp_tui.core.text import one_line
+from acp_tui.runs.probe import options_json
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -337,7 +338,6 @@ def describe(setup: SessionSetup, error: str | None) -> dict[str, Any]:
     config_options, error."""
     from acp_tui.reports.records import AuthMethod
 
-    options = [{**dataclasses.asdict(o), "values": list(o.values)} for o in setup.offered]
     return {
         "agent": dataclasses.asdict(setup.agent) if setup.agent else None,
         "protocol_version": setup.protocol_version,
@@ -347,6 +347,6 @@ def describe(setup: SessionSetup, error: str | None) -> dict[str, Any]:
             for m in setup.auth_methods
         ],
         "modes": {"current": setup.current_mode, "available": list(setup.available_modes)},
-        "config_options": options if setup.config_options else [],
+        "config_options": options_json(setup.offered) if setup.config_options else [],
         "error": error,
     }

@@ -8,16 +8,20 @@ The record has the ACP probe's keys: the models are its one config option, `mode
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_tui.acp.probe import probe_run, sandbox_keys
 from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer
 from acp_tui.codex.run import CodexSubagentRun
-from acp_tui.core.model import SubagentStopReason
+from acp_tui.core.model import ConfigOptionInfo, SubagentRequest, SubagentStopReason
+from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.runs.base import Outcome
-from acp_tui.settings.provider_config import AcpProviderConfig
+from acp_tui.runs.probe import probe_record, probed, run_keys
+
+if TYPE_CHECKING:
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 MAX_PAGES = 20  # of `model/list`: a server paging without end is cut here
 
@@ -26,7 +30,7 @@ class ProbeRun(CodexSubagentRun):
     """A run whose turn is never taken: its thread is opened, its models listed."""
 
     ephemeral = True
-    models: list[str] | None = None
+    models: tuple[str, ...] = ()
 
     async def prompt(self, peer: Peer) -> Outcome:
         models: list[str] = []
@@ -37,7 +41,7 @@ class ProbeRun(CodexSubagentRun):
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str):
                 break
-        self.models = models
+        self.models = tuple(models)
         return SubagentStopReason.COMPLETED, None
 
 
@@ -45,24 +49,16 @@ async def describe_codex(
     config: AcpProviderConfig, on_stderr: Callable[[str], object] = lambda _: None
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of the app-server, and whether its thread was opened."""
-    run, result = await probe_run(ProbeRun, config, on_stderr)
+    config = dataclasses.replace(config, options={})  # Codex describes itself, as it comes
+    with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
+        # On the far side, an empty folder of ours would be one more thing to leave behind.
+        cwd = empty if config.remote is None else None
+        run = ProbeRun(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
+        result, error = await probed(run, on_stderr)
     opened = run.thread.id is not None
-    error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
     if error is None and not opened:
         error = "no thread was opened"
-    options = []
-    if run.models:
-        current = run.thread.options.get("model", "")
-        options.append(
-            {"id": "model", "name": "Model", "category": "model", "current": current, "values": run.models}
-        )
-    record = {
-        "agent": dataclasses.asdict(result.agent) if result.agent else None,
-        "protocol_version": None,
-        "agent_capabilities": {},
-        "auth_methods": [],
-        "modes": {"current": None, "available": []},
-        "config_options": run.guard.json(options),
-        "error": error,
-    }
-    return record | sandbox_keys(config), opened and error is None
+    current = run.thread.options.get("model", "")
+    offered = [ConfigOptionInfo("model", "Model", "model", current, run.models)] if run.models else []
+    record = probe_record(result.agent, error, offered=run.guard.json(offered))
+    return {**record, **run_keys(config)}, opened and error is None

@@ -1,6 +1,7 @@
 """One Codex run: one `codex app-server` child, one thread, one turn, one result.
 
-The lifecycle, the events, the stop and the cleanup are every run's (`acp_tui.runs.base.RunBase`);
+The lifecycle, the events, the stop and the cleanup are every run's (`acp_tui.runs.base.RunBase`,
+through `acp_tui.runs.provider.ProviderRun`);
 this is the app-server's conversation: `initialize` and `initialized`, `thread/start` in the run's
 cwd (or `thread/resume` of the thread a follow-up continues), `turn/start` with the prompt as the
 turn, which lasts until `turn/completed` (`turn/interrupt` when the run is told to stop), and the
@@ -8,14 +9,12 @@ turn's status mapped: completed -> completed, interrupted -> aborted, failed -> 
 message. The app-server exits when its stdin closes.
 
 A preset's `options` set what the thread runs with: `model`, `sandbox` and `approvalPolicy` go to
-`thread/start` (or `thread/resume`), `effort` to `turn/start`; Codex checks their values.
+`thread/start` (or `thread/resume`), `effort` to `turn/start`; Codex checks their values. With a
+`trace_dir`, the app-server's JSON-RPC lines are traced both ways.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +24,12 @@ from acp_tui.acp.transport import StdioTransport
 from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer, RpcError
 from acp_tui.codex.thread import CodexThread, MalformedAnswer
-from acp_tui.core.model import EndedBy, SessionStarted, SubagentRequest
+from acp_tui.core.model import SessionStarted, SubagentRequest
 from acp_tui.policy.ask import PermissionPolicy
-from acp_tui.runs.base import Outcome, RunBase
-from acp_tui.runs.child import ChildStartError, start_child
+from acp_tui.runs.base import Outcome
+from acp_tui.runs.child import start_child
 from acp_tui.runs.phase import Phase
+from acp_tui.runs.provider import ProviderRun
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
@@ -47,7 +47,7 @@ THREAD_OPTIONS = ("model", "sandbox", "approvalPolicy")
 TURN_OPTIONS = ("effort",)
 
 
-class CodexSubagentRun(RunBase):
+class CodexSubagentRun(ProviderRun):
     ephemeral = False  # a thread kept in memory only: nothing of it is written to Codex's home
 
     def __init__(
@@ -58,10 +58,7 @@ class CodexSubagentRun(RunBase):
         *,
         abort: Any = None,
     ) -> None:
-        self.config = config
-        cwd = request.cwd or config.cwd or os.getcwd()
-        self.request = dataclasses.replace(request, cwd=cwd)
-        super().__init__(config, policy, cwd=cwd, abort=abort)
+        super().__init__(config, request, policy, abort=abort)
         self.thread = CodexThread(self)
         self.step = "initialize"  # the request the conversation waits for
         self._transport: StdioTransport | None = None
@@ -69,10 +66,16 @@ class CodexSubagentRun(RunBase):
 
     # The conversation --------------------------------------------------------------------------
 
+    def refusal(self) -> str | None:
+        unknown = sorted(set(self.config.options) - {*THREAD_OPTIONS, *TURN_OPTIONS})
+        if unknown:
+            taken = ", ".join((*THREAD_OPTIONS, *TURN_OPTIONS))
+            return f"codex takes no option {', '.join(unknown)} (it takes {taken})"
+        if self.config.mcp_servers:
+            return "codex takes its MCP servers from its own config.toml, not from mcp_servers"
+        return None
+
     async def launch(self) -> None:
-        refused = refusal(self.config)
-        if refused is not None:  # nothing is started for a run that cannot go as asked
-            raise ChildStartError(refused)
         self.child = await start_child(self.config, self.cwd, self.stderr)
 
     async def converse(self) -> Outcome:
@@ -85,6 +88,7 @@ class CodexSubagentRun(RunBase):
             on_note=self.stderr.dropped,
             on_lost=self.output.lost,
             on_frame=self.heard_from_agent,
+            trace=self.start_trace(),
         )
         self._peer = peer = Peer(transport, self.thread.on_notification, self.thread.on_request)
         group = self.task_group
@@ -163,19 +167,9 @@ class CodexSubagentRun(RunBase):
             return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
         if isinstance(exc, RpcError | MalformedAnswer):
             return str(exc)
-        if isinstance(exc, ConnectionError | OSError | EOFError) and self.child is not None:
-            return await self.child.why_broken(heard=self.heard)
+        if isinstance(exc, ConnectionError | OSError | EOFError):
+            return await self.why_gone()
         return None
-
-    # The end -----------------------------------------------------------------------------------
-
-    async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
-        if self.child is None:
-            return None
-        stdout_closed = self._transport.eof if self._transport is not None else None
-        return await self.child.end(
-            graceful=graceful, term_grace=self.term_grace, on_step=on_step, stdout_closed=stdout_closed
-        )
 
     def result_fields(self) -> dict[str, Any]:
         thread, guard = self.thread, self.guard
@@ -189,13 +183,3 @@ class CodexSubagentRun(RunBase):
             "continuation": "resume" if thread.id else None,
         }
 
-
-def refusal(config: AcpProviderConfig) -> str | None:
-    """What in a config a Codex run cannot honour, in one line; None when nothing."""
-    unknown = sorted(set(config.options) - {*THREAD_OPTIONS, *TURN_OPTIONS})
-    if unknown:
-        taken = ", ".join((*THREAD_OPTIONS, *TURN_OPTIONS))
-        return f"codex takes no option {', '.join(unknown)} (it takes {taken})"
-    if config.mcp_servers:
-        return "codex takes its MCP servers from its own config.toml, not from mcp_servers"
-    return None

@@ -27,7 +27,7 @@ import anyio
 from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.codex import frames
 from acp_tui.codex.peer import Unanswered
-from acp_tui.core.model import AgentInfo, ToolCallChanged, Usage, UsageReported
+from acp_tui.core.model import AgentInfo, Usage, UsageReported
 
 if TYPE_CHECKING:
     from acp_tui.runs.base import RunBase
@@ -141,9 +141,7 @@ class CodexThread:
             self._follow(call)
 
     def _follow(self, call: Mapping[str, Any]) -> None:
-        merged = self.tool_calls.merge(call)
-        if merged is not None:
-            self.run.emit(ToolCallChanged(self.run.guard.json(merged)))
+        self.run.tool_call_changed(self.tool_calls.merge(call))
 
     def _usage(self, params: Mapping[str, Any]) -> None:
         usage = frames.usage_of(params)

@@ -28,21 +28,17 @@ OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 # What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
 # app-server protocol over stdio, or the Claude Agent SDK.
 Provider = Literal["acp", "a2a", "codex", "claude"]
-# Those that can run today; a preset of another one is accepted, and its runs end `error` saying so.
-AVAILABLE_PROVIDERS: tuple[Provider, ...] = ("acp", "codex")
+PROVIDERS: tuple[Provider, ...] = ("acp", "a2a", "codex", "claude")
 # A `provider = "codex"` preset's command, unless it names its own.
 CODEX_COMMAND = ("codex", "app-server")
+# A `provider = "claude"` preset's command, unless it names its own: the Claude Code CLI the SDK
+# bundles (else `claude` on PATH).
+CLAUDE_COMMAND = "claude"
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
 _CORE = AcpProviderConfig  # its class attributes are the core's defaults
 DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
 # An isolated run's files larger than this are not recorded, but listed (a preset's `max_file_bytes`).
 MAX_FILE_BYTES = 10_000_000
-
-
-def not_available(provider: str) -> str:
-    """Why a preset of a provider not built yet does not run, in one line."""
-    available = ", ".join(AVAILABLE_PROVIDERS)
-    return f'provider "{provider}" is not available yet (available: {available})'
 
 
 class ConfigError(ValueError):
@@ -92,6 +88,7 @@ Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
 Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
+Url = Annotated[str, _Constraint(strict=True, pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 Hosts = tuple[Annotated[str, _Constraint(strict=True), _HostPattern()], ...]
 SECONDS = "must be a positive number of seconds"
 
@@ -137,6 +134,12 @@ class AgentPreset:
     args: tuple[str, ...] = _says("must be a list of strings", default=())
     cwd: NonBlank | None = _says("must be a non-empty string", default=None)
     provider: Provider = _says('must be "acp", "a2a", "codex" or "claude"', default="acp")
+    # `provider = "a2a"`: where the agent card is discovered, and the HTTP headers of every request
+    # (credentials, masked like `env`). Its `command` is the url (what panes and records show).
+    url: Url | None = _says("must be an http:// or https:// URL", default=None)
+    headers: dict[str, str] = _says(
+        "must be a table of strings", default_factory=dict, hash=False, repr=False
+    )
     env: dict[str, str] = _says(
         "must be a table of strings", default_factory=dict, hash=False, repr=False
     )  # explicit credentials
@@ -165,6 +168,11 @@ class AgentPreset:
         "must be true, false or a list of host names (api.example.com, *.example.com, an IP address)",
         default=_CORE.sandbox_network,
     )
+    # Where the agent runs (docs/remote.md): a carrier's URL, its client's arguments (before the
+    # host or container), the agent's cwd there (default: the login's home). None: here.
+    remote: NonBlank | None = _says("must be a URL such as ssh://HOST (docs/remote.md)", default=None)
+    remote_options: tuple[str, ...] = _says("must be a list of strings", default=())
+    remote_cwd: NonBlank | None = _says("must be an absolute path", default=None)
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
     warm: Switch = _says("must be true or false", default=True)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
@@ -201,7 +209,7 @@ class AgentPreset:
             command=self.command,
             args=self.args,
             env=dict(self.env),
-            cwd=self.cwd,
+            cwd=self.remote_cwd if self.remote is not None else self.cwd,
             permission_policy=chosen,
             handshake_timeout=self.handshake_timeout,
             name=self.name,
@@ -216,12 +224,46 @@ class AgentPreset:
             sandbox_hidden=self.sandbox_hidden,
             sandbox_sockets=self.sandbox_sockets,
             sandbox_network=self.sandbox_network,
+            remote=self.remote,
+            remote_options=self.remote_options,
+            url=self.url,
+            headers=dict(self.headers),
         )
+
+    @property
+    def where(self) -> str | None:
+        """Where the agent runs when not here (`host`, `docker:NAME`, `pod NS/POD`), else None."""
+        if self.remote is None:
+            return None
+        from acp_tui.settings.remote import RemoteError, parse_remote
+
+        try:
+            return parse_remote(self.remote).where
+        except RemoteError:
+            return self.remote
+
+    def check_remote(self) -> None:
+        """A ConfigError (one line) when the remote keys do not fit together."""
+        from acp_tui.settings.remote import RemoteError, parse_remote
+
+        # Without `remote`, `remote_options` and `remote_cwd` wait for one (`--remote URL`).
+        if self.remote_cwd is not None and not self.remote_cwd.startswith("/"):
+            raise ConfigError(f'"remote_cwd" must be an absolute path there, not "{self.remote_cwd}"')
+        if self.remote is None:
+            return
+        try:
+            parse_remote(self.remote)
+        except RemoteError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.cwd is not None and not self.create_cwd:
+            raise ConfigError('"cwd" is a folder here: with "remote", the far side\'s is "remote_cwd"')
 
     def secrets(self) -> list[str]:
         """Every value this preset hands the agent that could be a credential."""
         servers = tuple(server.to_acp() for server in self.mcp_servers)
-        return AcpProviderConfig(self.command, env=self.env, mcp_servers=servers).secrets()
+        return AcpProviderConfig(
+            self.command, env=self.env, mcp_servers=servers, url=self.url, headers=self.headers
+        ).secrets()
 
 
 @dataclass(frozen=True)

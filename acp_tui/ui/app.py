@@ -245,14 +245,14 @@ class SupervisorApp(App[None]):
             for preset, isolated in self.main_screen.next_round():
                 if preset.spared and not isolated:
                     config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
-                    wanted.append(Wanted(config, _cwd_of(config)))
+                    wanted.append(Wanted(config, config.cwd_for(None)))
             previous = self.main_screen.query_one(PromptBar).follow_up
             if previous is not None and previous.preset.spared and previous.cwd:
                 preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
                 config = self.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
-                wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
+                wanted.append(Wanted(config, config.cwd_for(previous.cwd), follow_up=True))
         spares.want(wanted)
 
     # Following the attempts -------------------------------------------------------------------
@@ -519,11 +519,8 @@ class SupervisorApp(App[None]):
         if agent not in self.settings.names:
             return (), "no longer in the config"
         preset = self.next_preset(agent)
-        try:
-            describe = describer_for(preset.provider)
-        except ValueError as exc:
-            return (), str(exc)
-        record, _created = await describe(self.settings.provider_config(preset, policy_override="reject"))
+        config = self.settings.provider_config(preset, policy_override="reject")
+        record, _created = await describer_for(preset.provider)(config, lambda _: None)
         offered = offered_of(record)
         if offered:
             self.offered[agent] = offered
@@ -769,8 +766,3 @@ def make_app(
     reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
 ) -> SupervisorApp:
     return SupervisorApp(settings, store=store, reopened=reopened)
-
-
-def _cwd_of(config: AcpProviderConfig) -> str:
-    """Where a run of `config` works when nothing else says (a round's runs outside a worktree)."""
-    return os.path.abspath(config.cwd or os.getcwd())

@@ -90,11 +90,3 @@ def test_run_records_a_codex_turn_and_continues_it(
     follow_up = json.loads(second.stdout)
     assert (follow_up["output"], follow_up["session_id"]) == ("It was blue.", record["session_id"])
 
-
-def test_a_provider_not_built_yet_ends_its_run_error_in_one_line(tmp_path: Path) -> None:
-    config = str(agents_file(tmp_path, 'name = "far"\nprovider = "a2a"\ncommand = "unused"'))
-    done = CliRunner().invoke(main, ["run", "--config", config, "--format", "json", "--prompt", "hi"])
-    assert done.exit_code == 1
-    record = json.loads(done.stdout)
-    assert (record["provider"], record["stop_reason"]) == ("a2a", "error")
-    assert record["error"] == 'provider "a2a" is not available yet (available: acp, codex)'

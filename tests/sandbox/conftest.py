@@ -8,9 +8,7 @@ from collections.abc import Generator, Iterator
 import pytest
 
 from tests.helpers import skip_is_failure
-from tests.sandbox.support import User, make_user, remove_user
-
-SANDBOX_REASON = "sandbox:"  # how every skip for a missing or refused bwrap begins
+from tests.sandbox.support import SANDBOX_REASON, User, make_user, remove_user
 
 
 @pytest.hookimpl(hookwrapper=True)

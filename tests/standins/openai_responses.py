@@ -42,7 +42,8 @@ def answer(*chunks: str) -> Reply:
 
 
 def reasoning(summary: str) -> Reply:
-    item = {"type": "reasoning", "id": f"rs-{next(ITEM_IDS)}", "summary": [{"type": "summary_text", "text": summary}]}
+    summary_text = [{"type": "summary_text", "text": summary}]
+    item = {"type": "reasoning", "id": f"rs-{next(ITEM_IDS)}", "summary": summary_text}
     return [{"type": "response.output_item.done", "item": item}]
 
 
