@@ -3,7 +3,7 @@ options, usage, and how a turn ended.
 
 Codex's items (`commandExecution`, `fileChange`, `mcpToolCall`, ...) become tool calls in ACP's
 wire shape (`toolCallId`, `title`, `kind`, `status`, `rawInput`, `locations`, `content`), so that
-one tool-call state (`acp_tui.acp.tool_calls.ToolCalls`) merges them, and the policies, the
+one tool-call state (`acp_tui.runs.tool_calls.ToolCalls`) merges them, and the policies, the
 permission log and `acp-tui policy check` read a Codex request exactly as an ACP agent's: a
 command's `rawInput.command` is the argv Codex will run (`bash -lc SCRIPT` is read as SCRIPT), a
 file change's `rawInput.changes` names every path it writes.

@@ -7,16 +7,13 @@ The record has the ACP probe's keys: the models are its one config option, `mode
 
 from __future__ import annotations
 
-import dataclasses
-import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer
 from acp_tui.codex.run import CodexSubagentRun
-from acp_tui.core.model import ConfigOptionInfo, SubagentRequest, SubagentStopReason
-from acp_tui.policy.names import FIXED_POLICIES
+from acp_tui.core.model import ConfigOptionInfo, SubagentStopReason
 from acp_tui.runs.base import Outcome
 from acp_tui.runs.probe import probe_record, probed, run_keys
 
@@ -49,13 +46,8 @@ async def describe_codex(
     config: AcpProviderConfig, on_stderr: Callable[[str], object] = lambda _: None
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of the app-server, and whether its thread was opened."""
-    config = dataclasses.replace(config, options={})  # Codex describes itself, as it comes
-    with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
-        # On the far side, an empty folder of ours would be one more thing to leave behind.
-        cwd = empty if config.remote is None else None
-        run = ProbeRun(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
-        result, error = await probed(run, on_stderr)
-    opened = run.thread.id is not None
+    run, result, error = await probed(ProbeRun, config, on_stderr)
+    opened = run.thread.session_id is not None
     if error is None and not opened:
         error = "no thread was opened"
     current = run.thread.options.get("model", "")

@@ -15,8 +15,9 @@ A preset's `options` set what the thread runs with: `model`, `sandbox` and `appr
 
 from __future__ import annotations
 
+from functools import cached_property
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from anyio.abc import TaskGroup
 
@@ -24,15 +25,11 @@ from acp_tui.acp.transport import StdioTransport
 from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer, RpcError
 from acp_tui.codex.thread import CodexThread, MalformedAnswer
-from acp_tui.core.model import SessionStarted, SubagentRequest
-from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.core.model import SessionStarted
 from acp_tui.runs.base import Outcome
 from acp_tui.runs.child import start_child
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.provider import ProviderRun
-
-if TYPE_CHECKING:
-    from acp_tui.settings.provider_config import AcpProviderConfig
 
 
 def _version() -> str:
@@ -50,19 +47,11 @@ TURN_OPTIONS = ("effort",)
 class CodexSubagentRun(ProviderRun):
     ephemeral = False  # a thread kept in memory only: nothing of it is written to Codex's home
 
-    def __init__(
-        self,
-        config: AcpProviderConfig,
-        request: SubagentRequest,
-        policy: PermissionPolicy,
-        *,
-        abort: Any = None,
-    ) -> None:
-        super().__init__(config, request, policy, abort=abort)
-        self.thread = CodexThread(self)
-        self.step = "initialize"  # the request the conversation waits for
-        self._transport: StdioTransport | None = None
-        self._peer: Peer | None = None
+    _peer: Peer | None = None
+
+    @cached_property
+    def thread(self) -> CodexThread:
+        return CodexThread(self)
 
     # The conversation --------------------------------------------------------------------------
 
@@ -81,7 +70,7 @@ class CodexSubagentRun(ProviderRun):
     async def converse(self) -> Outcome:
         assert self.child is not None
         stdout, stdin = self.child.stdio
-        self._transport = transport = StdioTransport(
+        transport = StdioTransport(
             stdout,
             stdin,
             max_line_bytes=self.config.max_line_bytes,
@@ -126,10 +115,10 @@ class CodexSubagentRun(ProviderRun):
 
     async def _take_turn(self) -> None:
         """`turn/start`, then the turn, to its `turn/completed`."""
-        assert self._peer is not None and self.thread.id is not None
+        assert self._peer is not None and self.thread.session_id is not None
         self.step = "turn/start"
         params: dict[str, Any] = {
-            "threadId": self.thread.id,
+            "threadId": self.thread.session_id,
             "input": [{"type": "text", "text": self.request.prompt}],
             **self._options(TURN_OPTIONS),
         }
@@ -155,31 +144,16 @@ class CodexSubagentRun(ProviderRun):
         assert self._peer is not None
         await self.thread.turn_known.wait()
         await self._peer.request(
-            "turn/interrupt", {"threadId": self.thread.id, "turnId": self.thread.turn_id}
+            "turn/interrupt", {"threadId": self.thread.session_id, "turnId": self.thread.turn_id}
         )
 
     def _options(self, names: tuple[str, ...]) -> dict[str, str]:
         return {name: value for name, value in self.config.options.items() if name in names}
 
     async def explain(self, exc: Exception) -> str | None:
-        if isinstance(exc, TimeoutError):
-            timeout = self.config.handshake_timeout
-            return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
         if isinstance(exc, RpcError | MalformedAnswer):
             return str(exc)
-        if isinstance(exc, ConnectionError | OSError | EOFError):
-            return await self.why_gone()
-        return None
+        return await super().explain(exc)
 
     def result_fields(self) -> dict[str, Any]:
-        thread, guard = self.thread, self.guard
-        return {
-            "agent": guard.json(thread.agent),
-            "options": guard.json(thread.options),
-            "usage": thread.usage,
-            "tool_kinds": dict(thread.tool_kinds),
-            "tool_calls": tuple(guard.json(call) for call in thread.tool_calls.all()),
-            "session_id": thread.id,
-            "continuation": "resume" if thread.id else None,
-        }
-
+        return self.thread.result_fields()

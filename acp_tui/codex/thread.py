@@ -18,16 +18,15 @@ Notifications about other threads (a sub-agent's) are not this run's.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.codex import frames
 from acp_tui.codex.peer import Unanswered
-from acp_tui.core.model import AgentInfo, Usage, UsageReported
+from acp_tui.core.model import AgentInfo
+from acp_tui.runs.provider import Conversation
 
 if TYPE_CHECKING:
     from acp_tui.runs.base import RunBase
@@ -39,15 +38,12 @@ class MalformedAnswer(Exception):
     """An answer of the server's that lacks what the run needs from it."""
 
 
-class CodexThread:
+class CodexThread(Conversation):
+    """The thread (its id the run's `session_id`), and its one turn. Its options are what it runs
+    with: model, sandbox, approvalPolicy, effort."""
+
     def __init__(self, run: RunBase) -> None:
-        self.run = run
-        self.id: str | None = None
-        self.agent: AgentInfo | None = None
-        self.options: dict[str, str] = {}  # what the thread runs with: model, sandbox, ...
-        self.usage: Usage | None = None
-        self.tool_calls = ToolCalls()
-        self.tool_kinds: Counter[str] = Counter()
+        super().__init__(run)
         self.turn_id: str | None = None
         self.turn_known = anyio.Event()  # the turn's id is known (an interrupt needs it)
         self.ended: Mapping[str, Any] | None = None  # the turn of `turn/completed`
@@ -63,7 +59,7 @@ class CodexThread:
         thread_id = frames.text(thread.get("id"))
         if not thread_id:
             raise MalformedAnswer(f"the app-server sent a malformed response to {method}: no thread id")
-        self.id = thread_id
+        self.session_id = thread_id
         self.agent = AgentInfo("codex", "Codex", frames.text(thread.get("cliVersion")))
         sandbox = frames.text(frames.mapping(result.get("sandbox")).get("type"))
         current = {
@@ -89,7 +85,7 @@ class CodexThread:
     # Notifications -----------------------------------------------------------------------------
 
     def on_notification(self, method: str, params: Mapping[str, Any]) -> None:
-        if self.id is None or params.get("threadId", self.id) != self.id:
+        if self.session_id is None or params.get("threadId", self.session_id) != self.session_id:
             return
         if method == "item/agentMessage/delta":
             self._delta(params)
@@ -136,18 +132,12 @@ class CodexThread:
             self.run.hide(kind)
         call = frames.item_call(item)
         if call is not None:
-            if self.tool_calls.get(call["toolCallId"]) is None:
-                self.tool_kinds[call["kind"]] += 1
-            self._follow(call)
-
-    def _follow(self, call: Mapping[str, Any]) -> None:
-        self.run.tool_call_changed(self.tool_calls.merge(call))
+            self.announce(call)
 
     def _usage(self, params: Mapping[str, Any]) -> None:
         usage = frames.usage_of(params)
         if usage is not None:
-            self.usage = usage
-            self.run.emit(UsageReported(usage))
+            self.report(usage)
 
     def _said(self, method: str, params: Mapping[str, Any]) -> None:
         """The server's own words about the turn, shown with its stderr."""
@@ -169,7 +159,5 @@ class CodexThread:
             call = frames.command_call(frames.text(params.get("approvalId")) or item_id, params)
         else:
             call = {"toolCallId": item_id, "kind": "edit"}
-        ask = self.tool_calls.ask(call, options, self.run.cwd)
-        self._follow({"toolCallId": call["toolCallId"]})
-        chosen = await self.run.permissions.decide(ask)
+        chosen = await self.run.permissions.decide(self.ask(call, options))
         return {"decision": decisions[chosen] if chosen is not None else "cancel"}

@@ -228,7 +228,7 @@ class RunBase:
         self.emit(HiddenUpdate(kind))
 
     def tool_call_changed(self, call: ToolCallInfo | None) -> None:
-        """A tool call as it stands now (`acp_tui.acp.tool_calls` merges it), guarded, for those
+        """A tool call as it stands now (`acp_tui.runs.tool_calls` merges it), guarded, for those
         who follow the run's activity; None (no usable id) is not news."""
         if call is not None:
             self.emit(ToolCallChanged(self.guard.json(call)))
