@@ -23,9 +23,13 @@ codex: the real Codex, whose model is the stand-in of the OpenAI Responses API o
 - through ACP: our ACP provider driving `codex-acp` (npm @zed-industries/codex-acp, installed into
   .cache/codex-acp on first use), which embeds its own Codex (an older one than the app-server's).
 Both as npm installs them (a node script that starts the package's native binary), then both native
-binaries started directly. codex-acp streams a warning of its own as answer text first: it does not
-count. Target: direct / through ACP <= 1.1, parity within the noise of a shared machine (the adapter
-is a process translating every frame, the app-server a server with more to start).
+binaries started directly, and a third way: a bare app-server client (asyncio and JSON lines alone,
+no run around it: spawn, initialize, thread/start, turn/start, the deltas), on the same binary, in
+rounds rotating which goes first. codex-acp streams a warning of its own as answer text first: it
+does not count. Targets: direct / through ACP <= 1.1, parity within the noise of a shared machine
+(the adapter is a process translating every frame, the app-server a server with more to start);
+direct / bare client <= 1.2 (what the run adds: the scrubbed environment, the process group, the
+watchdog, the events).
 
 Each figure is one run in this process, from the start to the first chunk of the scripted
 answer. The SDKs' imports are paid before the first pair. Pairs alternate which goes first; the
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -44,6 +49,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _common import (
     REPO,
@@ -52,6 +58,7 @@ from _common import (
     median,
     paired,
     ratios,
+    rotating,
     table,
     verdict,
     wait_no_marked_processes,
@@ -78,7 +85,7 @@ CODEX_ACP_DIR = REPO / ".cache" / "codex-acp"
 CODEX_ACP = CODEX_ACP_DIR / "node_modules" / ".bin" / "codex-acp"
 CODEX_ACP_VERSION = "0.16.0"
 FIRST = "Hello"  # the answer's first chunk
-TARGETS = {"claude": 1.0, "a2a": 1.2, "codex": 1.1}
+TARGETS = {"claude": 1.0, "a2a": 1.2, "codex": 1.1, "codex-bare": 1.2}
 Make = Callable[[AcpProviderConfig], SubagentProvider]
 
 
@@ -159,6 +166,57 @@ def a2a_rows(pairs: int, workdir: str) -> list[list[object]]:
     return row("a2a vs the bare SDK client", xs, ys, TARGETS["a2a"])
 
 
+async def bare_codex(codex: str, env: dict[str, str], workdir: str) -> float:
+    """The same with a bare app-server client; the app-server then ends with its stdin."""
+    started = time.monotonic()
+    server = await asyncio.create_subprocess_exec(
+        codex,
+        "app-server",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        cwd=workdir,
+        env={**os.environ, **env},
+        limit=1 << 24,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    stdin, stdout = server.stdin, server.stdout
+
+    def send(message: dict[str, object]) -> None:
+        stdin.write(json.dumps(message).encode() + b"\n")
+
+    async def heard() -> dict[str, Any]:
+        line = await stdout.readline()
+        if not line:
+            raise SystemExit("the bare client's app-server ended")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    async def call(rid: int, method: str, params: dict[str, object]) -> dict[str, Any]:
+        send({"id": rid, "method": method, "params": params})
+        while (message := await heard()).get("id") != rid or "method" in message:
+            pass
+        result: dict[str, Any] = message["result"]
+        return result
+
+    await call(0, "initialize", {"clientInfo": {"name": "bench", "version": "0"}})
+    send({"method": "initialized"})
+    thread = await call(1, "thread/start", {"cwd": workdir})
+    turn = {"threadId": thread["thread"]["id"], "input": [{"type": "text", "text": "say hello"}]}
+    await call(2, "turn/start", turn)
+    seen, at = "", float("nan")
+    while (message := await heard()).get("method") != "turn/completed":
+        if message.get("method") == "item/agentMessage/delta" and at != at:
+            seen += message["params"]["delta"]
+            if FIRST in seen:
+                at = time.monotonic() - started
+    stdin.close()
+    await server.wait()
+    if at != at:
+        raise SystemExit("no answer through the bare client")
+    return at
+
+
 def codex_subjects() -> list[tuple[str, Path, Path]]:
     """(what is compared, the app-server's command, codex-acp's command), once both are installed."""
     missing = None if CODEX.exists() else "codex is not installed: bash .ci/run installs it"
@@ -188,12 +246,26 @@ def codex_rows(pairs: int, workdir: str) -> list[list[object]]:
 
                 return run
 
+            def bare(codex: Path) -> Callable[[], float]:
+                def run() -> float:
+                    api.script(openai_responses.answer(FIRST, ", world"))
+                    return asyncio.run(bare_codex(str(codex), env, workdir))
+
+                return run
+
             for label, codex, adapter in compared:
-                ours = once(CodexSubagentProvider, AcpProviderConfig(str(codex), ("app-server",), env=env))
-                through = once(AcpSubagentProvider, AcpProviderConfig(str(adapter), env=env))
-                ours(), through()  # both SDKs imported, both binaries read once from disk
-                xs, ys = paired(pairs, ours, through, label=f"codex {label}")
-                rows += row(f"codex vs codex-acp ({label})", xs, ys, TARGETS["codex"])
+                app_server = AcpProviderConfig(str(codex), ("app-server",), env=env)
+                subjects = {
+                    "ours": once(CodexSubagentProvider, app_server),
+                    "codex-acp": once(AcpSubagentProvider, AcpProviderConfig(str(adapter), env=env)),
+                    "bare": bare(codex),
+                }
+                for measure in subjects.values():
+                    measure()  # the SDKs imported, the binaries read once from disk
+                times = rotating(pairs, subjects, label=f"codex {label}")
+                ours = times["ours"]
+                rows += row(f"codex vs codex-acp ({label})", ours, times["codex-acp"], TARGETS["codex"])
+                rows += row(f"codex vs a bare client ({label})", ours, times["bare"], TARGETS["codex-bare"])
     finally:
         shutil.rmtree(home, ignore_errors=True)
     return rows
