@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -55,6 +57,7 @@ from _common import (
     REPO,
     end_progress,
     header,
+    marked_processes,
     median,
     paired,
     ratios,
@@ -72,6 +75,7 @@ from acp_tui.a2a.provider import A2aSubagentProvider
 from acp_tui.claude.provider import ClaudeSubagentProvider
 from acp_tui.codex.provider import CodexSubagentProvider
 from acp_tui.core.model import SubagentProvider
+from acp_tui.process.environment import child_environment
 from tests.a2a.conftest import AgentServer
 from tests.standins import openai_responses
 from tests.standins.anthropic_messages import MessagesStandIn, answer
@@ -167,7 +171,10 @@ def a2a_rows(pairs: int, workdir: str) -> list[list[object]]:
 
 
 async def bare_codex(codex: str, env: dict[str, str], workdir: str) -> float:
-    """The same with a bare app-server client; the app-server then ends with its stdin."""
+    """The same with a bare app-server client, given the environment our run gives it (Codex's
+    start runs the user's login shell, whose profile may differ in another); the app-server then
+    ends with its stdin, and what its shell started (setsid: out of its group) by a mark."""
+    run_id = str(uuid.uuid4())
     started = time.monotonic()
     server = await asyncio.create_subprocess_exec(
         codex,
@@ -176,7 +183,7 @@ async def bare_codex(codex: str, env: dict[str, str], workdir: str) -> float:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         cwd=workdir,
-        env={**os.environ, **env},
+        env=child_environment({**env, "ACP_TUI_BENCH_BARE": run_id}),
         limit=1 << 24,
     )
     assert server.stdin is not None and server.stdout is not None
@@ -212,6 +219,9 @@ async def bare_codex(codex: str, env: dict[str, str], workdir: str) -> float:
                 at = time.monotonic() - started
     stdin.close()
     await server.wait()
+    for pid, _ in marked_processes(f"ACP_TUI_BENCH_BARE={run_id}"):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     if at != at:
         raise SystemExit("no answer through the bare client")
     return at

@@ -1,8 +1,8 @@
 """One Codex thread as a run follows it: what the app-server says about it, read into the run.
 
 - `item/agentMessage/delta` is the answer. A turn may hold several agent messages (one before a
-  tool call, one after): they are joined by a blank line. A message that came whole, with no
-  delta, is taken from its `item/completed`;
+  tool call, one after): each starts on a new line. A message that came whole, with no delta, is
+  taken from its `item/completed`;
 - every other item (reasoning, commands, file changes, MCP and web calls...) is hidden and counted
   by its type when it starts, and followed as a tool call (see `frames`);
 - `thread/tokenUsage/updated` is the usage; `error` and `warning` go with the child's stderr;
@@ -115,10 +115,8 @@ class CodexThread(Conversation):
         self._message_text(item_id, delta)
 
     def _message_text(self, item_id: str, text: str) -> None:
-        if item_id not in self._streamed and self._streamed:
-            self.run.output.append("\n\n")  # the next message of the turn
         self._streamed[item_id] = self._streamed.get(item_id, 0) + len(text)
-        self.run.output.append(text)
+        self.run.output.append(text, part=item_id)
 
     def _item(self, item: Mapping[str, Any], *, started: bool) -> None:
         kind, item_id = frames.text(item.get("type")), frames.text(item.get("id"))

@@ -108,7 +108,7 @@ async def test_a_command_is_decided_by_the_policy_and_recorded(
     stand_in.script(answer("Let me write it.") + command("echo hi > out.txt"), answer("Done."))
     events, result = await run_to_end(codex, codex_home, tmp_path, policy=chosen)
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
-    assert result.output == "Let me write it.\n\nDone."  # the agent went on either way
+    assert result.output == "Let me write it.\nDone."  # the agent went on either way
     [record] = result.permissions
     assert [e.record for e in events if isinstance(e, PermissionDecided)] == [record]
     assert record.kind == "execute" and record.title == "Run echo hi > out.txt"
@@ -189,6 +189,29 @@ async def test_a_follow_up_resumes_the_thread_in_a_fresh_server(
     assert second.output == "It was blue." and second.session_id == first.session_id
     history = str(stand_in.requests[1]["input"])  # the model saw the first turn again
     assert "remember the colour blue" in history and "Blue, noted." in history
+
+
+async def test_a_traced_run_keeps_the_app_servers_json_rpc_both_ways_masked(
+    codex: str, codex_home: Path, stand_in: ResponsesStandIn, tmp_path: Path
+) -> None:
+    secret = "sk-codex-trace-secret-1"
+    stand_in.script(answer("Traced"))
+    traces = tmp_path / "traces"
+    env = {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": secret}
+    traced = dataclasses.replace(config(codex, codex_home), env=env, trace_dir=str(traces))
+    run = await CodexSubagentProvider(traced).start(SubagentRequest(f"say {secret}", cwd=str(tmp_path)))
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    assert run.trace_path is not None
+    trace = Path(run.trace_path)
+    assert trace.parent == traces and secret not in trace.read_text()
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    sent = [line["frame"].get("method") for line in lines if line["dir"] == "out"]
+    heard = [line["frame"].get("method") for line in lines if line["dir"] == "in"]
+    assert sent == ["initialize", "initialized", "thread/start", "turn/start"]
+    assert "item/agentMessage/delta" in heard and "turn/completed" in heard
+    [turn] = [line["frame"] for line in lines if line["frame"].get("method") == "turn/start"]
+    assert "say " in json.dumps(turn)  # the prompt, its secret masked
 
 
 ROGUE = str(Path(__file__).with_name("rogue_app_server.py"))
