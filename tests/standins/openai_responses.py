@@ -7,24 +7,22 @@ token usage; a stream that ends without `response.completed` is an error to it. 
 output item of type `function_call`; Codex runs it, then posts the next request with the
 `function_call_output`, so a turn with one tool call takes two scripted replies.
 
-Tests queue replies (`script`), one per request, in order; a request with none queued gets a 500.
-`HOLD` in a reply keeps its stream open, mid-answer, until `release()` (or `close()`).
+Tests queue replies (`script`, `tests.standins.sse`), one per request, in order; a request with
+none queued gets a 500.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
-from collections import deque
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-Event = dict[str, Any]
-HOLD = "hold"  # a step of a reply: wait here until released
-Reply = list[Event | str]
+from tests.standins.sse import HOLD, Event, QuietHandler, Reply, ScriptedStream
+
+__all__ = ["HOLD", "ResponsesStandIn", "answer", "command", "patch", "reasoning"]
 ITEM_IDS = itertools.count(1)  # every output item has an id of its own, as a model's have
 PATCH_OF = "*** Begin Patch\n*** Add File: {path}\n+{line}\n*** End Patch\n"
 
@@ -68,43 +66,14 @@ def _call(name: str, arguments: dict[str, Any], call_id: str) -> Reply:
     return [{"type": "response.output_item.done", "item": item}]
 
 
-class ResponsesStandIn:
+class ResponsesStandIn(ScriptedStream):
     """The server: `url` is the base URL a Codex provider's `base_url` takes."""
 
-    def __init__(self) -> None:
-        self._replies: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._released = threading.Event()
-        self.requests: list[dict[str, Any]] = []  # the bodies posted, in order
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="responses stand-in")
-        self._thread.start()
+    name = "responses stand-in"
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def script(self, *replies: Reply) -> None:
-        with self._lock:
-            self._replies.extend(replies)
-
-    def release(self) -> None:
-        """Let every held stream go on (and end)."""
-        self._released.set()
-
-    def close(self) -> None:
-        self._released.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> ResponsesStandIn:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return f"{self.origin}/v1"
 
     def write_codex_home(self, home: Path, *, model: str = "stand-in-model") -> None:
         """A Codex home whose model provider is this stand-in: no retries (a failure shows at once),
@@ -123,11 +92,6 @@ class ResponsesStandIn:
             "stream_max_retries = 0\n"
         )
 
-    def _next_reply(self, body: dict[str, Any]) -> Reply | None:
-        with self._lock:
-            self.requests.append(body)
-            return self._replies.popleft() if self._replies else None
-
     def _events(self, reply: Reply) -> Iterator[Event | str]:
         yield {"type": "response.created", "response": {"id": f"resp-{len(self.requests)}"}}
         yield from reply
@@ -135,35 +99,16 @@ class ResponsesStandIn:
         usage |= {"output_tokens_details": {"reasoning_tokens": 2}, "total_tokens": 107}
         yield {"type": "response.completed", "response": {"id": f"resp-{len(self.requests)}", "usage": usage}}
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                reply = stand_in._next_reply(body) if self.path.endswith("/responses") else None
+                body = self.read_json()
+                reply = stand_in.next_reply(body) if self.path.endswith("/responses") else None
                 if reply is None:
                     self.send_error(500, "no reply scripted")
                     return
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                try:
-                    for event in stand_in._events(reply):
-                        if event == HOLD:
-                            stand_in._released.wait()
-                            continue
-                        assert isinstance(event, dict)
-                        self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                        self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # Codex stopped reading (an interrupted turn)
+                stand_in.stream(self, stand_in._events(reply))
 
         return Handler
