@@ -84,22 +84,9 @@ class ClaudeSubagentRun(ProviderRun):
         from acp_tui.acp.transport import StdioTransport
         from acp_tui.claude.transport import ChildTransport, stream_json_problem
 
-        assert self.child is not None
-        stdout, stdin = self.child.stdio
-        lines = StdioTransport(
-            stdout,
-            stdin,
-            max_line_bytes=self.config.max_line_bytes,
-            on_note=self.stderr.dropped,
-            on_lost=self.output.lost,
-            on_frame=self.heard_from_agent,
-            trace=self.start_trace(),
-            check=stream_json_problem,
-        )
-        group = self.task_group
-        assert group is not None
-        self.child.tend(group, lines.eof, self.child_gone)
-        group.start_soon(self._watch_output, lines)
+        lines = StdioTransport.of_run(self, check=stream_json_problem)
+        assert self.task_group is not None
+        self.task_group.start_soon(self._watch_output, lines)
         options = ClaudeAgentOptions(can_use_tool=self._can_use_tool)
         client = ClaudeSDKClient(options, transport=ChildTransport(lines))
         self.advance(Phase.INITIALIZING)

@@ -68,21 +68,10 @@ class CodexSubagentRun(ProviderRun):
         self.child = await start_child(self.config, self.cwd, self.stderr)
 
     async def converse(self) -> Outcome:
-        assert self.child is not None
-        stdout, stdin = self.child.stdio
-        transport = StdioTransport(
-            stdout,
-            stdin,
-            max_line_bytes=self.config.max_line_bytes,
-            on_note=self.stderr.dropped,
-            on_lost=self.output.lost,
-            on_frame=self.heard_from_agent,
-            trace=self.start_trace(),
-        )
+        transport = StdioTransport.of_run(self)
         self._peer = peer = Peer(transport, self.thread.on_notification, self.thread.on_request)
         group = self.task_group
         assert group is not None
-        self.child.tend(group, transport.eof, self.child_gone)
         group.start_soon(self._read, peer, group)
         self.advance(Phase.INITIALIZING)
         return await self._thread_and_turn(peer)
