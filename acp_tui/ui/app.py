@@ -379,14 +379,18 @@ class SupervisorApp(App[None]):
         self.push_screen(CancelAllScreen(question, "Cancel them (y)", "No (n)"), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        from acp_tui.ui.screens.confirm_screen import QuitScreen
-        from acp_tui.ui.screens.permission_screen import PermissionScreen
+        # A screen over the grid is shown, so its module is loaded: the grid alone imports none.
+        over = self.screen if len(self.screen_stack) > 1 else None
+        if over is not None:
+            from acp_tui.ui.screens.confirm_screen import QuitScreen
 
-        if isinstance(self.screen, QuitScreen):  # y quits, a second ctrl+c too; any other key stays
-            return action in ("request_quit", "quit")
-        if action == "answer_permission":  # one dialog at a time: the next opens once it is answered
-            return bool(self.asks) and not isinstance(self.screen, PermissionScreen)
-        return True
+            if isinstance(over, QuitScreen):  # y quits, a second ctrl+c too; any other key stays
+                return action in ("request_quit", "quit")
+        if action == "answer_permission" and self.asks and over is not None:
+            from acp_tui.ui.screens.permission_screen import PermissionScreen
+
+            return not isinstance(over, PermissionScreen)  # one at a time: the next once it is answered
+        return bool(self.asks) if action == "answer_permission" else True
 
     def bell(self) -> None:
         if not self.login.terminal_lent:  # the login's terminal is not ours to ring

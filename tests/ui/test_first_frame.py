@@ -71,3 +71,23 @@ def test_with_a_config_file_the_sdk_still_waits_for_the_first_frame(tmp_path: Pa
     modules = modules_at_first_frame(tmp_path, "--config", str(config))
     assert "pydantic" in modules  # the file was validated
     assert [name for name in sdk_or_pydantic(modules) if not name.startswith("pydantic")] == []
+
+
+def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_show(tmp_path: Path) -> None:
+    """Before a round there is no pane to draw: the pane's modules (Markdown's parser and renderer
+    among them) and the screens not shown come with the first round, or when opened."""
+    modules = modules_at_first_frame(tmp_path)
+    panes = (
+        "acp_tui.ui.widgets.pane_view",
+        "acp_tui.ui.widgets.run_pane",
+        "acp_tui.ui.widgets.answer_document",
+    )
+    assert [
+        name for name in modules if name in panes or name.startswith(("markdown_it", "rich.markdown"))
+    ] == []
+    screens = [name for name in modules if name.startswith("acp_tui.ui.screens.")]
+    assert sorted(screens) == [
+        "acp_tui.ui.screens.grid_screen",
+        "acp_tui.ui.screens.main_screen",
+        "acp_tui.ui.screens.round_diffs",
+    ]

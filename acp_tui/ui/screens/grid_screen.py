@@ -15,11 +15,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from acp_tui.ui import keys
-from acp_tui.ui.widgets.pane_view import ZoomView
 from acp_tui.ui.widgets.runs_grid import RunsGrid
 
 if TYPE_CHECKING:
     from acp_tui.session.attempts import Attempt
+    from acp_tui.ui.widgets.pane_view import ZoomView
     from acp_tui.ui.widgets.run_pane import RunPane
 
 
@@ -33,7 +33,7 @@ class GridScreen(Screen[object]):
     def __init__(self) -> None:
         super().__init__()
         self.last_pane: RunPane | None = None
-        self.zoom = ZoomView()
+        self.zoom: ZoomView | None = None  # with the first panes (see `add_zoom`)
 
     @property
     def runs(self) -> RunsGrid:
@@ -55,10 +55,19 @@ class GridScreen(Screen[object]):
             return self.focused
         return self.last_pane if self.last_pane in self.panes() else None
 
+    async def add_zoom(self) -> None:
+        """The zoom's view, mounted with the first panes: its module is theirs (Markdown and all),
+        not to be imported before the first frame."""
+        if self.zoom is None:
+            from acp_tui.ui.widgets.pane_view import ZoomView
+
+            self.zoom = ZoomView()
+            await self.mount(self.zoom)
+
     @property
     def zoomed(self) -> RunPane | None:
         """The pane drawn over the grid, if any."""
-        return cast("RunPane | None", self.zoom.subject)
+        return cast("RunPane | None", self.zoom.subject if self.zoom is not None else None)
 
     def on_descendant_focus(self, event: object) -> None:
         from acp_tui.ui.widgets.run_pane import RunPane
@@ -75,7 +84,8 @@ class GridScreen(Screen[object]):
 
     def _zoom_on(self, pane: RunPane | None) -> None:
         """`pane` drawn over the grid (None: the grid again)."""
-        self.zoom.show(pane)
+        if self.zoom is not None:  # there once a pane is
+            self.zoom.show(pane)
         self.refresh_bindings()  # the footer's `z Unzoom`
 
     def action_focus_panes(self) -> None:

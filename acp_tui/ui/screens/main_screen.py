@@ -86,7 +86,6 @@ class MainScreen(GridScreen):
         # `--agent NAME` checks exactly the presets it named; no `--agent`, every one.
         yield PromptBar(app.policies, app.settings.prompt, app.settings.selected or None)
         yield RunsGrid(welcome(app.settings))
-        yield self.zoom
         yield KeyFooter()
 
     # Rounds and panes ------------------------------------------------------------------------
@@ -154,6 +153,7 @@ class MainScreen(GridScreen):
         for attempt in attempts:
             if not attempt.driven and attempt.live:
                 app.driver.start(attempt)
+        await self.add_zoom()
         panes = [RunPane(attempt, app.driver) for attempt in attempts]
         first_lines = {a.round_no: a.first_line for a in reversed(app.session.attempts)}
         await self.runs.add(panes, first_lines, after=after)
