@@ -12,6 +12,7 @@ Options:
   list=1             offer `session/list`: every kept session (its id, its first prompt as its title,
                      its cwd, when it last changed), newest first, `page` to a page (default 50)
   page=N             how many sessions one `session/list` answer holds (a `nextCursor` for the rest)
+  stuck=1            every `session/list` answer is the first page, with the same `nextCursor`
   hostile=1          the titles carry markup and control characters
 
 Each prompt's answer is `turn N: PROMPT` and, from the second turn on, ` (after: P1 | P2 ...)`: a
@@ -88,10 +89,11 @@ def listed(params: dict[str, Any]) -> dict[str, Any]:
         info = {"sessionId": path.stem, "cwd": session["cwd"], "title": title, "updatedAt": updated}
         found.append((path.stat().st_mtime_ns, path.stem, info))
     found.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    start, size = int(params.get("cursor") or 0), int(OPTIONS.get("page", "50"))
+    size = int(OPTIONS.get("page", "50"))
+    start = 0 if OPTIONS.get("stuck") else int(params.get("cursor") or 0)
     result: dict[str, Any] = {"sessions": [info for *_, info in found[start : start + size]]}
     if start + size < len(found):
-        result["nextCursor"] = str(start + size)
+        result["nextCursor"] = "again" if OPTIONS.get("stuck") else str(start + size)
     return result
 
 

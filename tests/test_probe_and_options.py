@@ -19,6 +19,9 @@ PROBE_KEYS = [
     "auth_methods",
     "modes",
     "config_options",
+    "commands",
+    "session_list",
+    "client_capabilities",
     "error",
     "sandbox",
 ]

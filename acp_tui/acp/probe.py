@@ -66,6 +66,9 @@ def _nothing(error: str | None) -> dict[str, Any]:
         "auth_methods": [],
         "modes": {"current": None, "available": []},
         "config_options": [],
+        "commands": [],
+        "session_list": False,
+        "client_capabilities": {},
         "error": error,
     }
 

@@ -206,6 +206,32 @@ class ConfigOptionInfo:
 
 
 @dataclass(frozen=True)
+class CommandInfo:
+    """A slash command the agent offers (`available_commands_update`): the person types
+    `/name args` in the prompt, and it goes to the agent as that text."""
+
+    name: str
+    description: str
+    hint: str | None = None  # what to type after the name, when the command takes input
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "hint": self.hint}
+
+
+@dataclass(frozen=True)
+class AgentSessionInfo:
+    """One of the sessions an agent keeps (`session/list`); `updated` as the agent wrote it (ISO 8601)."""
+
+    session_id: str
+    cwd: str
+    title: str | None = None
+    updated: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.session_id, "title": self.title, "cwd": self.cwd, "updated": self.updated}
+
+
+@dataclass(frozen=True)
 class SubagentResult:
     stop_reason: SubagentStopReason
     output: str

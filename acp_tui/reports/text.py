@@ -71,6 +71,10 @@ def probe_text(name: str, record: dict[str, Any]) -> str:
     sessions = record["agent_capabilities"].get("sessionCapabilities") or {}
     if record["protocol_version"] is not None:
         lines.append("session/close: " + ("advertised" if "close" in sessions else "not advertised"))
+        listed = "advertised (acp-tui sessions --agent NAME)" if record["session_list"] else "not advertised"
+        lines.append(f"session/list: {listed}")
+        modes_asked = ", ".join(map(one_line, record["client_capabilities"].get("elicitation") or {}))
+        lines.append(f"questions (elicitation): acp-tui answers {modes_asked or 'none'}")
     modes = record["modes"]
     if modes["available"]:
         marked = [f"{one_line(m)}*" if m == modes["current"] else one_line(m) for m in modes["available"]]
@@ -79,6 +83,11 @@ def probe_text(name: str, record: dict[str, Any]) -> str:
         values = [f"{one_line(v)}*" if v == option["current"] else one_line(v) for v in option["values"]]
         category = f" [{one_line(option['category'])}]" if option.get("category") else ""
         lines.append(f"option {one_line(option['id'])}{category}: " + " ".join(values))
+    if record["commands"]:
+        lines.append("commands:")
+    for command in record["commands"]:
+        hint = f" <{one_line(command['hint'])}>" if command.get("hint") else ""
+        lines.append(f"  /{one_line(command['name'])}{hint}: {one_line(command['description'])}")
     if record["auth_methods"]:
         lines.append("login methods:")
     for method in record["auth_methods"]:
