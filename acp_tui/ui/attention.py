@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Literal, TypeAlias
 
-Notify: TypeAlias = Literal["off", "bell", "all"]
+from acp_tui.settings.schema import Notify
+
 BEL = "\x07"
 ESC = "\x1b"
 TEXT_CHARS = 200  # a notification is a line, not a document
