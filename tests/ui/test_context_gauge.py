@@ -1,0 +1,32 @@
+"""The context gauge: `used` of `size`, to an eighth of a cell, warning near full."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from acp_tui.core.model import Usage
+from acp_tui.ui.widgets.context_gauge import ContextGauge, bar, gauge_text
+
+
+def test_the_bar_and_the_percent() -> None:
+    assert bar(0.0, 4) == "    " and bar(1.0, 4) == "████" and bar(0.5, 4) == "██  "
+    assert bar(1 / 32, 4) == "▏   " and bar(2.0, 3) == "███" and bar(-1, 3) == "   "
+    assert gauge_text(Usage(used=34_000, size=100_000)) == "ctx ▕███▍      ▏ 34%"
+    assert gauge_text(Usage(used=5, size=0)) == "" and gauge_text(None) == ""
+
+
+async def test_the_gauge_warns_near_full() -> None:
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ContextGauge()
+
+    async with Host().run_test() as pilot:
+        gauge = pilot.app.query_one(ContextGauge)
+        assert str(gauge.render()) == ""
+        gauge.usage = Usage(used=85, size=100)
+        await pilot.pause()
+        assert gauge.has_class("-warn") and not gauge.has_class("-full")
+        assert str(gauge.render()).endswith(" 85%")
+        gauge.usage = Usage(used=99, size=100)
+        await pilot.pause()
+        assert gauge.has_class("-full") and not gauge.has_class("-warn")
