@@ -14,7 +14,7 @@ import click
 from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
 from acp_tui.settings.logs import route_logging
 from acp_tui.settings.presets import parse_option_specs, with_options
-from acp_tui.settings.schema import ConfigError
+from acp_tui.settings.schema import AgentPreset, ConfigError
 
 if TYPE_CHECKING:
     from acp_tui.session.fanout import Job
@@ -31,6 +31,13 @@ if TYPE_CHECKING:
     help="Follow up on every run recorded in FILE (records of --format json, or an export's .jsonl; "
     "for each session its latest turn): each continues its agent's session in a fresh child, in the "
     "same cwd (its worktree, kept with --keep-worktrees).",
+)
+@click.option(
+    "--load",
+    "load_session",
+    metavar="SESSION_ID",
+    help="Continue the agent's own session SESSION_ID (`acp-tui sessions --agent NAME` lists them) in a "
+    "fresh process: session/resume, else session/load. Takes exactly one --agent.",
 )
 @click.option(
     "--agent",
@@ -109,6 +116,7 @@ def run_command(
     keep_worktrees: bool,
     sandbox: bool,
     continue_file: Path | None,
+    load_session: str | None,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
 
@@ -156,6 +164,15 @@ def run_command(
 
         follow_ups = _latest_turns(ctx, continue_file, settings.selected if agents else ())
         presets = [preset_for(record, settings) for record in follow_ups]
+    if load_session is not None:
+        if continue_file is not None or worktree or base is not None or len(presets) != 1:
+            raise click.UsageError(
+                "--load continues one session of one agent: exactly one --agent, no --continue, "
+                "--worktree or --base",
+                ctx,
+            )
+        where = os.path.abspath(cwd or presets[0].cwd or os.getcwd())
+        follow_ups = [_agent_session(presets[0], load_session, where)]
     jobs = []
     for preset in presets:
         if overlay:
@@ -245,6 +262,19 @@ def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[d
     if not latest:
         raise click.UsageError(f"--continue {label}: no run to follow up on", ctx)
     return list(latest.values())
+
+
+def _agent_session(preset: AgentPreset, session_id: str, cwd: str) -> dict[str, Any]:
+    """A session the agent keeps, as the record of a turn to follow up (`--load`): its id and
+    where it is continued; nothing else is known of it."""
+    return {
+        "name": preset.name,
+        "command": preset.argv,
+        "prompt": "",
+        "stop_reason": "completed",
+        "session_id": session_id,
+        "cwd": cwd,
+    }
 
 
 def _turn(record: dict[str, Any]) -> int:
