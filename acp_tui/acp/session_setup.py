@@ -304,7 +304,7 @@ class SessionSetup:
         modes when the agent offers no config options)."""
         if self.config_options:
             return tuple(
-                ConfigOptionInfo(o.id, o.name, _category(o.category), _current(o), _values(o))
+                ConfigOptionInfo(o.id, o.name, _category(o.category), _current(o), _values(o), o.type)
                 for o in self.config_options
             )
         if self.available_modes and self.current_mode is not None:

@@ -194,12 +194,14 @@ class ConfigOptionInfo:
     category: str | None
     current: str
     values: tuple[str, ...]
+    type: Literal["select", "boolean"] = "select"  # a boolean option is a switch: on or off
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "name": self.name,
             "category": self.category,
+            "type": self.type,
             "current": self.current,
             "values": list(self.values),
         }

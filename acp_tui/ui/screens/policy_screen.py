@@ -57,7 +57,9 @@ def offered_of(record: Mapping[str, Any]) -> tuple[ConfigOptionInfo, ...]:
     """A probe's record (`acp-tui probe --format json`) as the options a chooser offers: its config
     options, else its modes as one option `mode`."""
     options = tuple(
-        ConfigOptionInfo(o["id"], o["name"], o.get("category"), o["current"], tuple(o["values"]))
+        ConfigOptionInfo(
+            o["id"], o["name"], o.get("category"), o["current"], tuple(o["values"]), o.get("type", "select")
+        )
         for o in record.get("config_options") or ()
     )
     modes = record.get("modes") or {}
