@@ -181,6 +181,9 @@ def test_the_sample_file_is_valid() -> None:
     assert settings.preset("vibe").options == {"mode": "ask"}
     assert settings.preset("goose").env == {"GOOSE_MODE": "approve"}
     assert settings.preset("gemini").policy == "careful"
+    # Confined, each real agent sees an empty home: its preset names where it keeps its own state.
+    assert settings.preset("codex").sandbox_writable == ("~/.codex", "~/.npm")
+    assert all(p.sandbox_writable for p in settings.presets if p.name != "pong")
     assert [r.name for r in settings.policies["careful"].rules] == [
         "never touch secrets",
         "reads are fine",
@@ -569,7 +572,8 @@ POLICY = AGENT + "[[policy.p.rule]]\n"
             AGENT + 'bell = "yes"\n',
             'agent "a": unknown key "bell" (expected name, command, args, cwd, env, policy,'
             " handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation, max_file_bytes,"
-            " sandbox, sandbox_writable, sandbox_hidden, sandbox_network, warm, budget_usd or replay)",
+            " sandbox, sandbox_writable, sandbox_readable, sandbox_hidden, sandbox_sockets, sandbox_network,"
+            " warm, budget_usd or replay)",
         ),
         ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
         ('notify = "loud"\n' + AGENT, '"notify" must be "off", "bell" or "all"'),

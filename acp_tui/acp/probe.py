@@ -17,6 +17,7 @@ from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.acp.session_setup import describe
 from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
 from acp_tui.core.text import one_line
+from acp_tui.process.network import describe_network
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import probe_text
 from acp_tui.settings.provider_config import AcpProviderConfig
@@ -55,6 +56,8 @@ async def describe_agent(
         error = "no session was created"
     record = describe(setup, error) if setup is not None else _nothing(error)
     record["sandbox"] = config.sandbox
+    if config.sandbox == "workspace":  # what this kernel gives it
+        record["sandbox_network"] = describe_network(config.sandbox_network)
     return record, created and error is None
 
 

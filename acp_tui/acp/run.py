@@ -28,6 +28,8 @@ from acp_tui.core.model import (
     EndedBy,
     Finished,
     HiddenUpdate,
+    NetworkRefusal,
+    NetworkRefused,
     OutputDelta,
     PermissionDecided,
     PermissionOptionInfo,
@@ -50,7 +52,8 @@ from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
-from acp_tui.process.sandbox import SandboxError, confine, failure_message
+from acp_tui.process.network import SandboxNetwork
+from acp_tui.process.sandbox import Confinement, SandboxError, confine, failure_message
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable
@@ -66,6 +69,8 @@ NOTE_SAMPLE_CHARS = 60  # how much of a dropped line our note quotes
 ERROR_CHARS = 300  # an error message is one line of at most this
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
 MAX_EARLY_UPDATES = 10_000  # early updates kept for replay (their text also counts against the cap)
+MAX_REFUSALS = 1000  # refused connections kept (and told); an agent trying more is not news
+HOST_CHARS = 300  # a refused host is kept to this (a DNS name has at most 253)
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +125,9 @@ class AcpSubagentRun:
         self._usage: Usage | None = None
         self._ended_by: EndedBy | None = None
         self._child: Child | None = None
+        self._confinement: Confinement | None = None  # a sandbox's, held until its processes are gone
+        self._network: SandboxNetwork | None = None  # a confined run's, until its end
+        self._refused: list[NetworkRefusal] = []
         self._conn: ClientSideConnection | None = None
         self._transport: StdioTransport | None = None
         self._trace: TraceWriter | None = None
@@ -230,18 +238,32 @@ class AcpSubagentRun:
         env = child_environment(self.config.env)
         try:
             argv = [self.config.command, *self.config.args]
+            pass_fds: tuple[int, ...] = ()
+            preexec = None
             if self.sandboxed:
-                argv = confine(
+                self._network = network = SandboxNetwork(
+                    self.config.sandbox_network, on_refused=self._network_refused
+                )
+                env = network.environ(env)
+                pass_fds, preexec = network.pass_fds, network.preexec
+                self._confinement = confine(
                     self.config.command,
                     self.config.args,
                     cwd=self.cwd,
                     env=env,
                     writable=self.config.sandbox_writable,
-                    readonly=self.config.sandbox_readonly,
+                    readable=self.config.sandbox_readable,
                     hidden=self.config.sandbox_hidden,
-                    network=self.config.sandbox_network,
+                    sockets=self.config.sandbox_sockets,
+                    git_dirs=self.config.sandbox_git_dirs,
+                    network=network.way,
                 )
-            self._child = await spawn(argv[0], argv[1:], cwd=self.cwd, env=env)
+                argv = self._confinement.argv
+            self._child = await spawn(
+                argv[0], argv[1:], cwd=self.cwd, env=env, pass_fds=pass_fds, preexec=preexec
+            )
+            if self._network is not None:
+                self._network.spawned()
         except SandboxError as exc:  # never unconfined instead: nothing runs
             return SubagentStopReason.ERROR, str(exc)
         except OSError as exc:
@@ -444,6 +466,10 @@ class AcpSubagentRun:
                 await task
         if self._trace is not None:
             self._trace.close()
+        if self._confinement is not None:  # its processes are gone: what it held goes too
+            self._confinement.close()
+        if self._network is not None:  # the agent is gone: so is its proxy
+            await self._network.aclose()
 
     def _finish(self, outcome: Outcome) -> None:
         if self._result.done():
@@ -469,6 +495,7 @@ class AcpSubagentRun:
             tool_calls=tuple(self._clean_json(call) for call in self._tool_calls.all()),
             session_id=self._session_id,
             continuation=self._setup.continuation if self._setup else None,
+            network_refused=tuple(self._refused),
         )
         self._set_status("finished")
         self._events.push(Finished(result))
@@ -752,6 +779,15 @@ class AcpSubagentRun:
         line = self._clean(line)[:STDERR_LINE_CHARS]
         self._stderr.append(line)
         self._events.push(StderrLine(line))
+
+    def _network_refused(self, host: str, port: int) -> None:
+        """The sandbox's proxy refused a connection: what the agent tried, said and kept."""
+        if self._result.done() or len(self._refused) >= MAX_REFUSALS:
+            return
+        host = one_line(self._clean(host), HOST_CHARS, shown=False)
+        refusal = NetworkRefusal(host, port, time.monotonic() - self._started)
+        self._refused.append(refusal)
+        self._events.push(NetworkRefused(refusal))
 
     def _on_dropped(self, what: str, line: bytes | bytearray) -> None:
         """A frame the transport dropped: said with a masked sample of it (masked, then cut)."""

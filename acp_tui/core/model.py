@@ -103,6 +103,18 @@ class PermissionRecord:
 
 
 @dataclass(frozen=True)
+class NetworkRefusal:
+    """A connection a confined agent tried to a host its preset does not open (`sandbox_network`)."""
+
+    host: str  # as the agent named it
+    port: int
+    at: float  # seconds since the run started
+
+    def to_json(self) -> dict[str, Any]:
+        return {"host": self.host, "port": self.port, "at": round(self.at, 3)}
+
+
+@dataclass(frozen=True)
 class ToolCallInfo:
     """A tool call as it stands (`acp_tui.acp.tool_calls` merges it): its fields so far, and when it
     started and ended (`time.monotonic()`)."""
@@ -257,6 +269,8 @@ class SubagentResult:
     session_id: str | None = None  # the agent's session (a follow-up can continue it)
     # How the agent's session can be reached again: `resume`, `load`, or None (it offers neither).
     continuation: Continuation | None = None
+    # The connections the sandbox refused (a host list in `sandbox_network`), the first ones.
+    network_refused: tuple[NetworkRefusal, ...] = ()
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.
@@ -317,6 +331,13 @@ class ToolCallChanged:
 
 
 @dataclass(frozen=True)
+class NetworkRefused:
+    """The sandbox refused a connection of the agent's (see `NetworkRefusal`)."""
+
+    refusal: NetworkRefusal
+
+
+@dataclass(frozen=True)
 class Finished:
     result: SubagentResult
 
@@ -331,6 +352,7 @@ RunEvent: TypeAlias = (
     | SessionStarted
     | UsageReported
     | ToolCallChanged
+    | NetworkRefused
     | Finished
 )
 

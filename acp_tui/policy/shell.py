@@ -19,8 +19,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeGuard
 
-import bracex
-
 # Raw-input fields holding the command line, as agents send them: Claude Code's Bash `command`
 # (a string), Codex's exec approval `command` (an argv list, often ["bash", "-lc", SCRIPT]), `cmd`
 # and `argv` elsewhere; `command` + `args` as in ACP's terminal/create.
@@ -565,6 +563,8 @@ _HELD = re.compile("\0([0-9]+)\0")
 def _brace_expansions(raw: str) -> list[str]:
     """The words a word as written (quotes kept) expands to, braces expanded as bash does (bracex,
     its quoted parts held apart); an empty word goes."""
+    import bracex  # only a word with a brace needs it
+
     if "\0" in raw:  # no shell word holds a NUL: nothing here reads it
         raise _Unreadable
     held: list[str] = []

@@ -121,8 +121,18 @@ class _OnePerTurn:
 _spawn_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _OnePerTurn] = weakref.WeakKeyDictionary()
 
 
-async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Child:
-    """Start the child with piped stdio as the leader of a new session (and process group), marked.
+async def spawn(
+    command: str,
+    args: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
+    preexec: Callable[[], None] | None = None,
+) -> Child:
+    """Start the child with piped stdio as the leader of a new session (and process group), marked;
+    of our descriptors it inherits `pass_fds` only. `preexec` runs in the child before its exec: a
+    few system calls at most (see `landlock`), since our other threads' locks are not its own.
 
     One spawn per turn of the event loop: a spawn holds the loop for 10 to 25 ms (fork, exec, a
     watcher thread), and sixteen runs started together did all of theirs in one turn, freezing the
@@ -148,6 +158,8 @@ async def spawn(command: str, args: Sequence[str], *, cwd: str, env: Mapping[str
         cwd=cwd,
         env={**env, SUPERVISOR_MARK: token, RUN_MARK: mark},
         start_new_session=True,
+        pass_fds=pass_fds,
+        preexec_fn=preexec,
     )
     process = asyncio.subprocess.Process(transport, protocol, loop)
     child = Child(process, protocol.exited, mark, start_time(process.pid))

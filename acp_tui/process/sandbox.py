@@ -1,23 +1,33 @@
 """The sandbox: an agent, and everything it starts, confined to its workspace by bubblewrap (`bwrap`).
 
-`confine()` turns the agent's command line into `bwrap ... -- command args`; the child we hold is
-bwrap, leader of its own group as any child. Inside, for `sandbox = "workspace"`:
-- the file system is read-only, except the cwd (or the run's worktree), a private `/tmp` and the
-  `writable` paths; `readonly` paths are seen read-only where they would be hidden (a worktree's main
-  checkout under `/tmp`);
-- credential folders and files (`CREDENTIALS`, the ssh agent's socket, plus `hidden`) are absent: an
-  empty folder, or a file nobody may read; so are acp-tui's own folders (cache, state, config, logs),
-  except the run's worktree;
-- its own PID namespace (it sees only its own processes; it cannot read or signal us, the watchdog or
-  another agent), dying with us (`--die-with-parent`: the namespace ends, daemons included), a new
-  session (no TIOCSTI into our terminal), no capabilities (as root too);
-- the network as it is, or none at all (`network=False`: only a loopback of its own).
+`confine()` turns the agent's command line into `bwrap ... -- command args` (a `Confinement`: that
+argv, and what the run holds until its processes are gone); the child we hold is bwrap, leader of
+its own group as any child. Inside, for `sandbox = "workspace"`, the agent sees, deny by default:
+- the system, read-only (`SYSTEM`: /usr, /etc, /opt, /sys and the /bin, /lib... leading into them);
+  nothing of /home, /root, /run, /var, /srv, /mnt, /media: no socket of the host (a session's
+  D-Bus, an ssh or gpg agent, a keyring, docker, X11) is there to connect to;
+- its cwd, writable (or the run's worktree), and the checkout the cwd lies in, read-only;
+- an empty, read-only home, a private /tmp and a private $XDG_RUNTIME_DIR;
+- what its preset opens: `readable` (read-only), `writable`, `sockets` (each a unix socket);
+- its own program and its interpreter's installation, read-only, wherever they are (see
+  `programs.installation`).
+Within what it may see, credential folders and files (`CREDENTIALS`, the ssh agent's socket, plus
+`hidden`) are absent, an empty folder or a file nobody may read; so are acp-tui's own folders
+(cache, state, config, logs), except the run's worktree. The `.git` of its checkout stays a `.git`
+that the user's git can trust (see `_guard_checkout`); in a worktree, the agent works on a git
+directory of its own (`git_dirs`), so the repository's history is never its to write.
+Processes: its own PID namespace (it sees only its own processes; it cannot read or signal us, the
+watchdog or another agent), dying with us (`--die-with-parent`: the namespace ends, daemons
+included), a new session (no TIOCSTI into our terminal), no capabilities (as root too). The
+network as `network` says (`process.network` chooses how): by default none at all, only a
+loopback of its own.
 
 The environment is the one the agent would get without the sandbox (bwrap passes it whole): our
 marks included, so ending a run and the watchdog still find every process inside. Mounts are laid in
 path order, parents first, so that a later, deeper one wins (a hidden `~/.ssh` inside a writable
-home; the worktree inside our hidden cache). Paths that do not exist are left out: bwrap would fail
-on them, or leave an empty stub in a writable folder.
+home; the worktree inside our hidden cache), each where its path really leads, with the links on
+the way to it made again inside. Paths that do not exist are left out: bwrap would fail on them, or
+leave an empty stub in a writable folder.
 
 Never unconfined by surprise: no bwrap is a `SandboxError` (the run ends `error`, nothing runs);
 bwrap failing (user namespaces off, an AppArmor profile) says so on its first stderr line, which
@@ -28,14 +38,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import functools
 import os
 import pwd
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import stat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from acp_tui.process.launcher import SAYS as LAUNCHER_SAYS
+from acp_tui.process.programs import installation, resolve
 from acp_tui.settings import paths
 from acp_tui.settings.provider_config import SandboxMode
 
@@ -47,7 +62,15 @@ NOT_INSTALLED = (
 )
 FAILED = 'sandbox: bubblewrap could not confine the agent (or set sandbox = "none")'
 
-# Absent inside, under every home the agent could name (its HOME, ours, our user's).
+# What the agent sees of the system, read-only (a link among them is made again, leading where
+# it leads: /bin -> usr/bin). /etc/resolv.conf may lead out of them (systemd-resolved's, in /run).
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys", "/nix")
+SYSTEM_FILES = ("/etc/resolv.conf",)
+
+# Absent inside, under every home the agent could name (its HOME, ours, our user's), wherever a
+# preset opens the folder holding them: deny by default leaves the home empty, and this holds even
+# where a preset opens all of it. `~/.config/` and `~/.local/share/` follow XDG_CONFIG_HOME and
+# XDG_DATA_HOME when they are set.
 CREDENTIALS = (
     "~/.ssh",
     "~/.gnupg",
@@ -58,9 +81,25 @@ CREDENTIALS = (
     "~/.docker",
     "~/.netrc",
     "~/.git-credentials",
+    "~/.config/git/credentials",
     "~/.password-store",
     "~/.config/gh",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.vault-token",
+    "~/.local/share/keyrings",
 )
+
+# In a checkout's git directory, what the user's git obeys or runs: read-only inside. Absent, the
+# agent could make it, so it is made first: a folder as git makes them (empty), a file as a stand-in
+# git reads as if it were absent (`commondir` "." names the git directory itself), held while the
+# run lives and removed after the last run holding it.
+GIT_FOLDERS = ("hooks", "info", "modules", "worktrees")
+GIT_STAND_INS = {"config": "", "config.worktree": "", "commondir": ".\n"}
+
+Kind = Literal["ro", "rw", "show", "hide", "empty", "tmp", "link", "dev", "proc"]
 
 
 class SandboxError(Exception):
@@ -76,9 +115,38 @@ def find_bwrap() -> str:
 
 
 def failure_message(stderr: Iterable[str]) -> str | None:
-    """The run's error when bwrap itself failed (its messages start `bwrap: `), else None."""
-    line = next((line.strip() for line in stderr if line.startswith("bwrap: ")), None)
-    return f"{FAILED}: {line}" if line else None
+    """The run's error when bwrap itself failed (its messages start `bwrap: `), or the launcher
+    before it (`sandbox: `, said as it is), else None."""
+    line = next((line.strip() for line in stderr if line.startswith(("bwrap: ", LAUNCHER_SAYS))), None)
+    if line is None or line.startswith(LAUNCHER_SAYS):
+        return line
+    return f"{FAILED}: {line}"
+
+
+@dataclass(frozen=True)
+class NetworkWay:
+    """How the agent gets its network (`process.network` chooses it): the launcher's argv that runs
+    bwrap (none: bwrap runs as it is), and bwrap's options for it. The default: none at all."""
+
+    launcher: tuple[str, ...] = ()
+    options: tuple[str, ...] = ("--unshare-net",)
+
+
+NO_NETWORK = NetworkWay()
+
+
+@dataclass
+class Confinement:
+    """The argv that runs the agent confined, and the stand-ins its checkout's `.git` holds for it:
+    `close()` them once the run's processes are gone (idempotent)."""
+
+    argv: list[str]
+    stand_ins: list[_StandIn] = field(default_factory=list)
+
+    def close(self) -> None:
+        held, self.stand_ins = self.stand_ins, []
+        for stand_in in held:
+            stand_in.release()
 
 
 def confine(
@@ -88,51 +156,204 @@ def confine(
     cwd: str,
     env: Mapping[str, str],
     writable: Sequence[str] = (),
-    readonly: Sequence[str] = (),
+    readable: Sequence[str] = (),
     hidden: Sequence[str] = (),
-    network: bool = True,
-) -> list[str]:
-    """The argv that runs `command args` confined (see the module's doc). Raises `SandboxError`
-    without bwrap, and the OSError a plain spawn would (missing cwd or command): resolved here,
-    where the words for them are known, rather than by bwrap inside."""
+    sockets: Sequence[str] = (),
+    git_dirs: Mapping[str, str] | None = None,
+    network: NetworkWay = NO_NETWORK,
+) -> Confinement:
+    """The confinement that runs `command args` (see the module's doc). `git_dirs`: a git directory
+    of the agent's own (value, writable), shown where git looks for the repository's (key). Raises
+    `SandboxError` without bwrap, and the OSError a plain spawn would (missing cwd or command):
+    resolved here, where the words for them are known, rather than by bwrap inside."""
     bwrap = find_bwrap()
     if not os.path.isdir(cwd):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
-    program = _resolve(command, cwd, env)
+    cwd = os.path.abspath(cwd)
+    program = resolve(command, cwd, env)
     home = env.get("HOME") or os.path.expanduser("~")
+    homes = _homes(home)
     mounts = [
-        _Mount("/", "ro", rank=0),
         _Mount("/dev", "dev", rank=-1),
         _Mount("/proc", "proc", rank=-1),
-        _Mount("/tmp", "hide", rank=-1),
+        _Mount("/tmp", "tmp", rank=-1),
+        *(_Mount(path, "tmp", rank=-1) for path in [env.get("XDG_RUNTIME_DIR", "")] if os.path.isabs(path)),
+        *([_Mount(home, "empty", rank=0)] if home != "/" else []),
         _Mount(cwd, "rw"),
         # acp-tui's folders (settings.paths): a run's worktree in them is bound back inside.
-        *(_Mount(str(folder), "hide") for folder in paths.own_folders()),
-        *(_Mount(path, "hide") for path in _credentials(home, env)),
+        *(_Mount(str(folder), "hide", rank=0) for folder in paths.own_folders()),
+        *(_Mount(path, "hide", rank=0) for path in _credentials(homes, env)),
         *(_Mount(_expand(path, home, cwd), "rw") for path in writable),
-        *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readonly),
+        *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readable),
+        *(_Mount(_socket(_expand(path, home, cwd)), "ro", rank=2) for path in sockets if path),
         *(_Mount(_expand(path, home, cwd), "hide", rank=3) for path in hidden),
+        *(_Mount(inside, "rw", source=own, pinned=True) for inside, own in (git_dirs or {}).items()),
     ]
-    hiding = _last_over(os.path.abspath(program), mounts)
-    if hiding is not None and hiding.kind == "hide":  # bwrap would say only "execvp: No such file"
-        raise SandboxError(
-            f"sandbox: the agent's program {program} is under {hiding.path}, which the sandbox hides "
-            '(a private /tmp, credentials, acp-tui\'s folders): install it elsewhere, or set sandbox = "none"'
-        )
-    argv = [bwrap, *_mount_args(mounts)]
+    confinement = Confinement([])
+    try:
+        mounts += _guard_checkout(cwd, homes, confinement)
+        real = [*_system(), *_resolved(mounts)]
+        real += _resolved(_installation_shown(program, args, cwd, env, real))
+        argv = [bwrap, *_mount_args(real)]
+    except BaseException:
+        confinement.close()
+        raise
     argv += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    if not network:
-        argv.append("--unshare-net")
-    return [*argv, "--chdir", cwd, "--", program, *args]
+    argv += network.options
+    confinement.argv = [*network.launcher, *argv, "--chdir", cwd, "--", program, *args]
+    return confinement
 
 
-def worktree_paths(root: Path, toplevel: Path, common_dir: Path, admin: Path) -> tuple[list[str], list[str]]:
-    """What a sandboxed run in the worktree at `root` needs beyond its cwd, as (writable, readonly):
-    the worktree, and of the main repository only what a commit there writes (its admin folder
-    `worktrees/NAME`, `objects`, `refs`, `logs`); the main checkout read-only (never its `config` or
-    `hooks`), and so are the admin folder's links back (`gitdir`, `commondir`)."""
-    writable = [str(root), str(admin), *(str(common_dir / name) for name in ("objects", "refs", "logs"))]
-    return writable, [str(toplevel), str(admin / "gitdir"), str(admin / "commondir")]
+def worktree_view(
+    root: Path, objects: Path, admin: Path, own_git_dir: Path
+) -> tuple[list[str], list[str], dict[str, str]]:
+    """What a sandboxed run in the worktree at `root` needs beyond its cwd, as (writable, readable,
+    git_dirs): the worktree; the repository's objects, read-only, and the worktree's `.git` file (a
+    mount point: never replaced); and, where git looks for the worktree's entry in the repository
+    (`admin`), a git directory of the agent's own (`own_git_dir`: its HEAD, index, refs and new
+    objects, borrowing the repository's), so nothing of the repository is the agent's to write (its
+    objects, refs, logs, config, hooks, other worktrees) and nothing else of it is in sight."""
+    return [str(root)], [str(root / ".git"), str(objects)], {str(admin): str(own_git_dir)}
+
+
+# A checkout's .git ------------------------------------------------------------------------------
+
+
+def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) -> list[_Mount]:
+    """The checkout holding the cwd (a `.git` folder in it or above it, never at or above a home):
+    read-only, its `.git` writable for commits (objects, refs, logs, index, HEAD) and a mount point
+    (it cannot be renamed or replaced), what the user's git obeys or runs in it read-only (config,
+    hooks, info, the submodules' and worktrees' git directories, and the files that would send git
+    elsewhere: see GIT_STAND_INS). A `.git` file in the cwd is pinned (a mount point, never
+    replaced) and not followed; a link there is refused (no mount point can pin a link)."""
+    here = os.path.realpath(cwd)
+    top = _checkout(here, homes)
+    if top is None:
+        return []
+    git_dir = os.path.join(top, ".git")
+    kind = stat.S_IFMT(os.lstat(git_dir).st_mode)
+    if kind != stat.S_IFDIR and top != here:  # out of its reach, and not followed
+        return []
+    if kind == stat.S_IFLNK:
+        raise SandboxError(f"sandbox: {git_dir} is a link, which a confined agent could replace")
+    if kind != stat.S_IFDIR:
+        return [_Mount(git_dir, "ro", rank=2, pinned=True)]
+    mounts = [
+        _Mount(git_dir, "rw", rank=2, pinned=True),
+        *([_Mount(top, "show", rank=-1)] if top != here else []),
+    ]
+    for name in (*GIT_FOLDERS, *GIT_STAND_INS):
+        path = os.path.join(git_dir, name)
+        if os.path.islink(path):
+            raise SandboxError(f"sandbox: {path} is a link, which a confined agent could replace")
+        if name in GIT_FOLDERS:
+            with contextlib.suppress(OSError):  # not ours to make: nor the agent's
+                os.mkdir(path, 0o755)
+        elif stand_in := _StandIn.make(git_dir, name, GIT_STAND_INS[name]):
+            confinement.stand_ins.append(stand_in)
+        mounts.append(_Mount(path, "ro", rank=3))
+    return mounts
+
+
+def _checkout(cwd: str, homes: Sequence[str]) -> str | None:
+    for folder in (cwd, *map(str, Path(cwd).parents)):
+        if os.path.lexists(os.path.join(folder, ".git")):
+            above_a_home = any(_within(home, folder) for home in homes)
+            return None if folder != cwd and above_a_home else folder
+    return None
+
+
+@dataclass
+class _StandIn:
+    """A file of a git directory made for the run (see GIT_STAND_INS), held by a shared lock."""
+
+    git_dir: str
+    name: str
+    text: str
+    held: int
+
+    @classmethod
+    def make(cls, git_dir: str, name: str, text: str) -> _StandIn | None:
+        """Made (or found, another run's) and held; None when what is there is no stand-in (it is
+        then simply read-only inside), or when it cannot be made (nor then by the agent)."""
+        try:
+            with _opened(git_dir, os.O_DIRECTORY) as folder:
+                for _ in range(8):  # removed by a run that ended meanwhile: made again
+                    with contextlib.suppress(FileExistsError), os.fdopen(_new(name, folder), "w") as file:
+                        file.write(text)
+                    held = os.open(name, os.O_RDONLY | _NO_LINK, dir_fd=folder)
+                    kept = False
+                    try:
+                        fcntl.flock(held, fcntl.LOCK_SH)  # waits while a run that ended removes it
+                        if _inode(name, folder) != os.fstat(held).st_ino:
+                            continue
+                        kept = os.read(held, len(text) + 1) == text.encode()
+                        return cls(git_dir, name, text, held) if kept else None
+                    finally:
+                        if not kept:
+                            os.close(held)
+        except OSError as exc:
+            if exc.errno in _NOT_OURS_TO_WRITE:
+                return None
+            raise SandboxError(f"sandbox: could not guard {git_dir}/{name}: {exc.strerror or exc}") from None
+        raise SandboxError(f"sandbox: could not guard {git_dir}/{name}: it keeps being removed")
+
+    def release(self) -> None:
+        """Let go; the last run holding it removes it (never through a link)."""
+        os.close(self.held)
+        with (
+            contextlib.suppress(OSError),
+            _opened(self.git_dir, os.O_DIRECTORY) as folder,
+            _opened(self.name, 0, dir_fd=folder) as file,
+        ):
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: still held
+            if os.read(file, len(self.text) + 1) == self.text.encode():
+                os.unlink(self.name, dir_fd=folder)
+
+
+_NO_LINK = os.O_NOFOLLOW | os.O_CLOEXEC
+_NOT_OURS_TO_WRITE = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def _new(name: str, folder: int) -> int:
+    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o644, dir_fd=folder)
+
+
+def _inode(name: str, folder: int) -> int | None:
+    try:
+        return os.stat(name, dir_fd=folder, follow_symlinks=False).st_ino
+    except FileNotFoundError:
+        return None
+
+
+@contextlib.contextmanager
+def _opened(path: str, flags: int, dir_fd: int | None = None) -> Iterator[int]:
+    fd = os.open(path, os.O_RDONLY | _NO_LINK | flags, dir_fd=dir_fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+# The agent's own program ------------------------------------------------------------------------
+
+
+def _installation_shown(
+    program: str, args: Sequence[str], cwd: str, env: Mapping[str, str], mounts: Sequence[_Mount]
+) -> list[_Mount]:
+    """The program's installation (`programs.installation`), shown read-only where nothing else
+    (`mounts`, resolved) shows it; refused in one line when the sandbox hides any of it (bwrap would
+    say only "execvp: No such file")."""
+    shown = []
+    for path in installation(program, args, cwd=cwd, env=env):
+        hiding = _last_over(os.path.realpath(path), mounts)
+        if hiding is not None and hiding.kind == "hide":
+            raise SandboxError(
+                f"sandbox: the agent's program needs {path}, which the sandbox hides (credentials, "
+                'acp-tui\'s folders, sandbox_hidden): install it elsewhere, or set sandbox = "none"'
+            )
+        shown.append(_Mount(path, "show", rank=-1))
+    return shown
 
 
 # The mounts ---------------------------------------------------------------------------------------
@@ -140,60 +361,117 @@ def worktree_paths(root: Path, toplevel: Path, common_dir: Path, admin: Path) ->
 
 @dataclass(frozen=True)
 class _Mount:
+    """What the agent finds at `path`: "ro"/"rw" the host's (or `source`'s) files, "show" the host's
+    read-only unless already in sight, "hide" nothing (an empty folder, a file nobody may read),
+    "empty" an empty read-only folder, "tmp" a private writable one, "link" a link to `source`."""
+
     path: str
-    kind: Literal["ro", "rw", "hide", "dev", "proc"]
-    # At the same depth: -1 the fixed ones, 0 ours and the credentials, 1 writable, 2 read-only,
-    # 3 `hidden` (the preset's own word wins), so a writable path the preset names is writable.
+    kind: Kind
+    # At one path: -2 a link, -1 the system and what is only shown, 0 ours, the credentials and the
+    # empty home, 1 writable, 2 read-only (readable, sockets), 3 `hidden` and a `.git`'s guarded
+    # names: the preset's own word wins over ours, its narrower word over its wider one.
     rank: int = 1
+    source: str = ""  # what is bound there when not `path` itself; a link's target
+    pinned: bool = False  # laid even where it changes nothing: a mount point cannot be renamed
 
     @property
     def depth(self) -> int:
         return 0 if self.path == "/" else self.path.count("/")
 
+    def shows(self, path: str) -> str | None:
+        """The host's path the agent reaches at `path` (within this mount), None for nothing of it."""
+        if self.kind not in ("ro", "rw", "show"):
+            return None
+        return (self.source or self.path) + path[len(self.path) :] if self.path != "/" else path
+
+
+def _resolved(mounts: Sequence[_Mount]) -> list[_Mount]:
+    """Each mount whose path exists, where its path really leads (what the agent reaches through a
+    link is the link's target), and the links on the way made again inside, so that the agent
+    finds a path as it was named (its cwd, its HOME, its program, /bin)."""
+    found = []
+    links: dict[str, str] = {}
+    for mount in filter(_exists, mounts):
+        if mount.kind in ("dev", "proc"):
+            found.append(mount)
+            continue
+        source = os.path.realpath(mount.source) if mount.source else ""
+        real = _Mount(os.path.realpath(mount.path), mount.kind, mount.rank, source, mount.pinned)
+        found.append(real)
+        if real.path != mount.path and mount.kind != "hide":
+            links.update(_links_to(mount.path, hops=0))
+    return found + [_Mount(link, "link", rank=-2, source=target) for link, target in links.items()]
+
 
 def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
-    """bwrap's arguments, shallow to deep. A mount is left out when its path does not exist, or when
-    it would change nothing (what covers it already gives the same)."""
+    """bwrap's arguments for resolved mounts, shallow to deep. A mount is left out when it would
+    change nothing (what covers it already gives the same). Then what is read-only is made so: the
+    root, and the folders emptied over the host's (writable tmpfs until then: deeper mount points
+    are made in them)."""
     laid: list[_Mount] = []
     args: list[str] = []
-    real = [_real(m) for m in mounts if _exists(m)]
-    for mount in sorted(real, key=lambda m: (m.depth, m.rank)):
+    read_only: list[str] = []
+    for mount in sorted(mounts, key=lambda m: (m.depth, m.rank)):
         cover = next((m for m in reversed(laid) if _within(mount.path, m.path)), None)
-        if cover is not None and _effect(cover) == _effect(mount):
+        shown = cover.shows(mount.path) if cover is not None else None
+        if not mount.pinned and _changes_nothing(mount, cover, shown):
             continue
+        if mount.kind in ("empty", "tmp") and shown is not None and not os.path.isdir(mount.path):
+            continue  # its folder would be made among the host's, in sight
         laid.append(mount)
-        path = mount.path
-        if mount.kind == "hide":
-            args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", os.devnull, path]
+        path, kind = mount.path, mount.kind
+        if kind == "hide" and not os.path.isdir(path):
+            args += ["--ro-bind", os.devnull, path]
+        elif kind in ("hide", "empty") and (kind == "hide" or shown is not None):
+            args += ["--tmpfs", path]
+            read_only.append(path)
         else:
             args += {
-                "ro": ["--ro-bind", path, path],
-                "rw": ["--bind", path, path],
+                "ro": ["--ro-bind", mount.source or path, path],
+                "show": ["--ro-bind", path, path],
+                "rw": ["--bind", mount.source or path, path],
+                "empty": ["--dir", path],
+                "tmp": ["--tmpfs", path],
+                "link": ["--symlink", mount.source, path],
                 "dev": ["--dev", path],
                 "proc": ["--proc", path],
-            }[mount.kind]
+            }[kind]
+    for path in [*read_only, "/"]:
+        args += ["--remount-ro", path]
     return args
 
 
+def _changes_nothing(mount: _Mount, cover: _Mount | None, shown: str | None) -> bool:
+    """Whether `mount` would show what `cover` (laid last over its path) shows there already."""
+    if mount.kind in ("empty", "tmp", "dev", "proc"):
+        return False
+    if mount.kind == "hide":
+        return shown is None  # nothing of the host is there to hide
+    if mount.kind in ("show", "link"):
+        return shown is not None  # in sight already, as the host has it
+    access = "ro" if cover is None or cover.kind == "show" else cover.kind
+    return shown == (mount.source or mount.path) and access == mount.kind
+
+
 def _last_over(path: str, mounts: Sequence[_Mount]) -> _Mount | None:
-    """The mount the agent finds `path` through: the last laid over it (see `_mount_args`)."""
-    real = sorted((_real(m) for m in mounts if _exists(m)), key=lambda m: (m.depth, m.rank))
-    return next((m for m in reversed(real) if _within(path, m.path)), None)
-
-
-def _effect(mount: _Mount) -> str:
-    return "hide" if mount.kind == "hide" else mount.kind
+    """The resolved mount the agent finds `path` through: the last laid over it (see `_mount_args`)."""
+    over = [(m.depth, m.rank, i, m) for i, m in enumerate(mounts) if _within(path, m.path)]
+    return max(over, key=lambda found: found[:3])[3] if over else None
 
 
 def _exists(mount: _Mount) -> bool:
-    return mount.kind in ("dev", "proc") or os.path.exists(mount.path)
+    return mount.kind in ("empty", "tmp", "dev", "proc") or os.path.exists(mount.path)
 
 
-def _real(mount: _Mount) -> _Mount:
-    """Mounted where it really is: a link's target is what the agent would reach through it."""
-    if mount.kind in ("dev", "proc"):
-        return mount
-    return _Mount(os.path.realpath(mount.path), mount.kind, mount.rank)
+def _links_to(path: str, hops: int) -> list[tuple[str, str]]:
+    """The links met on the way to `path` (where, what it says), and on the way to what they say."""
+    found = []
+    for step in [*reversed(Path(path).parents), Path(path)][1:]:
+        if step.is_symlink() and hops < 40:
+            target = os.readlink(step)
+            found.append((str(step), target))
+            found += _links_to(os.path.join(step.parent, target), hops + 1)
+    return found
 
 
 def _within(path: str, folder: str) -> bool:
@@ -207,27 +485,66 @@ def _expand(path: str, home: str, cwd: str) -> str:
     return os.path.normpath(os.path.join(cwd, path))
 
 
-def _credentials(home: str, env: Mapping[str, str]) -> list[str]:
+def _socket(path: str) -> str:
+    """A path of `sockets`: a unix socket, else a one-line refusal (it would open a folder or file)."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            raise SandboxError(f"sandbox: sandbox_sockets names {path}, which is not a unix socket")
+    return path
+
+
+@functools.cache
+def _system() -> tuple[_Mount, ...]:
+    """What the agent sees of the system (resolved, once: it does not move while we run), less, for
+    an agent run as root, what only root may read there."""
+    root_only = _root_only() if os.geteuid() == 0 else ()
+    shown = [_Mount(path, "ro", rank=-1) for path in (*SYSTEM, *SYSTEM_FILES)]
+    return tuple(_resolved([*shown, *(_Mount(path, "hide", rank=0) for path in root_only)]))
+
+
+def _root_only() -> tuple[str, ...]:
+    """What only root may read in the system folders the agent sees (the shadow passwords, ssh's
+    host keys, ssl's private keys; in /etc and /opt, two levels deep): hidden from an agent run as
+    root, which reads what root owns, capabilities or not."""
+    found = []
+    for top in SYSTEM:
+        for entry in _entries(top):
+            if not _others_read(entry):
+                found.append(entry.path)
+            elif top in ("/etc", "/opt") and entry.is_dir(follow_symlinks=False):
+                found += [inner.path for inner in _entries(entry.path) if not _others_read(inner)]
+    return tuple(found)
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError:
+        return []
+
+
+def _others_read(entry: os.DirEntry[str]) -> bool:
+    try:
+        return bool(entry.stat(follow_symlinks=False).st_mode & stat.S_IROTH)
+    except OSError:
+        return True  # gone: nothing to hide
+
+
+def _homes(home: str) -> list[str]:
+    """Every home the agent could name: its HOME, ours, our user's."""
     homes = dict.fromkeys([home, os.path.expanduser("~")])
     with contextlib.suppress(KeyError):
         homes[pwd.getpwuid(os.getuid()).pw_dir] = None
-    paths = [_expand(path, folder, "/") for folder in homes for path in CREDENTIALS]
+    return list(homes)
+
+
+def _credentials(homes: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    found = [_expand(path, home, "/") for home in homes for path in CREDENTIALS]
+    for variable, prefix in (("XDG_CONFIG_HOME", "~/.config/"), ("XDG_DATA_HOME", "~/.local/share/")):
+        if os.path.isabs(folder := env.get(variable, "")):
+            under = [path.removeprefix(prefix) for path in CREDENTIALS if path.startswith(prefix)]
+            found += [os.path.join(folder, path) for path in under]
     if env.get("SSH_AUTH_SOCK"):  # the ssh agent answers with the keys it holds
-        paths.append(env["SSH_AUTH_SOCK"])
-    return paths
-
-
-def _resolve(command: str, cwd: str, env: Mapping[str, str]) -> str:
-    """The program as a plain spawn would find it (PATH of the agent's environment; a relative path
-    from its cwd), or the OSError that spawn would raise."""
-    if "/" in command:
-        found: str | None = os.path.join(cwd, command)
-        if not os.path.isfile(found or ""):
-            found = None
-    else:
-        found = shutil.which(command, mode=os.F_OK, path=env.get("PATH", os.defpath))
-    if found is None:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
-    if not os.access(found, os.X_OK):
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), command)
+        found.append(env["SSH_AUTH_SOCK"])
     return found

@@ -11,14 +11,15 @@ file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or
 (each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
 agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
 agent's working directory: path rules of `acp-tui policy check` are taken from it), `sandbox`
-(`workspace` when bubblewrap confined the agent, else `none`), `worktree`,
-`base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls), `skipped` (the
-files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's secrets were
-masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from the spawn
-to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up continues;
-null when none was opened), `continuation` (how the agent said its sessions are reached again:
-`resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and `warm` (true
-when the run took a spare, a child started ahead of it).
+(`workspace` when bubblewrap confined the agent, else `none`), `network_refused` (the connections
+its sandbox refused, to hosts its `sandbox_network` list does not name: each `host`, `port`, `at`),
+`worktree`, `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls),
+`skipped` (the files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's
+secrets were masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from
+the spawn to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up
+continues; null when none was opened), `continuation` (how the agent said its sessions are reached
+again: `resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and
+`warm` (true when the run took a spare, a child started ahead of it).
 
 The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
 `attempt` (numbers from 1; `r` adds an attempt to the same round)."""
@@ -35,6 +36,7 @@ from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     AgentInfo,
     Cost,
+    NetworkRefusal,
     PermissionOptionInfo,
     PermissionRecord,
     SubagentResult,
@@ -65,6 +67,7 @@ RECORD_KEYS = (
     "ended_by",
     "cwd",
     "sandbox",
+    "network_refused",
     "worktree",
     "base",
     "diff_stat",
@@ -128,6 +131,7 @@ def run_record(
         "ended_by": result.ended_by,
         "cwd": cwd,
         "sandbox": preset.sandbox,
+        "network_refused": [refusal.to_json() for refusal in result.network_refused],
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
         "session_id": result.session_id,
@@ -182,6 +186,7 @@ def result_from(record: Mapping[str, Any]) -> SubagentResult:
         usage=_usage_from(_field(record, "usage", dict)),
         session_id=_field(record, "session_id", str),
         continuation=_field(record, "continuation", str, among=("resume", "load")),
+        network_refused=tuple(_refusal_from(item) for item in _field(record, "network_refused", list) or ()),
     )
 
 
@@ -296,6 +301,17 @@ def _table(record: Mapping[str, Any], key: str, kind: type) -> dict[str, Any]:
     if not all(isinstance(value, kind) and not isinstance(value, bool) for value in table.values()):
         raise ValueError(f'"{key}" holds a value that is not what a record holds')
     return dict(table)
+
+
+def _refusal_from(item: Any) -> NetworkRefusal:
+    if not isinstance(item, Mapping):
+        raise ValueError('"network_refused" holds something that is not a refused connection')
+    where = "network_refused"
+    return NetworkRefusal(
+        _field(item, "host", str, within=where, required=True),
+        _field(item, "port", int, within=where, required=True),
+        _seconds(item, "at", within=where),
+    )
 
 
 def _permission_from(item: Any) -> PermissionRecord:

@@ -97,6 +97,7 @@ def probe_text(name: str, record: dict[str, Any]) -> str:
         lines.append(f"  {one_line(method['id'])}{kind}: {one_line(method['name'])}{variables}{about}")
     if record.get("sandbox") == "workspace":
         lines.append("sandbox: workspace (confined by bubblewrap)")
+        lines.append(f"sandbox network: {record.get('sandbox_network')}")
     if record["error"]:
         lines.append(f"error: {one_line(record['error'])}")
     return "\n".join(lines) + "\n"

@@ -25,6 +25,7 @@ from acp_tui.core.events import EventStream
 from acp_tui.core.model import (
     AgentInfo,
     ConfigOptionInfo,
+    NetworkRefusal,
     PermissionRecord,
     RunEvent,
     SubagentResult,
@@ -92,6 +93,7 @@ class Attempt:
     # What the run said so far (the result has the final word once it ended).
     live_permissions: list[PermissionRecord] = field(default_factory=list)
     live_tool_calls: dict[str, ToolCallInfo] = field(default_factory=dict)  # by id, as they stand
+    live_network_refused: list[NetworkRefusal] = field(default_factory=list)
     hidden: Counter[str] = field(default_factory=Counter)
     usage: Usage | None = None
     agent_info: AgentInfo | None = None
@@ -214,6 +216,11 @@ class Attempt:
     def permissions(self) -> list[PermissionRecord]:
         """Every permission request of the run and how it was answered."""
         return self.result.permissions if self.result is not None else self.live_permissions
+
+    @property
+    def network_refused(self) -> tuple[NetworkRefusal, ...]:
+        """The connections its sandbox refused (hosts its `sandbox_network` list does not name)."""
+        return self.result.network_refused if self.result is not None else tuple(self.live_network_refused)
 
     @property
     def tool_calls(self) -> tuple[ToolCallInfo, ...]:

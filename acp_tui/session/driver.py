@@ -27,6 +27,7 @@ from acp_tui.core.events import Preempted, unless_set
 from acp_tui.core.model import (
     Finished,
     HiddenUpdate,
+    NetworkRefused,
     OutputDelta,
     PermissionDecided,
     SessionStarted,
@@ -357,6 +358,8 @@ class Driver:
             attempt.usage = event.usage
         elif isinstance(event, ToolCallChanged):
             attempt.live_tool_calls[event.call.id] = event.call
+        elif isinstance(event, NetworkRefused):
+            attempt.live_network_refused.append(event.refusal)
         elif isinstance(event, SessionStarted):
             attempt.agent_info = event.agent
             attempt.options = dict(event.options)
@@ -393,18 +396,21 @@ def isolation_cwd(attempt: Attempt) -> str:
 
 
 def confined_to(worktree: Worktree, config: AcpProviderConfig) -> AcpProviderConfig:
-    """A sandboxed run's config in `worktree`: the worktree and what a commit there writes of the
-    main repository writable, the main checkout read-only (see `process.sandbox.worktree_paths`)."""
+    """A sandboxed run's config in `worktree`: the worktree writable, the repository's objects
+    read-only, its git on a git directory of its own (see `process.sandbox.worktree_view`)."""
     if config.sandbox == "none":
         return config
-    from acp_tui.process.sandbox import worktree_paths
+    from acp_tui.process.sandbox import worktree_view
 
     origin = worktree.origin
-    writable, readonly = worktree_paths(worktree.path, origin.toplevel, origin.common_dir, worktree.admin)
+    writable, readable, git_dirs = worktree_view(
+        worktree.path, origin.common_dir / "objects", worktree.admin, worktree.own_git_dir()
+    )
     return dataclasses.replace(
         config,
         sandbox_writable=(*config.sandbox_writable, *writable),
-        sandbox_readonly=(*config.sandbox_readonly, *readonly),
+        sandbox_readable=(*config.sandbox_readable, *readable),
+        sandbox_git_dirs={**config.sandbox_git_dirs, **git_dirs},
     )
 
 

@@ -217,7 +217,8 @@ def _say(cls: Any, error: Mapping[str, Any], fill: Mapping[str, str]) -> str:
         return f"mcp server #{rest[0] + 1}: " + _say(item, {**error, "loc": rest[1:]}, fill)
     if error.get("type") == "missing":
         return declared[name].metadata.get("required") or f'"{name}" is required'
-    if len(rest) == 1 and isinstance(rest[0], str):  # a value of a table of strings
+    if len(rest) == 1 and isinstance(rest[0], str) and str(declared[name].type).startswith("dict["):
+        # a value of a table of strings (a string elsewhere names the member of a union)
         return f'"{name}.{rest[0]}" must be a string'
     says = declared[name].metadata.get("says") or "is invalid"
     return f'"{name}" ' + says.format(**fill)

@@ -39,9 +39,15 @@ class AcpProviderConfig:
     # "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
     sandbox: SandboxMode = "none"
     sandbox_writable: Sequence[str] = ()  # writable beyond the cwd and /tmp (`~`: the agent's home)
-    sandbox_readonly: Sequence[str] = ()  # seen read-only where hidden otherwise (a worktree's checkout)
+    sandbox_readable: Sequence[str] = ()  # seen read-only (its home is empty, the rest of ours unseen)
     sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
-    sandbox_network: bool = True  # False: no network at all (a loopback of its own)
+    sandbox_sockets: Sequence[str] = ()  # unix sockets of the host it may connect to (none otherwise)
+    # A worktree's: where git looks for its entry in the repository -> a git directory of the agent's
+    # own shown there (see `process.sandbox.worktree_view`).
+    sandbox_git_dirs: Mapping[str, str] = field(default_factory=dict)
+    # True: the network; False: none at all (a loopback of its own); host patterns: those hosts only,
+    # through our proxy (`acp_tui.policy.hosts`, `acp_tui.process.network`).
+    sandbox_network: bool | Sequence[str] = True
 
     def secrets(self) -> list[str]:
         """What the run hands the agent that could be a credential: its env, and its MCP servers'

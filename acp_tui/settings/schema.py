@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
 from acp_tui.policy.ask import AskHandler, PermissionPolicy
+from acp_tui.policy.hosts import host_pattern
 from acp_tui.policy.names import FIXED_POLICIES, NoOneToAsk, UnknownPolicy, policy_names, resolve
 from acp_tui.policy.rules import RulePolicy
 from acp_tui.settings.provider_config import AcpProviderConfig
@@ -62,6 +63,14 @@ def _listed(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+class _HostPattern:
+    """A host pattern (`acp_tui.policy.hosts`), kept as it compares."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        checked = {"type": "no-info", "function": host_pattern}
+        return {"type": "function-after", "function": checked, "schema": handler(source)}
+
+
 # Strict: a TOML `true` is no number and `1` no boolean.
 NonBlank = Annotated[str, _Constraint(strict=True, pattern=r"^\s*\S")]
 Name = Annotated[str, _Constraint(strict=True, strip_whitespace=True, min_length=1)]  # kept stripped
@@ -72,6 +81,7 @@ Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
 Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
+Hosts = tuple[Annotated[str, _Constraint(strict=True), _HostPattern()], ...]
 SECONDS = "must be a positive number of seconds"
 # How the app calls the person (a request or a question waits, a run ends while they are elsewhere):
 # nothing, the terminal's bell, or the bell and a desktop notification.
@@ -134,11 +144,18 @@ class AgentPreset:
     idle_timeout: Seconds | None = _says(SECONDS, default=_CORE.idle_timeout)
     isolation: Literal["none", "worktree"] = _says('must be "none" or "worktree"', default="none")
     max_file_bytes: Bytes = _says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
-    # "workspace": confined by bubblewrap (README, Sandbox); writable/hidden: paths, `~` its home.
+    # "workspace": confined by bubblewrap (docs/sandbox.md): it sees its workspace, an empty home and
+    # what these open (paths, `~` its home, relative ones from its cwd); hidden is absent even there.
     sandbox: Literal["none", "workspace"] = _says('must be "none" or "workspace"', default=_CORE.sandbox)
     sandbox_writable: tuple[str, ...] = _says("must be a list of paths", default=())
+    sandbox_readable: tuple[str, ...] = _says("must be a list of paths", default=())
     sandbox_hidden: tuple[str, ...] = _says("must be a list of paths", default=())
-    sandbox_network: Switch = _says("must be true or false", default=_CORE.sandbox_network)
+    sandbox_sockets: tuple[str, ...] = _says("must be a list of paths of unix sockets", default=())
+    # true: all, false: none, a list: those hosts only (`api.example.com`, `*.example.com`, an address)
+    sandbox_network: Switch | Hosts = _says(
+        "must be true, false or a list of host names (api.example.com, *.example.com, an IP address)",
+        default=_CORE.sandbox_network,
+    )
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
     warm: Switch = _says("must be true or false", default=True)
     # Once a run's reported cost (in US dollars) passes this, the run is cancelled (`acp_tui.core.costs`).
@@ -182,7 +199,9 @@ class AgentPreset:
             idle_timeout=self.idle_timeout,
             sandbox=self.sandbox,
             sandbox_writable=self.sandbox_writable,
+            sandbox_readable=self.sandbox_readable,
             sandbox_hidden=self.sandbox_hidden,
+            sandbox_sockets=self.sandbox_sockets,
             sandbox_network=self.sandbox_network,
         )
 

@@ -7,8 +7,9 @@ recorded by us (`<name>.gitdir`, written when it was added: the repository's ent
 "admin" directory), its `.git` file naming that admin directory and the admin directory's `gitdir`
 naming it back (a worktree this process added is known without its `.git`, which is put back if its
 agent replaced it). Removal goes through `git worktree remove --force` of that recorded repository,
-after giving back the write bits an agent may have taken (`chmod 555`), then `git worktree prune`
-of the same repository; what still stands is said in a message, never dropped.
+after giving back the write bits an agent may have taken (`chmod 555`, in the worktree and in its
+own git directory), then `git worktree prune` of the same repository; what still stands is said in
+a message, never dropped.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from acp_tui.workspace.git import git, last_line, read_small
 WORKTREE_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}-[0-9a-f]{6}[0-9]+")
 RECORD_SUFFIX = ".gitdir"  # beside a worktree: the repository's entry for it, as we added it
 KEPT_SUFFIX = ".kept"
+# In a worktree's entry in its repository: the git directory its confined agent works on (its own
+# HEAD, index, refs and objects). Deleted with the entry.
+AGENT_GIT_DIR = "agent"
 
 _O_PATH = getattr(os, "O_PATH", None)
 
@@ -94,6 +98,8 @@ def _not_removable(path: Path, admin: Path, *, known: bool) -> str | None:
             return "its .git file no longer names its repository"
         _put_back_git_file(path, admin)
     restore_owner_bits(path)
+    if os.path.isdir(admin / AGENT_GIT_DIR) and not os.path.islink(admin / AGENT_GIT_DIR):
+        restore_owner_bits(admin / AGENT_GIT_DIR)
     return None
 
 

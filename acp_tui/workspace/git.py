@@ -189,17 +189,7 @@ class PrivateGitDir:
         for entry in os.scandir(self.path):
             if entry.name in ("info", "objects") or entry.name not in self._ours:
                 _delete(Path(entry.path) / "info" if entry.name == "objects" else Path(entry.path))
-        (self.path / "refs").mkdir(exist_ok=True)
-        (self.path / "info").mkdir()
-        (self.path / "objects" / "info").mkdir(parents=True, exist_ok=True)
-        extensions = (
-            f"[extensions]\n\tobjectFormat = {self.object_format}\n" if self.object_format != "sha1" else ""
-        )
-        config = _OUR_CONFIG.format(version=1 if extensions else 0, devnull=os.devnull, extensions=extensions)
-        replace_file(self.path / "config", config)
-        replace_file(self.path / "HEAD", f"{self.head}\n")
-        replace_file(self.path / "objects" / "info" / "alternates", f"{self.objects}\n")
-        replace_file(self.path / "info" / "exclude", self.excludes)
+        lay_git_dir(self.path, self.head, self.objects, self.object_format, self.excludes)
 
     def write(self, name: str, data: bytes) -> Path:
         """A new file of ours in this directory (an older one of that name replaced), through no link."""
@@ -238,6 +228,20 @@ class PrivateGitDir:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def lay_git_dir(path: Path, head: str, objects: Path, object_format: str, excludes: str = "") -> None:
+    """A git directory of ours in the folder `path`: our config, HEAD (a commit id), refs, and new
+    objects in its own `objects`, the repository's `objects` reached through its alternates."""
+    (path / "refs").mkdir(exist_ok=True)
+    (path / "info").mkdir(exist_ok=True)
+    (path / "objects" / "info").mkdir(parents=True, exist_ok=True)
+    extensions = f"[extensions]\n\tobjectFormat = {object_format}\n" if object_format != "sha1" else ""
+    config = _OUR_CONFIG.format(version=1 if extensions else 0, devnull=os.devnull, extensions=extensions)
+    replace_file(path / "config", config)
+    replace_file(path / "HEAD", f"{head}\n")
+    replace_file(path / "objects" / "info" / "alternates", f"{objects}\n")
+    replace_file(path / "info" / "exclude", excludes)
 
 
 def _delete(path: Path) -> None:

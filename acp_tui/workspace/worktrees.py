@@ -15,6 +15,11 @@ checked out, and the change later recorded, through a git directory of ours (`Pr
 naming the worktree as its work tree, so no filter, hook, fsmonitor or include of the agent's is
 ever obeyed, and the new blobs of the agent's files land in our scratch folder, not the repository.
 
+A confined agent (see `acp_tui.process.sandbox`) sees none of the repository's git directory but
+its objects, read-only: its git works on a git directory of its own in the worktree's entry
+(`Worktree.own_git_dir`), so its commits, branches and resets stay there, and nothing it does moves
+the repository's refs or deletes its objects.
+
 When the run ends, `Worktree.record()` checks that the worktree's `.git` still names the
 repository's entry (an agent that replaced it gets nothing recorded, and a `Change.error` saying
 so), stages everything (`git add -A`) into our own index, files over `max_file_bytes` left out and
@@ -49,6 +54,7 @@ from acp_tui.core.files import private_dir, replace_file
 from acp_tui.settings import paths
 from acp_tui.settings.schema import MAX_FILE_BYTES
 from acp_tui.workspace.cleanup import (
+    AGENT_GIT_DIR,
     KEPT_SUFFIX,
     RECORD_SUFFIX,
     WORKTREE_NAME,
@@ -57,7 +63,7 @@ from acp_tui.workspace.cleanup import (
     names_back,
     remove_worktree,
 )
-from acp_tui.workspace.git import IsolationError, PrivateGitDir, git, last_line, read_small, reap
+from acp_tui.workspace.git import IsolationError, PrivateGitDir, git, last_line, lay_git_dir, read_small, reap
 
 # As answers (`AcpProviderConfig.max_output_chars`): the patch kept beyond this is cut, and says so.
 DIFF_LIMIT = 16_000_000
@@ -269,6 +275,25 @@ class Worktree:
         if kept:
             replace_file(self._marker, f"{self.origin.toplevel}\n")
 
+    def own_git_dir(self) -> Path:
+        """The git directory a confined agent works on in this worktree (made the first time): its
+        own HEAD (the base), index (the checkout's), refs and new objects, the repository's objects
+        borrowed read-only. So its commits never write the repository, whose HEAD and index for
+        this worktree stay ours (see `process.sandbox.worktree_view`)."""
+        own = self.admin / AGENT_GIT_DIR
+        if not os.path.lexists(own):
+            made = own.with_name(f"{AGENT_GIT_DIR}.{secrets.token_hex(4)}")  # whole, or not at all
+            made.mkdir()
+            excludes = read_small(self.origin.common_dir / "info" / "exclude") or ""
+            objects = self.origin.common_dir / "objects"
+            lay_git_dir(made, self.base, objects, self.origin.object_format, excludes)
+            with contextlib.suppress(FileNotFoundError):  # none yet: git makes one
+                source = os.open(self.admin / "index", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                with os.fdopen(source, "rb") as index, open(made / "index", "xb") as copy:
+                    shutil.copyfileobj(index, copy)
+            os.rename(made, own)
+        return own
+
     @property
     def _marker(self) -> Path:
         return self.path.with_name(self.path.name + KEPT_SUFFIX)
@@ -288,8 +313,10 @@ class Worktree:
             raise IsolationError(f"git registered {self.path} as {made}, not as {self.admin}")
         self._ours = self.origin.private_git_dir()
         await self._ours.git("read-tree", "--reset", "-u", self.base, work_tree=self.path)
-        # The agent's own git then sees a clean checkout (its index is the one we just wrote).
+        # Git then sees a clean checkout there (its index is the one we just wrote), and so does a
+        # confined agent's own git, whose index starts as a copy of it.
         await asyncio.to_thread(shutil.copyfile, self._ours.index, self.admin / "index")
+        await asyncio.to_thread(self.own_git_dir)
         if self.origin.prefix:  # a directory that holds no tracked file is not checked out
             self.cwd.mkdir(parents=True, exist_ok=True)
 

@@ -21,12 +21,13 @@ from typing import Any
 
 import pytest
 
-from acp_tui import AcpProviderConfig
+from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
 from tests.helpers import LEAK_MARK
 
 ROOT = Path(__file__).resolve().parents[2]
 TRYING_AGENT = str(Path(__file__).with_name("trying_agent.py"))
 SUPERVISE = str(Path(__file__).with_name("supervise.py"))
+NETWORK_WAYS = str(Path(__file__).with_name("network_ways.py"))
 
 
 @cache
@@ -60,6 +61,32 @@ def tries(*steps: Sequence[Any]) -> str:
 
 def outcomes(output: str) -> list[str]:
     return list(json.loads(output))
+
+
+async def answer(config: AcpProviderConfig, steps: Sequence[Sequence[Any]], cwd: Path) -> list[str]:
+    """What the trying agent says of `steps`, tried in `cwd` (the run must complete)."""
+    run = await AcpSubagentProvider(config).start(SubagentRequest(tries(*steps), cwd=str(cwd)))
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
+    return outcomes(result.output)
+
+
+def acp_tui_run(prompt: str, cwd: Path) -> list[str]:
+    """`acp-tui run --sandbox` of the trying agent with `prompt`, in `cwd`."""
+    agent = f"trying={sys.executable} {TRYING_AGENT}"
+    return [
+        sys.executable,
+        "-m",
+        "acp_tui",
+        "run",
+        "--sandbox",
+        "--agent",
+        agent,
+        "--prompt",
+        prompt,
+        "--cwd",
+        str(cwd),
+    ]
 
 
 @contextlib.contextmanager
@@ -132,10 +159,11 @@ def _runs_ours(python: str) -> bool:
 
 
 def supervise_as(
-    user: User | None, job: dict[str, Any], *, home: Path, timeout: float = 60
+    user: User | None, job: dict[str, Any], *, home: Path, timeout: float = 60, script: str = SUPERVISE
 ) -> subprocess.Popen[str]:
-    """`supervise.py` (a supervisor of one run of the trying agent) in a fresh Python, as `user`
-    (or as we are), with this tree and our venv's packages on its path; stdout piped."""
+    """`supervise.py` (a supervisor of one run of the trying agent), or another `script` of ours
+    given a JSON job, in a fresh Python, as `user` (or as we are), with this tree and our venv's
+    packages on its path; stdout piped."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -147,7 +175,7 @@ def supervise_as(
     python = sys.executable if user is None else user.python
     owner: dict[str, Any] = {} if user is None else {"user": user.uid, "group": user.gid, "extra_groups": []}
     return subprocess.Popen(
-        [python, SUPERVISE, json.dumps(job)],
+        [python, script, json.dumps(job)],
         env=env,
         cwd=home,
         stdin=subprocess.DEVNULL,

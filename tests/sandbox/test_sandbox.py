@@ -8,7 +8,6 @@ paths (no bwrap, bwrap refusing) and every way a run ends, with a daemon inside 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -26,12 +25,14 @@ import pytest
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, Subagents, SubagentStopReason
 from acp_tui.process.sandbox import FAILED, NOT_INSTALLED
 from acp_tui.settings import paths
-from tests.helpers import git, our_live_processes
+from tests.helpers import our_live_processes
 from tests.hostile.support import eventually
 from tests.sandbox.procs import alive, by_command_line
 from tests.sandbox.support import (
     TRYING_AGENT,
     User,
+    acp_tui_run,
+    answer,
     need_bwrap,
     outcomes,
     outside_tmp,
@@ -53,13 +54,6 @@ def confined() -> None:
     need_bwrap()
 
 
-async def answer(config: AcpProviderConfig, steps: Sequence[Sequence[Any]], cwd: Path) -> list[str]:
-    run = await AcpSubagentProvider(config).start(SubagentRequest(tries(*steps), cwd=str(cwd)))
-    result = await run.result()
-    assert result.stop_reason is S.COMPLETED, result.error
-    return outcomes(result.output)
-
-
 def daemon_step(tag: str, ready: Path, *how: str) -> list[Any]:
     return ["daemon", tag, str(ready), list(how)]
 
@@ -68,23 +62,23 @@ def daemon_step(tag: str, ready: Path, *how: str) -> list[Any]:
 
 
 @pytest.mark.usefixtures("confined")
-async def test_a_key_under_home_ssh_is_absent_and_the_rest_of_home_read_only(tmp_path: Path) -> None:
+async def test_its_home_is_empty_and_read_only(tmp_path: Path) -> None:
     with outside_tmp("acp-tui-home-") as home:
         (home / ".ssh").mkdir()
         (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
-        (home / ".netrc").write_text("machine example.com password hunter2")
         (home / "notes.txt").write_text("notes")
         steps = [
             ("read", f"{home}/.ssh/id_ed25519"),
-            ("read", f"{home}/.netrc"),
             ("read", f"{home}/notes.txt"),
             ("write", f"{home}/notes.txt"),
+            ("write", f"{home}/new.txt"),
         ]
         env = {"HOME": str(home)}
         inside = await answer(trying(env=env), steps, tmp_path)
         plain = await answer(trying(sandbox="none", env=env), steps, tmp_path)
-    assert plain == ["ok:PRIVATE KEY", "ok:machine example.com password hunter2", "ok:notes", "ok"]
-    assert inside == ["error:ENOENT", "error:EACCES", "ok:notes", "error:EROFS"]
+        assert (home / "notes.txt").read_text() == "notes" + "written by the agent\n"  # by the plain run
+    assert plain == ["ok:PRIVATE KEY", "ok:notes", "ok", "ok"]
+    assert inside == ["error:ENOENT", "error:ENOENT", "error:EROFS", "error:EROFS"]
 
 
 @pytest.mark.usefixtures("confined")
@@ -114,20 +108,31 @@ def test_the_preset_keys_reach_the_run_and_a_bad_one_is_one_line() -> None:
         "command": "x",
         "sandbox": "workspace",
         "sandbox_writable": ["~/.claude"],
+        "sandbox_readable": ["~/.gitconfig"],
         "sandbox_hidden": ["~/.npmrc"],
+        "sandbox_sockets": ["/run/user/1000/bus"],
         "sandbox_network": False,
     }
     config = parse_settings({"agent": [raw]}, label="t").presets[0].provider_config()
-    assert (config.sandbox, config.sandbox_writable, config.sandbox_hidden, config.sandbox_network) == (
-        "workspace",
-        ("~/.claude",),
-        ("~/.npmrc",),
-        False,
-    )
+    assert (
+        config.sandbox,
+        config.sandbox_writable,
+        config.sandbox_readable,
+        config.sandbox_hidden,
+        config.sandbox_sockets,
+        config.sandbox_network,
+    ) == ("workspace", ("~/.claude",), ("~/.gitconfig",), ("~/.npmrc",), ("/run/user/1000/bus",), False)
     for key, value, says in (
         ("sandbox", "yes", '"sandbox" must be "none" or "workspace"'),
         ("sandbox_writable", "~/.claude", '"sandbox_writable" must be a list of paths'),
-        ("sandbox_network", 0, '"sandbox_network" must be true or false'),
+        ("sandbox_readable", [1], '"sandbox_readable" must be a list of paths'),
+        ("sandbox_sockets", "/run/x.sock", '"sandbox_sockets" must be a list of paths of unix sockets'),
+        (
+            "sandbox_network",
+            ["https://x.com"],
+            '"sandbox_network" must be true, false or a list of host names (api.example.com, '
+            "*.example.com, an IP address)",
+        ),
     ):
         with pytest.raises(ConfigError) as raised:
             parse_settings({"agent": [{"name": "a", "command": "x", key: value}]}, label="t")
@@ -135,34 +140,43 @@ def test_the_preset_keys_reach_the_run_and_a_bad_one_is_one_line() -> None:
 
 
 @pytest.mark.usefixtures("confined")
-async def test_it_writes_its_cwd_a_private_tmp_and_its_writable_paths_only(tmp_path: Path) -> None:
+async def test_it_sees_its_cwd_a_private_tmp_and_what_its_preset_opens_only(tmp_path: Path) -> None:
     in_tmp = Path(f"/tmp/acp-tui-sandbox-{uuid.uuid4().hex}")
     with outside_tmp("acp-tui-work-") as work:
-        cwd, other, extra = (work / name for name in ("cwd", "other", "extra"))
+        cwd, other, extra, seen = (work / name for name in ("cwd", "other", "extra", "seen"))
         home = work / "home"  # acp-tui's own folders, outside /tmp
         with paths.rooted_at(home):
             state = paths.state_dir()
-        for folder in (cwd, other, extra, state):
+        for folder in (cwd, other, extra, seen, state):
             folder.mkdir(parents=True)
+        (other / "c.txt").write_text("another folder of the user's")
+        (seen / "d.txt").write_text("opened")
         (state / "trace.jsonl").write_text("another run's trace")
         steps = [
             ("write", f"{cwd}/a.txt"),
             ("write", f"{other}/b.txt"),
+            ("read", f"{other}/c.txt"),
             ("write", str(in_tmp)),
             ("read", str(in_tmp)),
             ("write", f"{extra}/c.txt"),
             ("read", f"{state}/trace.jsonl"),
             ("write", "/etc/acp-tui-sandbox"),
+            ("read", f"{seen}/d.txt"),
+            ("write", f"{seen}/d.txt"),
         ]
+        config = trying(sandbox_writable=[str(extra)], sandbox_readable=[str(seen)])
         with paths.rooted_at(home):
-            inside = await answer(trying(sandbox_writable=[str(extra)]), steps, cwd)
+            inside = await answer(config, steps, cwd)
         assert inside == [
             "ok",
-            "error:EROFS",
+            "error:ENOENT",  # a folder the preset does not open is not there at all
+            "error:ENOENT",
             "ok",
             "ok:written by the agent\n",
             "ok",
             "error:ENOENT",
+            "error:EROFS",
+            "ok:opened",
             "error:EROFS",
         ]
         assert (cwd / "a.txt").exists() and (extra / "c.txt").exists()
@@ -206,65 +220,6 @@ async def test_the_network_is_there_or_not_at_all(tmp_path: Path) -> None:
         steps = [("connect", "127.0.0.1", port)]
         assert await answer(trying(), steps, tmp_path) == ["ok"]
         assert await answer(trying(sandbox_network=False), steps, tmp_path) == ["error:ECONNREFUSED"]
-
-
-# A worktree: the main repository's config and hooks stay out of reach ---------------------------
-
-
-@pytest.mark.usefixtures("confined")
-@pytest.mark.parametrize("where", ["/var/tmp", "/tmp"])  # under /tmp, the private /tmp hides it first
-def test_a_worktree_run_commits_but_cannot_write_the_main_repositorys_config_or_hooks(
-    tmp_path: Path, where: str
-) -> None:
-    with outside_tmp("acp-tui-repo-") if where == "/var/tmp" else contextlib.nullcontext(tmp_path) as outside:
-        repo = outside / "repo"
-        repo.mkdir()
-        git(repo, "init", "-q")
-        (repo / "README.md").write_text("main\n")
-        git(repo, "add", "README.md")
-        git(repo, "commit", "-qm", "base")
-        config_before = (repo / ".git" / "config").read_bytes()
-        home = outside / "home"  # acp-tui's own folders
-        with paths.rooted_at(home):
-            cache = paths.cache_dir()
-        cache.mkdir(parents=True)
-        (cache / "planted.txt").write_text("ours")
-        steps = [
-            ("run", "git", "config", "core.fsmonitor", "touch /tmp/pwned"),
-            ("write", f"{repo}/.git/config"),
-            ("write", f"{repo}/.git/hooks/post-commit"),
-            ("write", f"{repo}/README.md"),
-            ("read", f"{repo}/README.md"),
-            ("read", f"{cache}/planted.txt"),
-            ("write", "new.txt"),
-            ("run", "git", "add", "new.txt"),
-            ("run", "git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", "commit", "-qm", "inside"),
-        ]
-        done = subprocess.run(
-            [
-                *acp_tui_run(tries(*steps), repo),
-                "--worktree",
-                "--keep-worktrees",
-                "--format",
-                "json",
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, paths.HOME_VARIABLE: str(home)},
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        record = json.loads(done.stdout)
-        said = outcomes(record["output"])
-        assert said[0].startswith("ok:") and not said[0].startswith("ok:0"), said[0]  # git config failed
-        assert said[1:6] == ["error:EROFS", "error:EROFS", "error:EROFS", "ok:main\n", "error:ENOENT"]
-        assert said[6:] == ["ok", "ok:0:", "ok:0:"]
-        assert record["sandbox"] == "workspace"
-        assert (repo / ".git" / "config").read_bytes() == config_before
-        assert not (repo / ".git" / "hooks" / "post-commit").exists()
-        assert (repo / "README.md").read_text() == "main\n"
-        worktree = Path(record["worktree"])
-        assert git(worktree, "log", "-1", "--format=%s").strip() == "inside"  # the commit landed
 
 
 # Never unconfined by surprise ---------------------------------------------------------------------
@@ -340,23 +295,6 @@ async def test_a_setsid_daemon_that_ignores_sigterm_ends_with_the_run(tmp_path: 
         assert not alive(daemon)
     assert by_command_line(tag) == []
     await subagents.aclose()
-
-
-def acp_tui_run(prompt: str, cwd: Path) -> list[str]:
-    agent = f"trying={sys.executable} {TRYING_AGENT}"
-    return [
-        sys.executable,
-        "-m",
-        "acp_tui",
-        "run",
-        "--sandbox",
-        "--agent",
-        agent,
-        "--prompt",
-        prompt,
-        "--cwd",
-        str(cwd),
-    ]
 
 
 @pytest.mark.usefixtures("confined")
@@ -499,20 +437,21 @@ async def test_a_confined_demo_follow_up_remembers_its_first_turn(tmp_path: Path
 
 
 async def test_a_program_the_sandbox_hides_is_refused_in_one_line(tmp_path: Path) -> None:
-    """An agent installed under /tmp (a checkout there, its venv) is not in the sandbox's private
-    /tmp: the run says so, rather than bwrap's "execvp: No such file or directory"."""
+    """An agent installed in a folder the sandbox hides (a credential folder, acp-tui's, one of
+    `sandbox_hidden`): the run says so, rather than bwrap's "execvp: No such file or directory"."""
     need_bwrap()
-    program = tmp_path / "bin" / "agent"  # tmp_path lies under /tmp
-    program.parent.mkdir()
-    program.write_text("#!/bin/sh\nexit 0\n")
-    program.chmod(0o755)
-    work = tmp_path / "work"
-    work.mkdir()
-    config = AcpProviderConfig(command=str(program), name="hidden", sandbox="workspace", cwd=str(work))
-    run = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hi"))
-    result = await asyncio.wait_for(run.result(), 20)
+    with outside_tmp("acp-tui-tools-") as tools:
+        program = tools / "bin" / "agent"
+        program.parent.mkdir(parents=True)
+        program.write_text("#!/bin/sh\nexit 0\n")
+        program.chmod(0o755)
+        config = AcpProviderConfig(
+            command=str(program), sandbox="workspace", sandbox_hidden=[str(tools)], cwd=str(tmp_path)
+        )
+        run = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hi"))
+        result = await asyncio.wait_for(run.result(), 20)
     assert result.stop_reason is SubagentStopReason.ERROR
     assert result.error == (
-        f"sandbox: the agent's program {program} is under /tmp, which the sandbox hides (a private "
-        '/tmp, credentials, acp-tui\'s folders): install it elsewhere, or set sandbox = "none"'
+        f"sandbox: the agent's program needs {program}, which the sandbox hides (credentials, "
+        'acp-tui\'s folders, sandbox_hidden): install it elsewhere, or set sandbox = "none"'
     )

@@ -11,6 +11,10 @@ JSON list of their outcomes, in order: `"ok"` or `"ok:<text>"` when it worked, `
   ["signal", PID]             may it signal PID (signal 0)   -> ok
   ["procs"]                   count the processes it can see -> ok:<N>
   ["connect", HOST, PORT]     a TCP connection               -> ok
+  ["unix", PATH]              a unix socket's connection     -> ok
+  ["abstract", NAME]          connect to the abstract unix socket "@NAME" -> ok
+  ["tunnel", HOST, PORT]      CONNECT HOST:PORT through the proxy $HTTPS_PROXY names, then send
+                              "ping\n" -> ok:<the line the far end answers>, or refused:<status>
   ["daemon", TAG, READY, HOW] leave a daemon that ignores SIGTERM, SIGHUP and SIGINT, in a session of
                               its own, its command line ending with TAG; it writes READY once set up,
                               and the try waits for it.
@@ -82,6 +86,17 @@ def attempt(what: str, *args: Any) -> str:
         if what == "connect":
             with socket.create_connection((args[0], int(args[1])), timeout=5):
                 return "ok"
+        if what == "unix":
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(5)
+                client.connect(args[0])
+                return "ok"
+        if what == "abstract":
+            with socket.socket(socket.AF_UNIX) as unix:
+                unix.connect("\0" + args[0])
+                return "ok"
+        if what == "tunnel":
+            return tunnel(args[0], int(args[1]))
         if what == "daemon":
             leave_a_daemon(args[0], args[1], args[2])
             return "ok"
@@ -92,6 +107,21 @@ def attempt(what: str, *args: Any) -> str:
     except OSError as exc:
         return error_of(exc)
     return f"unknown try {what!r}"
+
+
+def tunnel(host: str, port: int) -> str:
+    proxy = os.environ["HTTPS_PROXY"].removeprefix("http://")
+    proxy_host, _, proxy_port = proxy.rpartition(":")
+    with socket.create_connection((proxy_host, int(proxy_port)), timeout=10) as conn:
+        conn.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        replies = conn.makefile("rb")
+        status = replies.readline().split()[1].decode()
+        while replies.readline() not in (b"\r\n", b""):
+            pass
+        if status != "200":
+            return f"refused:{status}"
+        conn.sendall(b"ping\n")
+        return "ok:" + replies.readline().decode().strip()
 
 
 def leave_a_daemon(tag: str, ready: str, how: list[str]) -> None:

@@ -1,13 +1,16 @@
 """A run's activity (`o` on its pane): what the agent did besides answering. Every tool call with its
 kind, title, status, paths and duration (failed ones first to the eye: in the error colour), then
-the highlighted call's content (an error message, a diff), and the thoughts, plans and other
-updates counted. The answer stream stays clean: this is where its cards went.
+the highlighted call's content (an error message, a diff), the thoughts, plans and other updates
+counted, and the connections its sandbox refused (hosts its `sandbox_network` list does not name).
+The answer stream stays clean: this is where its cards went.
 
-It follows a live run (the pane tells it when a tool call changes). Everything here came from the
-agent: literal text, one line per cell.
+It follows a live run (the pane tells it when a tool call changes or a connection is refused).
+Everything here came from the agent: literal text, one line per cell.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from acp_tui.core.model import ToolCallInfo
+from acp_tui.core.model import NetworkRefusal, ToolCallInfo
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
@@ -24,6 +27,7 @@ from acp_tui.ui.widgets.fitted_table import FittedTable
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS
 
 COLUMNS = ("status", "time", "kind", "title", "paths")
+REFUSALS_SHOWN = 20  # hosts and ports listed; more are counted
 # Counted otherwise: the tool calls are the table's rows, the usage is said in words.
 NOT_COUNTED = ("tool_call", "tool_call_update", "usage_update")
 
@@ -38,8 +42,27 @@ def activity_counts(attempt: Attempt) -> str:
         f"{len(calls)} tool call{'' if len(calls) == 1 else 's'}" + (f" ({failed} failed)" if failed else "")
     ]
     parts += [f"{hidden_label(kind)} {n}" for kind, n in sorted(hidden.items()) if kind not in NOT_COUNTED]
+    if refused := len(attempt.network_refused):
+        parts.append(f"{refused} connection{'' if refused == 1 else 's'} refused")
     usage = usage_summary(attempt.usage)
     return " · ".join([*parts, usage] if usage else parts)
+
+
+def refusals_text(refusals: Sequence[NetworkRefusal]) -> str:
+    """What the agent tried that its sandbox refused, a line per host and port in the order first
+    tried: `refused: evil.example:443 (3 times, first at 1.2 s)`."""
+    seen: dict[tuple[str, int], list[float]] = {}
+    for refusal in refusals:
+        seen.setdefault((refusal.host, refusal.port), []).append(refusal.at)
+    lines = [
+        f"refused: {host}:{port} ("
+        + (f"{len(times)} times, first " if len(times) > 1 else "")
+        + f"at {format_seconds(times[0])})"
+        for (host, port), times in list(seen.items())[:REFUSALS_SHOWN]
+    ]
+    if len(seen) > REFUSALS_SHOWN:
+        lines.append(f"… and {len(seen) - REFUSALS_SHOWN} more hosts and ports")
+    return "\n".join(lines)
 
 
 def call_row(call: ToolCallInfo) -> tuple[str, ...]:
@@ -61,6 +84,7 @@ class ActivityScreen(DialogScreen[None]):
         & DataTable {{ height: auto; max-height: 16; margin: 1 0 0 0; }}
         & #call {{ height: auto; max-height: 12; margin: 1 0 0 0; border: round $panel-lighten-2; }}
         & .failed {{ color: {STATE_COLOURS["error"]}; text-style: bold; }}
+        & #refused {{ height: auto; max-height: 8; margin: 1 0 0 0; color: {STATE_COLOURS["error"]}; }}
     }}
     """
     BINDINGS = [Binding("escape,q,o", "close", "Close")]
@@ -77,6 +101,7 @@ class ActivityScreen(DialogScreen[None]):
             id="title",
         )
         yield Static("", id="counts")
+        yield Static("", id="refused")
         yield FittedTable(COLUMNS, flexible=("title", "paths"), id="calls")
         with VerticalScroll(id="call"):
             yield Static("", id="call-content")
@@ -90,6 +115,9 @@ class ActivityScreen(DialogScreen[None]):
         """What the run did so far (called again by its pane when a tool call changes)."""
         calls = self.attempt.tool_calls
         self.query_one("#counts", Static).update(text.line(activity_counts(self.attempt)))
+        refused = self.query_one("#refused", Static)
+        refused.update(text.literal(refusals_text(self.attempt.network_refused)))
+        refused.display = bool(self.attempt.network_refused)
         if calls == self._shown:
             return
         self._shown = calls

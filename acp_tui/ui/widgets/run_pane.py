@@ -26,6 +26,7 @@ from textual.worker import Worker, WorkerState
 
 from acp_tui.core.model import (
     Finished,
+    NetworkRefused,
     OutputDelta,
     PermissionDecided,
     PermissionRecord,
@@ -299,7 +300,7 @@ class RunPane(Vertical, can_focus=True):
                 answer.append(event.text)
             elif isinstance(event, Stopping):
                 self._show_error(STOP_STEPS.get(event.step, event.step))
-            elif isinstance(event, ToolCallChanged):
+            elif isinstance(event, ToolCallChanged | NetworkRefused):
                 self._stats_dirty = True
                 self._activity_changed()
             elif isinstance(event, PermissionDecided | UsageReported):

@@ -1,0 +1,233 @@
+"""Issue 26, items 2, 4 and 9: what a confined agent sees is deny by default.
+
+No unix socket of the host is there to connect to (a session's D-Bus, gpg's ssh agent, a keyring,
+podman, docker, X11, any other) unless a preset names it; its home is empty, so no credential store
+is readable, and one a preset opens in passing stays hidden; and an agent installed anywhere (under
+/tmp, a new user's clone and its venv) still runs, with its private /tmp.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import uuid
+import venv as venvs
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
+from acp_tui.process.programs import installation
+from tests.sandbox.support import TRYING_AGENT, answer, need_bwrap, outside_tmp, trying
+
+# The credential stores of issue 26 (item 4), each planted under a home; `XDG/` ones go under
+# XDG_CONFIG_HOME, which the test points elsewhere.
+CREDENTIAL_FILES = (
+    "XDG/gh/hosts.yml",
+    "XDG/git/credentials",
+    ".config/git/credentials",
+    ".config/gh/hosts.yml",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".vault-token",
+    ".docker/config.json",
+    ".kube/config",
+    ".aws/credentials",
+    ".config/gcloud/application_default_credentials.json",
+    ".azure/msal_token_cache.json",
+    ".netrc",
+    ".git-credentials",
+    ".gnupg/private-keys-v1.d/key.key",
+    ".password-store/site.gpg",
+    ".local/share/keyrings/login.keyring",
+    ".ssh/id_ed25519",
+)
+
+
+@pytest.fixture(autouse=True)
+def confined() -> None:
+    need_bwrap()
+
+
+@contextlib.contextmanager
+def listening(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen()
+        try:
+            yield
+        finally:
+            path.unlink()
+
+
+# Item 2: sockets -----------------------------------------------------------------------------------
+
+
+async def test_no_unix_socket_of_the_host_is_reachable_unless_a_preset_names_it(tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex[:8]
+    with contextlib.ExitStack() as stack:
+        home = stack.enter_context(outside_tmp("acp-tui-home-"))
+        elsewhere = stack.enter_context(outside_tmp("acp-tui-app-"))
+        # As root, the places a session really has them; else what we may write, named alike.
+        run = Path("/run") if os.geteuid() == 0 else elsewhere / "run"
+        runtime = run / f"acp-tui-user-{tag}"  # $XDG_RUNTIME_DIR, as /run/user/UID
+        stack.callback(lambda: subprocess.run(["rm", "-rf", str(runtime)], check=False))
+        sockets = {
+            "bus": runtime / "bus",  # D-Bus: `systemd-run --user` runs anything outside
+            "gpg-ssh": runtime / "gnupg" / "S.gpg-agent.ssh",
+            "keyring": runtime / "keyring" / "control",
+            "podman": runtime / "podman" / "podman.sock",
+            "docker": run / f"acp-tui-docker-{tag}.sock",  # /var/run/docker.sock: root on the host
+            "system-bus": run / "dbus" / f"acp-tui-{tag}",
+            "x11": Path("/tmp/.X11-unix") / f"X{tag}",
+            "gpg": home / ".gnupg" / "S.gpg-agent",
+            "any": elsewhere / "app.sock",
+        }
+        for path in sockets.values():
+            stack.enter_context(listening(path))
+        env = {"HOME": str(home), "XDG_RUNTIME_DIR": str(runtime), "SSH_AUTH_SOCK": str(sockets["gpg-ssh"])}
+        steps = [("unix", str(path)) for path in sockets.values()]
+        plain = await answer(trying(sandbox="none", env=env), steps, tmp_path)
+        inside = await answer(trying(env=env), [*steps, ("write", f"{runtime}/its-own")], tmp_path)
+        named = await answer(trying(env=env, sandbox_sockets=[str(sockets["bus"])]), steps, tmp_path)
+        assert not (runtime / "its-own").exists()
+    assert plain == ["ok"] * len(sockets)
+    assert inside == ["error:ENOENT"] * len(sockets) + ["ok"]  # its $XDG_RUNTIME_DIR is its own
+    assert named == ["ok", *["error:ENOENT"] * (len(sockets) - 1)]
+
+
+async def test_sandbox_sockets_naming_what_is_no_socket_is_refused_in_one_line(tmp_path: Path) -> None:
+    config = trying(sandbox_sockets=[str(tmp_path)])
+    run = await AcpSubagentProvider(config).start(SubagentRequest("[]", cwd=str(tmp_path)))
+    result = await run.result()
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.error == f"sandbox: sandbox_sockets names {tmp_path}, which is not a unix socket"
+
+
+# Item 4: credential stores ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("opened", ["nothing", "the whole home"])
+async def test_no_credential_store_is_readable_even_in_a_home_a_preset_opens(
+    tmp_path: Path, opened: str
+) -> None:
+    with outside_tmp("acp-tui-home-") as home, outside_tmp("acp-tui-xdg-") as xdg:
+        paths = [
+            xdg / name.removeprefix("XDG/") if name.startswith("XDG/") else home / name
+            for name in CREDENTIAL_FILES
+        ]
+        for path in paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("secret")
+        (home / "notes.txt").write_text("notes")
+        env = {"HOME": str(home), "XDG_CONFIG_HOME": str(xdg)}
+        steps = [("read", str(path)) for path in [*paths, home / "notes.txt"]]
+        readable = ["~", str(xdg)] if opened == "the whole home" else []
+        plain = await answer(trying(sandbox="none", env=env), steps, tmp_path)
+        inside = await answer(trying(env=env, sandbox_readable=readable), steps, tmp_path)
+    assert plain == ["ok:secret"] * len(paths) + ["ok:notes"]
+    leaked = [str(path) for path, said in zip(paths, inside, strict=False) if not said.startswith("error:")]
+    assert leaked == []
+    assert inside[-1] == ("ok:notes" if readable else "error:ENOENT")
+
+
+async def test_a_preset_opens_its_agents_own_folders_and_nothing_else(tmp_path: Path) -> None:
+    """As the sample presets do: Codex's ~/.codex writable, a file read-only, the rest of home unseen."""
+    with outside_tmp("acp-tui-home-") as home:
+        for name in (".codex/auth.json", ".gitconfig", ".gemini/settings.json"):
+            (home / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / name).write_text(name)
+        env = {"HOME": str(home)}
+        config = trying(env=env, sandbox_writable=["~/.codex"], sandbox_readable=["~/.gitconfig"])
+        steps = [
+            ("read", f"{home}/.codex/auth.json"),
+            ("write", f"{home}/.codex/sessions.jsonl"),
+            ("read", f"{home}/.gitconfig"),
+            ("write", f"{home}/.gitconfig"),
+            ("read", f"{home}/.gemini/settings.json"),
+        ]
+        said = await answer(config, steps, tmp_path)
+        assert (home / ".codex" / "sessions.jsonl").exists()
+    assert said == ["ok:.codex/auth.json", "ok", "ok:.gitconfig", "error:EROFS", "error:ENOENT"]
+
+
+# Item 9: an agent installed anywhere ------------------------------------------------------------------
+
+
+async def test_an_agent_installed_under_tmp_runs_confined_and_its_tmp_stays_private(tmp_path: Path) -> None:
+    """A venv under /tmp (as a new user's clone makes it): its program, the venv and the Python it
+    was made from are shown read-only; the rest of /tmp is still the agent's own."""
+    venv = tmp_path / "venv"  # tmp_path lies under /tmp
+    venvs.create(venv, symlinks=True)
+    program = venv / "bin" / "trying-agent"
+    program.write_text(f"#!{venv}/bin/python\n" + Path(TRYING_AGENT).read_text())
+    program.chmod(0o755)
+    (tmp_path / "secret.txt").write_text("the user's")
+    config = AcpProviderConfig(command=str(program), sandbox="workspace", term_grace=0.3, cancel_grace=0.5)
+    its_own = Path(f"/tmp/acp-tui-its-own-{uuid.uuid4().hex}")
+    steps = [
+        ("procs",),
+        ("read", f"{tmp_path}/secret.txt"),
+        ("write", f"{venv}/planted"),
+        ("write", str(its_own)),
+    ]
+    with outside_tmp("acp-tui-work-") as work:
+        said = await answer(config, steps, work)
+    assert said == ["ok:2", "error:ENOENT", "error:EROFS", "ok"]
+    assert not (venv / "planted").exists() and not its_own.exists()
+
+
+def test_an_installation_holds_the_venv_its_python_its_editable_projects_and_node_modules(
+    tmp_path: Path,
+) -> None:
+    python = tmp_path / "python3.12" / "bin" / "python3.12"  # a Python installation, by its landmark
+    (python.parent.parent / "lib" / "python3.12").mkdir(parents=True)
+    (python.parent.parent / "lib" / "python3.12" / "os.py").write_text("")
+    python.parent.mkdir()
+    python.write_bytes(b"\x7fELF")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {python.parent}\n")
+    (venv / "bin" / "python").symlink_to(python)
+    (venv / "bin" / "agent").write_text(f"#!{venv}/bin/python\nimport agent\n")
+    record = venv / "lib" / "python3.12" / "site-packages" / "agent-1.0.dist-info" / "direct_url.json"
+    record.parent.mkdir(parents=True)
+    project = tmp_path / "agent project"
+    record.write_text(json.dumps({"url": project.as_uri(), "dir_info": {"editable": True}}))
+    assert set(installation(str(venv / "bin" / "agent"), [], cwd=str(tmp_path), env={})) >= {
+        str(venv / "bin" / "agent"),
+        str(venv),
+        str(python.parent.parent),
+        str(project),
+    }
+    modules = tmp_path / "app" / "node_modules"
+    (modules / "pkg" / "bin").mkdir(parents=True)
+    (modules / "pkg" / "bin" / "agent.js").write_text("#!/usr/bin/env -S node --no-warnings\n")
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "agent").symlink_to("../pkg/bin/agent.js")
+    node = tmp_path / "node" / "bin" / "node"
+    node.parent.mkdir(parents=True)
+    node.write_bytes(b"\x7fELF")
+    node.chmod(0o755)
+    found = installation(
+        str(modules / ".bin" / "agent"), [], cwd=str(tmp_path), env={"PATH": str(node.parent)}
+    )
+    assert set(found) >= {str(modules), str(node)}
+
+
+async def test_as_root_what_only_root_may_read_of_the_system_is_hidden(tmp_path: Path) -> None:
+    """Root reads what root owns, capabilities or not: /etc/shadow and ssh's host keys are absent."""
+    if os.geteuid() != 0:
+        pytest.skip("not root: what only root may read is unreadable to the agent anyway")
+    shadow = Path("/etc/shadow")
+    steps = [("read", str(shadow)), ("read", "/etc/passwd")]
+    plain = await answer(trying(sandbox="none"), steps, tmp_path)
+    inside = await answer(trying(), steps, tmp_path)
+    assert plain[0] == "ok:" + shadow.read_text() and plain[1].startswith("ok:root:")
+    assert inside[0].startswith("error:") and inside[1] == plain[1]
