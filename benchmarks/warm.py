@@ -37,7 +37,9 @@ async def once(warm: bool, start: float, store: Path) -> float:
         if warm:  # an operator reading the screen for longer than the agent takes to start
             spares = app.driver.spares
             assert spares is not None
-            while not (spares._spares and all(s.run and s.run.ready.is_set() for s in spares._spares)):
+            while not (
+                spares._spares and all(s.handshake and s.handshake.ready.is_set() for s in spares._spares)
+            ):
                 await pilot.pause(0.05)
         pressed = time.monotonic()
         await pilot.press("enter")

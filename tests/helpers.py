@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -53,6 +54,12 @@ def demo(persona: str, *extra: str, policy: str = "reject") -> AcpProviderConfig
         term_grace=0.3,
         cancel_grace=0.5,
     )
+
+
+def unhurried(config: AcpProviderConfig) -> AcpProviderConfig:
+    """The same agent with graces no loaded machine runs out of: whether it was signalled
+    (`ended_by`) then says whether it honoured the cancel, not how busy the machine was."""
+    return dataclasses.replace(config, cancel_grace=10.0, term_grace=10.0)
 
 
 def our_live_processes() -> list[tuple[int, str]]:

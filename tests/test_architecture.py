@@ -1,6 +1,6 @@
 """The layout shows the architecture: imports run one way, floor by floor, and never in a circle.
 
-`cli -> ui -> session -> acp / workspace / lab / reports -> policy, process, settings -> core`: a
+`cli -> ui -> session -> acp / workspace / lab / reports -> runs -> policy, process, settings -> core`: a
 module imports its own floor or the floors below, never one above. Every import counts, those inside
 functions and `TYPE_CHECKING` blocks too (each is a dependency, taken late or for types only).
 """
@@ -24,6 +24,8 @@ FLOORS = {
     "policy": 2,
     "process": 2,
     "settings": 2,
+    # What every provider's run shares (`acp_tui.runs`): below the providers, above what they use.
+    "runs": 2.5,
     "acp": 3,
     "workspace": 3,
     "lab": 3,

@@ -6,12 +6,13 @@ import re
 from typing import Any
 
 from acp_tui.reports.compare import COLUMNS, comparison_markdown, row
+from acp_tui.reports.records import RunRecord, read_record
 
 ALLOW = {"decision": "allow_once"}
 REJECT = {"decision": "reject_once"}
 
 
-def record(name: str, **fields: Any) -> dict[str, Any]:
+def record(name: str, **fields: Any) -> RunRecord:
     base: dict[str, Any] = {
         "name": name,
         "command": ["agent"],
@@ -33,7 +34,7 @@ def record(name: str, **fields: Any) -> dict[str, Any]:
         "diff_truncated": False,
     }
     base.update(fields)
-    return base
+    return read_record(base)
 
 
 def test_the_table_has_a_row_per_run_with_what_was_reported() -> None:

@@ -1,5 +1,5 @@
-"""What `acp_tui.compat` relies on in the pinned libraries' private parts: each check fails loudly
-when a new version changes it (then update the entry, or retire it)."""
+"""What `acp_tui.compat` relies on in the pinned libraries is still there, and still does what each
+entry says: a library upgrade that moves it fails here, loudly, instead of somewhere slower."""
 
 from __future__ import annotations
 
@@ -8,6 +8,69 @@ import inspect
 import sys
 
 from acp_tui import compat
+
+
+def test_pydantic_still_reads_attribute_docstrings_where_we_skip_it() -> None:
+    from pydantic import BaseModel, ConfigDict
+    from pydantic._internal import _fields
+
+    hook = _fields._update_fields_from_docstrings
+    assert callable(hook) and list(inspect.signature(hook).parameters)[:2] == ["cls", "fields"]
+
+    def described() -> str | None:
+        class Model(BaseModel):
+            model_config = ConfigDict(use_attribute_docstrings=True)
+            value: int = 0
+            """what it is"""
+
+        return Model.model_fields["value"].description
+
+    assert described() == "what it is"  # the hook is what turns docstrings into descriptions
+    with compat.attribute_docstrings_skipped():
+        assert described() is None  # skipped while the SDK is imported
+    assert _fields._update_fields_from_docstrings is hook  # and put back
+
+
+async def test_asyncio_notices_a_childs_exit_while_its_pipes_stay_open() -> None:
+    """The child exits, leaving a grandchild holding its stdout: `exited` is set at once, while
+    asyncio's own `Process.wait()` waits for the pipes (why the entry exists)."""
+    assert "process_exited" in vars(asyncio.subprocess.SubprocessStreamProtocol)
+    assert list(inspect.signature(asyncio.subprocess.Process).parameters) == ["transport", "protocol", "loop"]
+    loop = asyncio.get_running_loop()
+    protocol = compat.ExitNoticingProtocol(limit=1 << 16, loop=loop)
+    script = (
+        "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']);"
+        " sys.stdin.readline()"  # exits when told, once its wait below is under way
+    )
+    transport, _ = await loop.subprocess_exec(
+        lambda: protocol,
+        sys.executable,
+        "-c",
+        script,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    process = compat.process_of(transport, protocol, loop)
+    waiting = asyncio.ensure_future(process.wait())
+    try:
+        assert process.stdin is not None
+        process.stdin.write(b"exit\n")
+        await asyncio.wait_for(protocol.exited, 20)
+        assert process.returncode == 0
+        await asyncio.sleep(0)
+        assert not waiting.done()  # asyncio's own wait is held by the grandchild's pipes
+    finally:
+        import os
+        import signal
+
+        os.killpg(process.pid, signal.SIGKILL)  # the grandchild, in the child's group
+        assert process.stdout is not None
+        await asyncio.wait_for(process.stdout.read(), 20)  # its end of the pipe closed: it is gone
+        transport.close()
+        await asyncio.wait_for(waiting, 20)
+
 
 # textual-serve -----------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ blink); signals need a real process, so those tests spawn `python -m acp_tui`.
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 import signal
@@ -14,19 +15,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from click.testing import CliRunner, Result
 
 from acp_tui.acp import client as _sdk_loaded  # noqa: F401 - see below
 from acp_tui.cli.main import main
 from acp_tui.core.model import SubagentStopReason
+from acp_tui.reports.records import RECORD_KEYS
 from acp_tui.settings import paths
 from tests.helpers import SCRIPTED_AGENT, read_trace
 
 # The in-process runs below import the protocol SDK on first use; it is loaded up front (through the
 # core's client module) so that no run pays for it inside a `--timeout`.
 
-STOP_REASONS = {reason.value for reason in SubagentStopReason}
 PERMISSION_KEYS = {
     "title",
     "kind",
@@ -63,22 +65,31 @@ def records(result: Result) -> dict[str, dict[str, Any]]:
     return found
 
 
+@functools.cache
+def record_validator() -> jsonschema.Draft202012Validator:
+    """The schema `acp-tui schema record` prints, itself checked as a JSON Schema 2020-12. jsonschema,
+    not pydantic: the published schema is checked by a validator that did not make it."""
+    printed = CliRunner().invoke(main, ["schema", "record"], catch_exceptions=False)
+    assert printed.exit_code == 0, printed.output
+    schema = json.loads(printed.stdout)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
 def check_schema(record: dict[str, Any]) -> None:
-    assert isinstance(record["name"], str) and record["name"]
-    assert isinstance(record["command"], list) and all(isinstance(a, str) for a in record["command"])
-    assert record["stop_reason"] in STOP_REASONS
-    assert isinstance(record["output"], str)
-    assert record["error"] is None or isinstance(record["error"], str)
-    assert isinstance(record["hidden"], dict)
-    assert all(isinstance(k, str) and isinstance(v, int) for k, v in record["hidden"].items())
-    assert isinstance(record["permissions"], list)
+    """A real record: valid by the published schema, every key of today's records there, in order."""
+    record_validator().validate(record)
+    assert tuple(record) == RECORD_KEYS
     for permission in record["permissions"]:
         assert set(permission) == PERMISSION_KEYS
-        assert all(set(option) == {"option_id", "name", "kind"} for option in permission["options"])
-        assert isinstance(permission["decision"], str) and isinstance(permission["rule"], str)
-    assert record["exit_code"] is None or isinstance(record["exit_code"], int)
-    assert isinstance(record["duration_s"], float | int) and record["duration_s"] >= 0
-    assert isinstance(record["prompt"], str) and isinstance(record["policy"], str)
+
+
+def test_the_published_schema_refuses_what_no_record_holds() -> None:
+    good = {"name": "a", "command": ["a"], "stop_reason": "completed"}
+    record_validator().validate(good)
+    for bad in ({"stop_reason": "exploded"}, {"turn": 0}, {"exit_code": 1.5}, {"command": "a"}):
+        assert not record_validator().is_valid({**good, **bad}), bad
 
 
 def test_json_lines_carry_every_field_and_any_non_completed_run_exits_1() -> None:
@@ -428,7 +439,7 @@ def test_the_real_process_prints_only_json_on_stdout_and_exits_promptly() -> Non
 def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
     from acp_tui.core.model import PermissionOptionInfo, PermissionRecord, SubagentResult
     from acp_tui.reports.markdown import markdown
-    from acp_tui.reports.records import RECORD_KEYS, json_line, run_record
+    from acp_tui.reports.records import json_line, read_record, run_record
     from acp_tui.settings.schema import AgentPreset
 
     permission = PermissionRecord(
@@ -455,11 +466,10 @@ def test_the_record_round_trips_through_json_and_reads_as_markdown() -> None:
     preset = AgentPreset("pong", "python3", ("-m", "demo"))
     record = run_record(preset, result, prompt="ping\npong", policy="lab")
 
-    assert tuple(record) == RECORD_KEYS
     line = json_line(record)
-    assert "\n" not in line and json.loads(line) == record
+    assert "\n" not in line and read_record(json.loads(line)) == record
     check_schema(json.loads(line))
-    assert record["duration_s"] == 5.012 and record["permissions"][0]["at"] == 0.123
+    assert record.duration_s == 5.012 and record.permissions[0].at == 0.123
 
     document = markdown([record])
     assert "## pong: aborted" in document

@@ -459,7 +459,8 @@ def test_apply_command_bad_records_are_one_line(tmp_path: Path, repo: Path) -> N
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
     assert "not a JSON record" in result.stderr
     unisolated = tmp_path / "plain.json"
-    unisolated.write_text(json.dumps({"name": "a", "worktree": None, "base": None, "diff": None}))
+    plain = {"name": "a", "command": ["a"], "stop_reason": "completed", "worktree": None, "diff": None}
+    unisolated.write_text(json.dumps(plain))
     result = CliRunner().invoke(main, ["apply", str(unisolated), "--cwd", str(repo)])
     assert result.exit_code == 2 and 'run "a" was not isolated' in result.stderr
 

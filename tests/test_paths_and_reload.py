@@ -3,15 +3,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from acp_tui.core.events import Preempted, unless_set
 from acp_tui.core.model import ConfigOptionInfo
 from acp_tui.settings import paths
 from acp_tui.settings.reload import Choices, reloaded
@@ -81,27 +77,3 @@ def test_a_reload_keeps_f2_choices_the_command_line_agents_and_offers_of_unchang
     assert overruled == ["b allow (not allow-once)"]
     assert kept.options == {"a": {"mode": "auto"}} and kept.sandboxes == {"b": "workspace"}
     assert kept.offered == {"a": offered}  # b's command changed: what it offers is forgotten
-
-
-async def test_unless_set_returns_the_work_or_stops_it_when_the_event_comes_first() -> None:
-    event = asyncio.Event()
-    assert await unless_set(event, asyncio.sleep(0, "done")) == "done"
-
-    stopped = asyncio.Event()
-
-    async def forever() -> None:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            stopped.set()
-
-    asyncio.get_running_loop().call_soon(event.set)
-    with pytest.raises(Preempted):
-        await unless_set(event, forever())
-    assert stopped.is_set()  # cancelled and waited for
-
-    async def fails() -> None:
-        raise ValueError("its own")
-
-    with pytest.raises(ValueError, match="its own"):
-        await unless_set(asyncio.Event(), fails())

@@ -187,6 +187,7 @@ def test_probe_text_shows_agent_strings_literally() -> None:
 
 def test_the_text_and_markdown_reports_say_the_session() -> None:
     from acp_tui.reports.markdown import markdown
+    from acp_tui.reports.records import read_record
 
     agent = spec("vibe", "session_modes=ask|auto", "usage=10/100/0.5/EUR", "agent_info=v/Vibe/2")
     text = invoke("run", "--prompt", "go", "--agent", agent, "--option", "mode=auto")
@@ -195,5 +196,6 @@ def test_the_text_and_markdown_reports_say_the_session() -> None:
         "    agent: Vibe 2\n    options: mode=auto\n    usage: 10 of 100 tokens, cost 0.5 EUR\n"
         in text.stdout
     )
-    record = json.loads(invoke("run", "--format", "json", "--prompt", "go", "--agent", agent).stdout)
+    said = invoke("run", "--format", "json", "--prompt", "go", "--agent", agent)
+    record = read_record(json.loads(said.stdout))
     assert "- options: mode=ask\n- usage: 10 of 100 tokens, cost 0.5 EUR" in markdown([record])

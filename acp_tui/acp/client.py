@@ -6,6 +6,7 @@ has been spawned: the child boots while we pay for it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import acp
@@ -19,9 +20,21 @@ from acp.schema import (
 
 from acp_tui.core.model import PermissionOptionInfo
 
+# The client methods of capabilities we never declared, and the JSON-RPC method each answers.
+REFUSED = {
+    "read_text_file": "fs/read_text_file",
+    "write_text_file": "fs/write_text_file",
+    "create_terminal": "terminal/create",
+    "terminal_output": "terminal/output",
+    "release_terminal": "terminal/release",
+    "wait_for_terminal_exit": "terminal/wait_for_exit",
+    "kill_terminal": "terminal/kill",
+}
+
 
 class RunSink(Protocol):
-    """What the client reports to: the run that owns it."""
+    """What the client reports to: the handshake object that holds the connection (it hands both on
+    to the run it serves)."""
 
     def on_update(self, session_id: str, update: Any) -> None: ...
 
@@ -54,28 +67,17 @@ class RunClient:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
 
-    # We declared no fs or terminal capability: the child handles its own files, and a request to
-    # ours is refused. The SDK answers a missing terminal method with null, so refuse explicitly.
-    async def read_text_file(self, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("fs/read_text_file")
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
+        """We declared no fs or terminal capability: the child handles its own files, and a request
+        to ours is refused. The SDK answers a missing terminal method with null, so each is here."""
+        method = REFUSED.get(name)
+        if method is None:
+            raise AttributeError(name)
 
-    async def write_text_file(self, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("fs/write_text_file")
+        async def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise acp.RequestError.method_not_found(method)
 
-    async def create_terminal(self, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("terminal/create")
-
-    async def terminal_output(self, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("terminal/output")
-
-    async def release_terminal(self, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("terminal/release")
-
-    async def wait_for_terminal_exit(self, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("terminal/wait_for_exit")
-
-    async def kill_terminal(self, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("terminal/kill")
+        return refuse
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise acp.RequestError.method_not_found(method)

@@ -26,7 +26,7 @@ from acp_tui.settings.provider_config import AcpProviderConfig
 class ProbeRun(AcpSubagentRun):
     """A run whose turn is never taken: the session is set up, then the run ends."""
 
-    async def _prompt(self, conn: Any, session_id: str) -> str:
+    async def take_turn(self, session_id: str) -> str:
         return "end_turn"
 
 
@@ -49,7 +49,7 @@ async def describe_agent(
         finally:
             await run.dispose()
         result = await run.result()
-    setup = run._setup
+    setup = run.setup
     created = setup is not None and setup.session_id is not None
     error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
     if error is None and not created:

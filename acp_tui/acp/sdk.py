@@ -1,10 +1,7 @@
 """Importing the ACP SDK, which is most of what a run waits for before its first frame.
 
-`import acp` builds a few hundred pydantic models, and pydantic reads each one's source again to
-turn attribute docstrings into field descriptions (`use_attribute_docstrings`): measured here, 0.6 s
-of a 1.65 s import. Those descriptions only feed JSON schemas, which nobody here asks for, so the
-step is skipped while the SDK loads. It touches a private pydantic function: if that ever moves,
-the import simply takes its usual time.
+`import acp` builds a few hundred pydantic models; the attribute docstrings pydantic would read for
+each are skipped meanwhile (`compat.attribute_docstrings_skipped`: 0.6 s of a 1.65 s import).
 
 The garbage collector is paused meanwhile: the import makes a few hundred thousand objects that all
 live on, and collecting while they are made only walks them again and again (30 to 50 ms here).
@@ -17,7 +14,8 @@ import gc
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+
+from acp_tui.compat import attribute_docstrings_skipped
 
 _lock = threading.Lock()
 
@@ -36,21 +34,5 @@ def _collector_paused() -> Iterator[None]:
 def import_acp() -> None:
     if "acp" in sys.modules:
         return
-    with _lock, _collector_paused():
-        try:
-            from pydantic._internal import _fields
-
-            original = _fields._update_fields_from_docstrings
-        except (ImportError, AttributeError):
-            import acp
-
-            return
-
-        def skip(*args: Any, **kwargs: Any) -> None:
-            return None
-
-        _fields._update_fields_from_docstrings = skip
-        try:
-            import acp  # noqa: F401
-        finally:
-            _fields._update_fields_from_docstrings = original
+    with _lock, _collector_paused(), attribute_docstrings_skipped():
+        import acp  # noqa: F401

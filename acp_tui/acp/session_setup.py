@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -395,14 +396,20 @@ def _no_such_option(option_id: str, ids: Sequence[str]) -> str:
 def describe(setup: SessionSetup, error: str | None) -> dict[str, Any]:
     """The probe's record: exactly agent, protocol_version, agent_capabilities, auth_methods, modes,
     config_options, commands, session_list, client_capabilities, error."""
+    from acp_tui.reports.records import AuthMethod
+
+    options = [{**dataclasses.asdict(o), "values": list(o.values)} for o in setup.offered]
     return {
-        "agent": setup.agent.to_json() if setup.agent else None,
+        "agent": dataclasses.asdict(setup.agent) if setup.agent else None,
         "protocol_version": setup.protocol_version,
         "agent_capabilities": setup.agent_capabilities,
-        "auth_methods": [method.to_json() for method in setup.auth_methods],
+        "auth_methods": [  # as a run's record holds them
+            AuthMethod.model_validate(dataclasses.asdict(m), strict=False).model_dump(mode="json")
+            for m in setup.auth_methods
+        ],
         "modes": {"current": setup.current_mode, "available": list(setup.available_modes)},
-        "config_options": [option.to_json() for option in setup.offered] if setup.config_options else [],
-        "commands": [command.to_json() for command in setup.commands],
+        "config_options": options if setup.config_options else [],
+        "commands": [dataclasses.asdict(command) for command in setup.commands],
         "session_list": setup.can_list,
         "client_capabilities": CLIENT_CAPABILITIES.model_dump(mode="json", by_alias=True, exclude_none=True),
         "error": error,

@@ -15,9 +15,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord
 
 EXIT_REFUSED = 1
 
@@ -37,15 +40,15 @@ def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd
     Refuses, writing nothing, when the diff conflicts with the checkout, and lists the conflicts.
     """
     record = _pick(ctx, _records(ctx, run_record), run_name)
-    name = _text(record.get("name")) or "the run"
-    diff, base = record.get("diff"), record.get("base")
-    if not isinstance(base, str) or not base or not isinstance(diff, str):
+    name = _text(record.name) or "the run"
+    diff, base = record.diff, record.base
+    if not base or diff is None:
         raise click.UsageError(f'{run_record}: run "{name}" was not isolated: no recorded diff', ctx)
-    if record.get("diff_truncated"):
+    if record.diff_truncated:
         raise click.UsageError(
             f'{run_record}: the diff of run "{name}" was cut at the size limit; it cannot be applied', ctx
         )
-    if record.get("diff_masked"):
+    if record.diff_masked:
         raise click.UsageError(
             f'{run_record}: the diff of run "{name}" had secrets masked; apply it from the app or by hand',
             ctx,
@@ -71,8 +74,9 @@ def apply_command(ctx: click.Context, run_record: str, run_name: str | None, cwd
     return 0
 
 
-def _records(ctx: click.Context, source: str) -> list[dict[str, Any]]:
+def _records(ctx: click.Context, source: str) -> list[RunRecord]:
     from acp_tui.core.files import JsonError, UnreadableFile, json_values, read_text
+    from acp_tui.reports.records import read_record
 
     try:
         text = sys.stdin.read() if source == "-" else read_text(source, what="record file")
@@ -82,14 +86,17 @@ def _records(ctx: click.Context, source: str) -> list[dict[str, Any]]:
         found = [value for _, value in json_values(text)]
     except JsonError as exc:
         raise click.UsageError(f"{source}: not a JSON record ({exc})", ctx) from None
-    records = [item for item in found if isinstance(item, dict)]
-    if not records or len(records) != len(found):
+    try:
+        records = [read_record(item) for item in found]
+    except ValueError as exc:
+        raise click.UsageError(f"{source}: not a JSON record of a run ({exc})", ctx) from None
+    if not records:
         raise click.UsageError(f"{source}: not a JSON record of a run", ctx)
     return records
 
 
-def _pick(ctx: click.Context, records: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
-    names = [_text(r.get("name")) for r in records]
+def _pick(ctx: click.Context, records: list[RunRecord], name: str | None) -> RunRecord:
+    names = [_text(r.name) for r in records]
     if name is not None:
         chosen = [r for r, n in zip(records, names, strict=True) if n == name]
         if len(chosen) != 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,13 +25,21 @@ def config_option() -> Callable[[F], F]:
     return click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help=CONFIG_HELP)
 
 
+@contextlib.contextmanager
+def usage_errors(ctx: click.Context, *errors: type[Exception]) -> Iterator[None]:
+    """`errors` (ConfigError by default), said as a usage error: one line, exit status 2."""
+    caught = errors or (ConfigError,)
+    try:
+        yield
+    except caught as exc:
+        raise click.UsageError(str(exc), ctx) from None
+
+
 def settings_of(ctx: click.Context, config: Path | None, agents: Sequence[str]) -> Settings:
     """The settings a command runs with; the group's `--config` and `--agent` count too."""
     parent: dict[str, Any] = ctx.find_root().obj or {}
-    try:
+    with usage_errors(ctx):
         return load_settings(config or parent.get("config"), (*parent.get("agents", ()), *agents))
-    except ConfigError as exc:
-        raise click.UsageError(str(exc), ctx) from None
 
 
 def secrets_of(presets: Iterable[AgentPreset]) -> list[str]:

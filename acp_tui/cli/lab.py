@@ -82,21 +82,17 @@ def check_command(
     the new ones, whether it changed. Exit status: 0 when no decision changed, 1 when any did, 2 for
     a usage or config error.
     """
+    from acp_tui.cli.common import usage_errors
     from acp_tui.lab.check import RecordsError, check, load_requests, text_table
     from acp_tui.settings.load import load_settings
-    from acp_tui.settings.schema import ConfigError
 
     root: dict[str, Any] = ctx.find_root().obj or {}
-    try:  # a file of policies alone will do (`acp-tui policy import` writes one)
+    with usage_errors(ctx):  # a file of policies alone will do (`acp-tui policy import` writes one)
         settings = load_settings(config or root.get("config"), policies_only=True)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc), ctx) from None
     chosen = _policy(ctx, settings, policy_name, "--policy")
     other = _policy(ctx, settings, against, "--against") if against is not None else None
-    try:
+    with usage_errors(ctx, RecordsError):
         requests = load_requests(records)
-    except RecordsError as exc:
-        raise click.UsageError(str(exc), ctx) from None
     rows = check(requests, chosen, other)
     if fmt == "json":
         import json

@@ -20,6 +20,7 @@ from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, secret
 from acp_tui.cli.lab import policy, replay
 from acp_tui.cli.probe import probe_command
 from acp_tui.cli.run import run_command
+from acp_tui.cli.schema import schema_command
 from acp_tui.cli.serve import serve_command
 from acp_tui.cli.sessions import sessions_command
 from acp_tui.core.text import one_line
@@ -110,5 +111,15 @@ def main(
     return app.return_code or 0
 
 
-for command in (run_command, probe_command, apply_command, sessions_command, replay, policy, serve_command):
+COMMANDS = (
+    run_command,
+    probe_command,
+    apply_command,
+    sessions_command,
+    replay,
+    policy,
+    serve_command,
+    schema_command,
+)
+for command in COMMANDS:
     main.add_command(command)

@@ -7,16 +7,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
+from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of, usage_errors
 from acp_tui.settings.logs import route_logging
 from acp_tui.settings.presets import parse_option_specs, with_options
 from acp_tui.settings.schema import AgentPreset, ConfigError
 
 if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord
     from acp_tui.session.fanout import Job
     from acp_tui.workspace.worktrees import IsolationPlan
 
@@ -129,10 +130,8 @@ def run_command(
     if not prompt.strip():
         raise click.UsageError("the prompt is empty", ctx)
     overlay = _parse_env(ctx, env)
-    try:
+    with usage_errors(ctx):
         chosen_options = parse_option_specs(options)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc), ctx) from None
     settings = settings_of(ctx, config, agents)
     if policy == "ask":
         raise click.UsageError(
@@ -153,7 +152,7 @@ def run_command(
 
     from acp_tui.session.fanout import Job
 
-    follow_ups: list[dict[str, Any]] = []
+    follow_ups: list[RunRecord] = []
     presets = list(settings.selected_presets())
     if continue_file is not None:
         if cwd is not None or worktree or base is not None:
@@ -242,7 +241,7 @@ def _parse_env(ctx: click.Context, pairs: Sequence[str]) -> dict[str, str]:
     return overlay
 
 
-def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[dict[str, Any]]:
+def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[RunRecord]:
     """The records of FILE to follow up on: for each session its latest turn (records without a
     session each on their own), in the order first seen; exit 2 naming FILE when it holds none."""
     from acp_tui.lab.records_file import RecordsError, read_records
@@ -252,31 +251,29 @@ def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[d
         records = read_records(sys.stdin.read() if label == "-" else path, label=label)
     except RecordsError as exc:
         raise click.UsageError(f"--continue {exc}", ctx) from None
-    latest: dict[object, dict[str, Any]] = {}
+    latest: dict[object, RunRecord] = {}
     for number, record in enumerate(records):
-        if only and record["name"] not in only:
+        if only and record.name not in only:
             continue
-        key = record.get("session_id") or ("no session", number)
-        if key not in latest or _turn(record) >= _turn(latest[key]):
+        key = record.session_id or ("no session", number)
+        if key not in latest or record.turn >= latest[key].turn:
             latest[key] = record
     if not latest:
         raise click.UsageError(f"--continue {label}: no run to follow up on", ctx)
     return list(latest.values())
 
 
-def _agent_session(preset: AgentPreset, session_id: str, cwd: str) -> dict[str, Any]:
+def _agent_session(preset: AgentPreset, session_id: str, cwd: str) -> RunRecord:
     """A session the agent keeps, as the record of a turn to follow up (`--load`): its id and
     where it is continued; nothing else is known of it."""
-    return {
-        "name": preset.name,
-        "command": preset.argv,
-        "prompt": "",
-        "stop_reason": "completed",
-        "session_id": session_id,
-        "cwd": cwd,
-    }
+    from acp_tui.reports.records import RunRecord
 
-
-def _turn(record: dict[str, Any]) -> int:
-    """A checked record's turn (`read_records`), 1 when it has none."""
-    return record.get("turn") or 1
+    return RunRecord.model_validate(
+        {
+            "name": preset.name,
+            "command": preset.argv,
+            "stop_reason": "completed",
+            "session_id": session_id,
+            "cwd": cwd,
+        }
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
 from acp_tui.cli.common import settings_of
@@ -22,7 +24,7 @@ def sessions_command(ctx: click.Context, fmt: str) -> int:
     found = SessionStore(paths.sessions_dir(), keep=settings.keep_sessions).summaries()
     for summary in found:
         if fmt == "json":
-            click.echo(json_line(summary.to_json()))
+            click.echo(json_line(dataclasses.asdict(summary)))
         else:
             agents = ", ".join(one_line(agent, 24) for agent in summary.agents)
             rounds = f"{summary.rounds} round{'s' * (summary.rounds != 1)}"

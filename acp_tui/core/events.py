@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from typing import Any, Generic, TypeVar
 
 from acp_tui.core.model import (
@@ -29,7 +29,6 @@ from acp_tui.core.model import (
 MAX_PENDING_DIAGNOSTICS = 2000
 
 E = TypeVar("E")
-T = TypeVar("T")
 
 
 class _Latest:
@@ -106,25 +105,3 @@ class EventStream(Generic[E]):
             yield event
             if isinstance(event, Finished):
                 return
-
-
-class Preempted(Exception):
-    """The event came first: the work was stopped."""
-
-
-async def unless_set(event: asyncio.Event, work: Awaitable[T]) -> T:
-    """`work`, unless `event` is set first: then the work is cancelled and waited for, and
-    `Preempted` raised (also when the work was cancelled by something else). The work runs as a task
-    of its own, so whatever it raises is its own and never cancels the caller."""
-    task = asyncio.ensure_future(work)
-    stop = asyncio.ensure_future(event.wait())
-    try:
-        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-        if not task.done():
-            task.cancel()
-            await asyncio.wait({task})  # never raises: a cancellation of the caller still reaches it
-    if task.cancelled():
-        raise Preempted
-    return task.result()

@@ -87,20 +87,6 @@ class PermissionRecord:
     locations: tuple[str, ...] = ()
     waited_s: float = 0.0  # from the request to its answer (a person deciding takes a while)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "title": self.title,
-            "kind": self.kind,
-            "options": [{"option_id": o.option_id, "name": o.name, "kind": o.kind} for o in self.options],
-            "decision": self.decision,
-            "option_id": self.option_id,
-            "rule": self.rule,
-            "at": round(self.at, 3),
-            "raw_input": self.raw_input,
-            "locations": list(self.locations),
-            "waited_s": round(self.waited_s, 3),
-        }
-
 
 @dataclass(frozen=True)
 class NetworkRefusal:
@@ -109,9 +95,6 @@ class NetworkRefusal:
     host: str  # as the agent named it
     port: int
     at: float  # seconds since the run started
-
-    def to_json(self) -> dict[str, Any]:
-        return {"host": self.host, "port": self.port, "at": round(self.at, 3)}
 
 
 @dataclass(frozen=True)
@@ -157,10 +140,6 @@ class Usage:
     size: int
     cost: Cost | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        cost = {"amount": self.cost.amount, "currency": self.cost.currency} if self.cost else None
-        return {"used": self.used, "size": self.size, "cost": cost}
-
 
 @dataclass(frozen=True)
 class AgentInfo:
@@ -169,9 +148,6 @@ class AgentInfo:
     name: str
     title: str | None = None
     version: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "version": self.version}
 
 
 @dataclass(frozen=True)
@@ -184,16 +160,6 @@ class AuthMethodInfo:
     type: str | None = None
     vars: tuple[str, ...] = ()  # for `env_var`: the variables the agent reads
     args: tuple[str, ...] = ()  # for `terminal`: what to add to the agent's command line to log in
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description}
-        if self.type is not None:
-            data["type"] = self.type
-        if self.vars:
-            data["vars"] = list(self.vars)
-        if self.args:
-            data["args"] = list(self.args)
-        return data
 
 
 @dataclass(frozen=True)
@@ -208,16 +174,6 @@ class ConfigOptionInfo:
     values: tuple[str, ...]
     type: Literal["select", "boolean"] = "select"  # a boolean option is a switch: on or off
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "category": self.category,
-            "type": self.type,
-            "current": self.current,
-            "values": list(self.values),
-        }
-
 
 @dataclass(frozen=True)
 class CommandInfo:
@@ -228,9 +184,6 @@ class CommandInfo:
     description: str
     hint: str | None = None  # what to type after the name, when the command takes input
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "hint": self.hint}
-
 
 @dataclass(frozen=True)
 class AgentSessionInfo:
@@ -240,9 +193,6 @@ class AgentSessionInfo:
     cwd: str
     title: str | None = None
     updated: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.session_id, "title": self.title, "cwd": self.cwd, "updated": self.updated}
 
 
 @dataclass(frozen=True)

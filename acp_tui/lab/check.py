@@ -174,38 +174,46 @@ def _read_file(path: Path) -> tuple[str, Any]:
     return "records", parsed
 
 
+# What a permission of a record must hold to be decided again, said per key.
+_PERMISSION_PROBLEMS = {
+    "title": '"title" and "decision" must be strings',
+    "decision": '"title" and "decision" must be strings',
+    "kind": '"kind" must be a string or null',
+    "options": '"options" must be a list of {option_id, name, kind}',
+    "locations": '"locations" must be a list of paths',
+}
+
+
 def _record_requests(record: dict[str, Any], where: str) -> Iterable[Request]:
+    """The permissions of a record (one of `acp-tui run`'s, or a hand-written one with little more
+    than `permissions`), read by the record's own model of a permission."""
+    from pydantic import ValidationError
+
+    from acp_tui.reports.records import Permission
+
     agent = record.get("name")
     agent = agent if isinstance(agent, str) else "?"
-    for index, permission in enumerate(record["permissions"], start=1):
+    for index, said in enumerate(record["permissions"], start=1):
         at = f"{where}, permission {index}"
-        if not isinstance(permission, dict):
+        if not isinstance(said, dict):
             raise RecordsError(f"{at}: not an object")
-        title, kind, decision = permission.get("title"), permission.get("kind"), permission.get("decision")
-        if not isinstance(title, str) or not isinstance(decision, str):
-            raise RecordsError(f'{at}: "title" and "decision" must be strings')
-        if kind is not None and not isinstance(kind, str):
-            raise RecordsError(f'{at}: "kind" must be a string or null')
-        options = permission.get("options")
-        if not isinstance(options, list) or not all(
-            isinstance(o, dict) and all(isinstance(o.get(k), str) for k in ("option_id", "name", "kind"))
-            for o in options
-        ):
-            raise RecordsError(f'{at}: "options" must be a list of {{option_id, name, kind}}')
-        locations = permission.get("locations") or []
-        if not isinstance(locations, list) or not all(isinstance(p, str) for p in locations):
-            raise RecordsError(f'{at}: "locations" must be a list of paths')
-        cwd = permission.get("cwd", record.get("cwd"))
+        try:
+            permission = Permission.model_validate({"title": None, "decision": None, **said})
+        except ValidationError as exc:
+            key = next((k for k in exc.errors()[0]["loc"] if isinstance(k, str)), "")
+            problem = _PERMISSION_PROBLEMS.get(key, f'"{key}" is not what a permission holds')
+            raise RecordsError(f"{at}: {problem}") from None
+        cwd = said.get("cwd", record.get("cwd"))  # a hand-written request may name its own
         ask = PermissionAsk(
-            title=title,
-            kind=kind,
-            options=tuple(PermissionOptionInfo(o["option_id"], o["name"], o["kind"]) for o in options),
-            raw_input=permission.get("raw_input"),
-            locations=tuple(locations),
+            title=permission.title,
+            kind=permission.kind,
+            options=tuple(PermissionOptionInfo(**o.model_dump()) for o in permission.options),
+            raw_input=permission.raw_input,
+            locations=tuple(permission.locations),
             cwd=cwd if isinstance(cwd, str) else None,
         )
-        rule = permission.get("rule")
-        yield Request(agent, ask, Decision(decision, rule if isinstance(rule, str) else None), at)
+        rule = permission.rule if "rule" in said else None  # a hand-written request may not say
+        yield Request(agent, ask, Decision(permission.decision, rule), at)
 
 
 def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
@@ -255,17 +263,13 @@ def _answered(answer: dict[str, Any] | None, options: tuple[PermissionOptionInfo
     return "cancelled"
 
 
+# What a policy reads of a request that its record keeps, under the same names.
+ASKED = ("title", "kind", "options", "content", "raw_input", "locations")
+
+
 def ask_of(record: PermissionRecord, cwd: str | None = None) -> PermissionAsk:
     """A recorded request asked again: everything a policy reads, from the run's record."""
-    return PermissionAsk(
-        title=record.title,
-        kind=record.kind,
-        options=record.options,
-        content=record.content,
-        raw_input=record.raw_input,
-        locations=record.locations,
-        cwd=cwd,
-    )
+    return PermissionAsk(**{name: getattr(record, name) for name in ASKED}, cwd=cwd)
 
 
 # Deciding ---------------------------------------------------------------------------------------

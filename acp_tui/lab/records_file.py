@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui.core.files import UnreadableFile, parse_json, read_text
-from acp_tui.reports.records import result_from
+from acp_tui.reports.records import RunRecord, read_record
 
 
 class RecordsError(ValueError):
     """Not a file of run records, said in one line naming it."""
 
 
-def read_records(source: Path | str, *, label: str) -> list[dict[str, Any]]:
-    """The run records of `source` (a path, or the text itself when it is a str), each checked to
-    be one (`reports.records.result_from`: its `name`, `command`, result, `session_id`, `turn`...)."""
+def read_records(source: Path | str, *, label: str) -> list[RunRecord]:
+    """The run records of `source` (a path, or the text itself when it is a str), each read by the
+    record's model (`reports.records.read_record`)."""
     if isinstance(source, Path):
         try:
             text = read_text(source, label=label, what="file of run records")
@@ -37,12 +37,13 @@ def read_records(source: Path | str, *, label: str) -> list[dict[str, Any]]:
                     items.append((number, parse_json(line)))
                 except ValueError as exc:
                     raise RecordsError(f"{label} line {number}: not JSON ({exc})") from None
+    records = []
     for number, item in items:
         try:
-            result_from(item)
+            records.append(read_record(item))
         except ValueError as exc:
             raise RecordsError(f"{label} line {number}: not a run record ({exc})") from None
-    return [item for _, item in items]
+    return records
 
 
 def _whole_document(text: str) -> Any:

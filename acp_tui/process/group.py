@@ -32,7 +32,9 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from acp_tui.compat import ExitNoticingProtocol, process_of
 from acp_tui.process.watchdog import (
     SUPERVISOR_MARK,
     Proc,
@@ -51,18 +53,13 @@ _run_numbers = itertools.count(1)
 _leaders: set[int] = set()  # the children of live runs: ancestry stops at the first one met
 
 
-class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """Notices the leader's exit as it happens. Python 3.11's `Process.wait()` also waits for the
-    pipes to close, which never happens while a wrapper's grandchild still holds them."""
+class Holding(Protocol):
+    """What a child holds until its processes are gone (a confined one's: `process.confined`)."""
 
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=limit, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
+    on_refused: Callable[[str, int], None]  # a connection its sandbox refused: (host, port)
 
-    def process_exited(self) -> None:
-        super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
+    async def serve(self) -> None: ...  # while the child lives (cancelled at its end)
+    async def aclose(self) -> None: ...  # once its processes are gone
 
 
 @dataclass(frozen=True)
@@ -71,10 +68,12 @@ class Child:
 
     process: asyncio.subprocess.Process
     exited: asyncio.Future[None]
+    transport: asyncio.SubprocessTransport = field(compare=False, repr=False)  # its pipes, to close
     mark: str  # the value of ACP_TUI_RUN in its environment and its descendants'
     started: int  # its start time (clock ticks since boot): descendants start no earlier
     # Every process found of this run (pid -> start time): still its own once it lost its parent.
     found: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+    holding: Holding | None = field(default=None, compare=False, repr=False)
 
     @property
     def pid(self) -> int:
@@ -129,6 +128,7 @@ async def spawn(
     env: Mapping[str, str],
     pass_fds: Sequence[int] = (),
     preexec: Callable[[], None] | None = None,
+    holding: Holding | None = None,
 ) -> Child:
     """Start the child with piped stdio as the leader of a new session (and process group), marked;
     of our descriptors it inherits `pass_fds` only. `preexec` runs in the child before its exec: a
@@ -147,7 +147,7 @@ async def spawn(
     token = watchdog.ensure_started()
     become_subreaper()
     mark = f"{token}.{next(_run_numbers)}"
-    protocol = _ChildProtocol(limit=1 << 16, loop=loop)
+    protocol = ExitNoticingProtocol(limit=1 << 16, loop=loop)
     transport, _ = await loop.subprocess_exec(
         lambda: protocol,
         command,
@@ -161,8 +161,8 @@ async def spawn(
         pass_fds=pass_fds,
         preexec_fn=preexec,
     )
-    process = asyncio.subprocess.Process(transport, protocol, loop)
-    child = Child(process, protocol.exited, mark, start_time(process.pid))
+    process = process_of(transport, protocol, loop)
+    child = Child(process, protocol.exited, transport, mark, start_time(process.pid), holding=holding)
     _leaders.add(child.pid)
     watchdog.watch(child.pid)
     return child
@@ -188,10 +188,8 @@ def become_subreaper() -> None:
 
 def close_pipes(child: Child) -> None:
     """Close our ends of the child's pipes, so a stray holder cannot keep our descriptors."""
-    transport = getattr(child.process, "_transport", None)
-    if transport is not None:
-        with contextlib.suppress(Exception):
-            transport.close()
+    with contextlib.suppress(Exception):
+        child.transport.close()
 
 
 def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:

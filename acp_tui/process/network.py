@@ -18,7 +18,6 @@ In a network namespace of its own no abstract socket of the host exists: they ar
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import os
@@ -111,7 +110,6 @@ class SandboxNetwork:
         self._proxy: HostProxy | None = None
         self._ours: socket.socket | None = None  # our end of the socket the listener comes over
         self._theirs: socket.socket | None = None
-        self._serving: asyncio.Task[None] | None = None
         self._scope: landlock.AbstractSocketScope | None = None
         self.port: int | None = None  # where our proxy listens inside, for a host list
         if network is False:
@@ -152,24 +150,24 @@ class SandboxNetwork:
         return {**env, **dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{self.port}")}
 
     def spawned(self) -> None:
-        """The child runs: what it took is no longer ours to hold, and our proxy serves the
-        listener the launcher sends, once it does."""
+        """The child runs: what it took is no longer ours to hold (Landlock's ruleset, the
+        launcher's end of the socket its listener comes back over)."""
         if self._scope is not None:
             self._scope.close()
         if self._theirs is not None:
             self._theirs.close()
             self._theirs = None
+
+    async def serve(self) -> None:
+        """For a host list, our proxy serves the listener the launcher sends, once it does, until
+        cancelled (whoever holds the child runs this in its task group); otherwise nothing to do."""
         if self._ours is not None and self._proxy is not None:
-            self._serving = asyncio.ensure_future(self._serve(self._ours, self._proxy))
+            await self._serve(self._ours, self._proxy)
 
     async def aclose(self) -> None:
         """Stop the proxy and close what is ours; idempotent."""
         if self._scope is not None:
             self._scope.close()
-        if self._serving is not None:
-            self._serving.cancel()
-            with contextlib.suppress(BaseException):
-                await self._serving
         if self._proxy is not None:
             await self._proxy.aclose()
         for end in (self._ours, self._theirs):
@@ -179,14 +177,10 @@ class SandboxNetwork:
 
     @staticmethod
     async def _serve(ours: socket.socket, proxy: HostProxy) -> None:
-        loop = asyncio.get_running_loop()
+        import anyio
+
         ours.setblocking(False)
-        readable = asyncio.Event()
-        loop.add_reader(ours.fileno(), readable.set)
-        try:
-            await readable.wait()
-        finally:
-            loop.remove_reader(ours.fileno())
+        await anyio.wait_readable(ours)
         with contextlib.suppress(OSError):  # the launcher failed first: it says why on stderr
             _, fds, _, _ = socket.recv_fds(ours, 16, 1)
             if fds:

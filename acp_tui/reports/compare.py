@@ -1,8 +1,7 @@
 """The comparison report: one prompt, several runs, what each said and changed, as Markdown.
 
 `acp-tui run --format markdown` prints it, and the app's export writes it beside the JSON lines. The
-input is the runs' JSON records (`report.run_record`, plus `worktree`, `base`, `diff_stat`, `diff`,
-`diff_truncated` from isolation, and `usage`, `first_chunk_s` when known). Layout: a table with one
+input is the runs' records (`acp_tui.reports.records.RunRecord`). Layout: a table with one
 row per run, then every answer under its own numbered heading, then every diff in a `diff` block.
 
 Everything from an agent or a config is untrusted: control characters are made visible
@@ -14,10 +13,13 @@ fences can never become the report's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from acp_tui.core.text import one_line, visible
+
+if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord, UsageSeen
 
 COLUMNS = (
     "Agent",
@@ -36,70 +38,66 @@ NAME_LIMIT = 60
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>#|~])")
 _BACKTICKS = re.compile(r"`+")
 
-Record = Mapping[str, Any]
-
 
 # The table's cells, as plain text (the app's compare view shows the same) --------------------------
 
 
-def row(record: Record) -> tuple[str, ...]:
+def row(record: RunRecord) -> tuple[str, ...]:
     """One run's cells, in `COLUMNS` order, untrusted text made visible."""
     return (
-        one_line(str(record.get("name", "")), NAME_LIMIT),
-        str(record.get("stop_reason", NONE)),
-        _seconds(record.get("first_chunk_s")),
-        _seconds(record.get("duration_s")),
-        tokens(record.get("usage")),
-        cost(record.get("usage")),
-        str(sum((record.get("hidden") or {}).values())),
+        one_line(record.name, NAME_LIMIT),
+        record.stop_reason.value,
+        _seconds(record.first_chunk_s),
+        _seconds(record.duration_s),
+        tokens(record.usage),
+        cost(record.usage),
+        str(sum(record.hidden.values())),
         "{}/{}/{}".format(*permission_counts(record)),
         files_changed(record),
     )
 
 
-def permission_counts(record: Record) -> tuple[int, int, int]:
+def permission_counts(record: RunRecord) -> tuple[int, int, int]:
     """(asked, allowed, denied): denied is every request not allowed (rejected or cancelled)."""
-    decisions = [str(p.get("decision", "")) for p in record.get("permissions") or ()]
+    decisions = [p.decision for p in record.permissions]
     allowed = sum(decision.startswith("allow") for decision in decisions)
     return len(decisions), allowed, len(decisions) - allowed
 
 
-def tokens(usage: Any) -> str:
-    if not isinstance(usage, Mapping) or not isinstance(usage.get("used"), int):
+def tokens(usage: UsageSeen | None) -> str:
+    if usage is None:
         return NONE
-    size = usage.get("size")
-    return f"{usage['used']:,} / {size:,}" if isinstance(size, int) and size else f"{usage['used']:,}"
+    return f"{usage.used:,} / {usage.size:,}" if usage.size else f"{usage.used:,}"
 
 
-def cost(usage: Any) -> str:
-    spent = usage.get("cost") if isinstance(usage, Mapping) else None
-    if not isinstance(spent, Mapping) or not isinstance(spent.get("amount"), int | float):
+def cost(usage: UsageSeen | None) -> str:
+    if usage is None or usage.cost is None:
         return NONE
-    return f"{spent['amount']:.4f} {one_line(str(spent.get('currency', '')), 8)}".rstrip()
+    return f"{usage.cost.amount:.4f} {one_line(usage.cost.currency, 8)}".rstrip()
 
 
-def files_changed(record: Record) -> str:
-    stat = record.get("diff_stat")
-    if not isinstance(stat, Mapping):
+def files_changed(record: RunRecord) -> str:
+    stat = record.diff_stat
+    if stat is None:
         return NONE
-    return f"{stat.get('files', 0)} (+{stat.get('insertions', 0)} -{stat.get('deletions', 0)})"
+    return f"{stat.files} (+{stat.insertions} -{stat.deletions})"
 
 
-def _seconds(value: Any) -> str:
-    return f"{value:.2f} s" if isinstance(value, int | float) else NONE
+def _seconds(value: float | None) -> str:
+    return f"{value:.2f} s" if value is not None else NONE
 
 
 # The document ---------------------------------------------------------------------------------------
 
 
-def comparison_markdown(records: Iterable[Record], *, title: str = "acp-tui comparison") -> str:
+def comparison_markdown(records: Iterable[RunRecord], *, title: str = "acp-tui comparison") -> str:
     """The whole report for `records` (one prompt's runs, in the order given)."""
     runs = list(records)
     parts = [f"# {inline(title)}\n"]
-    prompts = list(dict.fromkeys(str(r.get("prompt", "")) for r in runs))
+    prompts = list(dict.fromkeys(r.prompt for r in runs))
     if len(prompts) == 1:
         parts.append("**Prompt**\n\n" + fenced(prompts[0], "text"))
-    bases = sorted({str(r["base"]) for r in runs if r.get("base")})
+    bases = sorted({r.base for r in runs if r.base})
     if bases:
         parts.append(
             "Each run worked in its own git worktree at "
@@ -116,7 +114,7 @@ def comparison_markdown(records: Iterable[Record], *, title: str = "acp-tui comp
     return "\n".join(parts)
 
 
-def table(records: Sequence[Record]) -> str:
+def table(records: Sequence[RunRecord]) -> str:
     lines = [_table_line(COLUMNS), _table_line(["---"] * len(COLUMNS))]
     for number, record in enumerate(records, 1):
         cells = row(record)
@@ -128,32 +126,31 @@ def _table_line(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def heading(number: int, record: Record) -> str:
+def heading(number: int, record: RunRecord) -> str:
     """A run's heading text: numbered, so two runs of one agent never share a heading."""
-    return f"{number}. {inline(str(record.get('name', '')), NAME_LIMIT)}"
+    return f"{number}. {inline(record.name, NAME_LIMIT)}"
 
 
-def _answer_section(number: int, record: Record) -> str:
-    lines = [f"### {heading(number, record)}: {inline(str(record.get('stop_reason', '')))}\n"]
-    info = record.get("agent")
-    if isinstance(info, Mapping) and info.get("name"):  # what the agent said it is, at `initialize`
-        said = " ".join(str(info[key]) for key in ("title", "version") if info.get(key))
-        lines.append(f"Agent: {inline(str(info['name']))}" + (f" ({inline(said)})" if said else "") + "\n")
-    if record.get("error"):
-        lines.append(f"Error: {inline(str(record['error']))}\n")
-    answer = str(record.get("output") or "")
+def _answer_section(number: int, record: RunRecord) -> str:
+    lines = [f"### {heading(number, record)}: {inline(record.stop_reason.value)}\n"]
+    info = record.agent
+    if info is not None and info.name:  # what the agent said it is, at `initialize`
+        said = " ".join(value for value in (info.title, info.version) if value)
+        lines.append(f"Agent: {inline(info.name)}" + (f" ({inline(said)})" if said else "") + "\n")
+    if record.error:
+        lines.append(f"Error: {inline(record.error)}\n")
+    answer = record.output
     lines.append(fenced(answer, "markdown") if answer else "*(no answer)*\n")
-    if record.get("truncated"):
+    if record.truncated:
         lines.append("*(the answer was cut at the size limit)*\n")
     return "\n".join(lines)
 
 
-def _change_section(number: int, record: Record) -> str:
-    stat = record.get("diff_stat")
-    summary = f": {files_changed(record)}" if isinstance(stat, Mapping) else ""
+def _change_section(number: int, record: RunRecord) -> str:
+    summary = f": {files_changed(record)}" if record.diff_stat is not None else ""
     lines = [f"### {heading(number, record)}{summary}\n"]
-    diff = record.get("diff")
-    if not record.get("base"):
+    diff = record.diff
+    if not record.base:
         lines.append("*(not isolated: no worktree, no recorded change)*\n")
     elif diff is None:
         lines.append("*(the change could not be recorded)*\n")
@@ -161,7 +158,7 @@ def _change_section(number: int, record: Record) -> str:
         lines.append("*(no change)*\n")
     else:
         lines.append(fenced(diff, "diff"))
-        if record.get("diff_truncated"):
+        if record.diff_truncated:
             lines.append("*(the diff was cut at the size limit: it cannot be applied as it is)*\n")
     return "\n".join(lines)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from acp_tui.core.text import one_line
 from acp_tui.reports.text import permission_line, session_facts
 
+if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord
 
-def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs") -> str:
+
+def markdown(records: Iterable[RunRecord], *, title: str = "acp-tui runs") -> str:
     """Several records as one Markdown document (the app's export for people).
 
     Our headings never collide with an answer's: the prompt and the answer are fenced (a fence
@@ -19,30 +22,28 @@ def markdown(records: Iterable[Mapping[str, Any]], *, title: str = "acp-tui runs
     """
     parts = [f"# {title}\n"]
     for record in records:
-        where = ""
-        if "round" in record:
-            where = f" (round {record['round']}, attempt {record.get('attempt', 1)})"
-        parts.append(f"## {one_line(str(record['name']))}{where}: {record['stop_reason']}\n")
+        where = f" (round {record.round}, attempt {record.attempt or 1})" if record.round else ""
+        parts.append(f"## {one_line(record.name)}{where}: {record.stop_reason.value}\n")
         facts = [
-            f"- command: `{one_line(shell_join(record['command']))}`",
-            f"- policy: {one_line(str(record['policy']))}",
-            f"- duration: {record['duration_s']:.2f} s; exit code: {record['exit_code']}",
+            f"- command: `{one_line(shell_join(record.command))}`",
+            f"- policy: {one_line(record.policy)}",
+            f"- duration: {record.duration_s:.2f} s; exit code: {record.exit_code}",
         ]
-        if record.get("error"):
-            facts.append(f"- error: {one_line(str(record['error']))}")
-        if record.get("hidden"):
-            counts = ", ".join(f"{kind} {count}" for kind, count in sorted(record["hidden"].items()))
+        if record.error:
+            facts.append(f"- error: {one_line(record.error)}")
+        if record.hidden:
+            counts = ", ".join(f"{kind} {count}" for kind, count in sorted(record.hidden.items()))
             facts.append(f"- hidden updates: {one_line(counts)}")
-        if record.get("trace"):
-            facts.append(f"- trace: `{one_line(str(record['trace']))}`")
+        if record.trace:
+            facts.append(f"- trace: `{one_line(record.trace)}`")
         facts.extend(f"- {fact}" for fact in session_facts(record))
-        if record.get("permissions"):
+        if record.permissions:
             facts.append("- permissions:")
-            facts.extend(f"  - {one_line(permission_line(p))}" for p in record["permissions"])
+            facts.extend(f"  - {one_line(permission_line(p))}" for p in record.permissions)
         parts.append("\n".join(facts) + "\n")
-        parts.append("### Prompt\n\n" + _fenced(record["prompt"]) + "\n")
-        answer = _fenced(record["output"]) if record["output"] else "*(no answer)*"
-        if record.get("truncated"):
+        parts.append("### Prompt\n\n" + _fenced(record.prompt) + "\n")
+        answer = _fenced(record.output) if record.output else "*(no answer)*"
+        if record.truncated:
             answer += "\n\n*(the answer was cut at the size limit)*"
         parts.append("### Answer\n\n" + answer + "\n")
     return "\n".join(parts)

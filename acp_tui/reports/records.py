@@ -1,36 +1,40 @@
-"""One finished run as a record: the schema of `acp-tui run --format json` and of the app's export.
+"""The record of a finished run: one model (`RunRecord`) for `acp-tui run --format json`, the app's
+export and saved sessions, and for what reads them back (reports, compare, `acp-tui apply`, the lab,
+`acp-tui run --continue`, a reopened session). `acp-tui schema record` prints its JSON Schema.
 
-Keys of a record, in order: `name`, `command` ([command, *args]), `prompt`, `policy` (the policy in
-force), `stop_reason` (completed | max-tokens | refusal | aborted | error), `output` (the whole answer),
-`truncated`, `error` (one line, or null), `hidden` (update kind -> count), `permissions` (each:
-`title`, `kind`, `options` [`option_id`, `name`, `kind`], `decision`, `option_id`, `rule`, `at`),
-`exit_code` (the child's, negative for a signal, or null), `duration_s`, `trace` (the JSONL trace
-file, or null), `agent` (the child's `agentInfo`: `name`, `title`, `version`, or null), `options`
-(every config option of the session after ours were set: id -> current value id), `usage` (the last
-`usage_update`: `used`, `size`, `cost` {`amount`, `currency`} or null; or null), `auth_methods`
-(each: `id`, `name`, `description`, and `type` / `vars` / `args` when given), `ended_by` (how the
-agent's processes ended: `exit`, `sigterm`, `sigkill`, or null when none was started), `cwd` (the
-agent's working directory: path rules of `acp-tui policy check` are taken from it), `sandbox`
-(`workspace` when bubblewrap confined the agent, else `none`), `network_refused` (the connections
-its sandbox refused, to hosts its `sandbox_network` list does not name: each `host`, `port`, `at`),
-`worktree`, `base`, `diff_stat`, `diff`, `diff_truncated` (its git worktree and change, or nulls),
-`skipped` (the files over the preset's `max_file_bytes`, not recorded), `diff_masked` (the preset's
-secrets were masked in `diff`, which then no longer applies as it is), `first_chunk_s` (seconds from
-the spawn to the first answer chunk, or null), `session_id` (the agent's session, which a follow-up
-continues; null when none was opened), `continuation` (how the agent said its sessions are reached
-again: `resume`, `load`, or null), `turn` (1 for a first prompt, 2 for its follow-up, ...) and
-`warm` (true when the run took a spare, a child started ahead of it).
+A record is made from a run's result (`run_record`) and read back from JSON (`read_record`, the one
+check of a record's shape: anything no record of ours holds is a ValueError naming the key, such
+as `"usage.cost.amount" is missing`). Reading is strict (a string is no number, a number no flag,
+no number is infinite) and lenient where older records are: every key but `name`, `command` and
+`stop_reason` may be absent; keys of newer records are kept as they are.
 
-The app's export (ctrl+s) holds every attempt of the session, each record followed by `round` and
-`attempt` (numbers from 1; `r` adds an attempt to the same round)."""
+Adding a field is one line in `RunRecord`, with a default (records written before it still read);
+a field the result (`SubagentResult`) has under the same name is filled from it.
+
+This module imports pydantic: whoever needs a record imports it when a run has ended, never on the
+way to the app's first frame or to `acp-tui run`'s first spawn.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any, Literal, get_origin
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
@@ -46,42 +50,197 @@ from acp_tui.core.model import (
 from acp_tui.core.text import json_safe
 from acp_tui.settings.schema import AgentPreset, Settings
 
-RECORD_KEYS = (
-    "name",
-    "command",
-    "prompt",
-    "policy",
-    "stop_reason",
-    "output",
-    "truncated",
-    "error",
-    "hidden",
-    "permissions",
-    "exit_code",
-    "duration_s",
-    "trace",
-    "agent",
-    "options",
-    "usage",
-    "auth_methods",
-    "ended_by",
-    "cwd",
-    "sandbox",
-    "network_refused",
-    "worktree",
-    "base",
-    "diff_stat",
-    "diff",
-    "diff_truncated",
-    "skipped",
-    "diff_masked",
-    "first_chunk_s",
-    "session_id",
-    "continuation",
-    "turn",
-    "warm",
-)
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
+
+def _finite(value: Any) -> Any:
+    """A number JSON can carry and a float can hold (an integer of 400 digits cannot)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise PydanticCustomError("finite_number", "out of range") from None
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_finite)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="ignore", frozen=True)
+
+
+class PermissionOption(_Part):
+    option_id: str = ""
+    name: str = ""
+    kind: str = Field("", description="allow_once | allow_always | reject_once | reject_always")
+
+
+class Permission(_Part):
+    title: str = ""
+    kind: str | None = Field(None, description="the tool call's kind: edit, execute, read, ...")
+    options: list[PermissionOption] = []
+    decision: str = Field("cancelled", description="the chosen option's kind, or cancelled")
+    option_id: str | None = None
+    rule: str = Field("", description="what decided: reject, allow, a rule's name, or cancelled")
+    at: Seconds = Field(0.0, description="seconds since the run started")
+    raw_input: Any = Field(None, description="the tool call's raw input, as the agent sent it (masked)")
+    locations: list[str] = []
+    waited_s: Seconds = Field(0.0, description="from the request to its answer")
+
+
+class Agent(_Part):
+    """The child's `agentInfo` from `initialize`."""
+
+    name: str
+    title: str | None = None
+    version: str | None = None
+
+
+class Spent(_Part):
+    amount: Seconds
+    currency: str
+
+
+class UsageSeen(_Part):
+    """The last `usage_update`: context tokens used of `size`, and the cost so far."""
+
+    used: int
+    size: int
+    cost: Spent | None = None
+
+
+class AuthMethod(_Part):
+    id: str
+    name: str
+    description: str | None = None
+    type: str | None = Field(None, description="agent | env_var | terminal | ... (when given)")
+    vars: list[str] = Field([], description="env_var: the variables the agent reads (when any)")
+    args: list[str] = Field([], description="terminal: what logs in (when any)")
+
+    @model_serializer(mode="wrap")
+    def _given_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        said: dict[str, Any] = handler(self)
+        for key in ("type", "vars", "args"):
+            if not said.get(key):
+                del said[key]
+        return said
+
+
+class Refused(_Part):
+    """A connection the sandbox refused: to a host its `sandbox_network` list does not name."""
+
+    host: str = Field(description="as the agent named it")
+    port: int
+    at: Seconds = Field(0.0, description="seconds since the run started")
+
+
+class DiffStat(_Part):
+    files: int
+    insertions: int
+    deletions: int
+
+
+class RunRecord(_Part):
+    """One finished run."""
+
+    model_config = ConfigDict(extra="allow")  # a newer record's keys are kept as they came
+
+    name: str = Field(description="the agent, as its preset names it")
+    command: list[str] = Field(description="the agent's command line: [command, *args]")
+    prompt: str = ""
+    policy: str = Field("", description="the permission policy in force")
+    stop_reason: SubagentStopReason = Field(strict=False)  # its values, as JSON spells them
+    output: str = Field("", description="the whole answer")
+    truncated: bool = Field(False, description="the answer was cut at the size limit")
+    error: str | None = Field(None, description="why it did not complete, in one line")
+    hidden: dict[str, int] = Field({}, description="update kind -> how many were consumed unseen")
+    permissions: list[Permission] = []
+    exit_code: int | None = Field(None, description="the child's; negative for a signal")
+    duration_s: Seconds = 0.0
+    trace: str | None = Field(None, description="the JSONL protocol trace, when one was written")
+    agent: Agent | None = None
+    options: dict[str, str] = Field({}, description="config option id -> its value id, as set")
+    usage: UsageSeen | None = None
+    auth_methods: list[AuthMethod] = []
+    ended_by: Literal["exit", "sigterm", "sigkill"] | None = Field(
+        None, description="how the agent's processes ended (null: none was started)"
+    )
+    cwd: str | None = Field(None, description="the agent's working directory")
+    sandbox: Literal["none", "workspace"] = Field("none", description="workspace: confined by bubblewrap")
+    network_refused: list[Refused] = Field([], description="what the sandbox's host list refused")
+    worktree: str | None = Field(None, description="the run's git worktree, when isolated")
+    base: str | None = Field(None, description="the commit the worktree started from")
+    diff_stat: DiffStat | None = None
+    diff: str | None = Field(None, description="the worktree's change, as a patch")
+    diff_truncated: bool = False
+    skipped: list[str] = Field([], description="files over the preset's max_file_bytes, not recorded")
+    diff_masked: bool = Field(False, description="secrets were masked in the diff: it no longer applies")
+    first_chunk_s: Seconds | None = Field(None, description="from the spawn to the first answer chunk")
+    session_id: str | None = Field(None, description="the agent's session, which a follow-up continues")
+    continuation: Literal["resume", "load"] | None = None
+    turn: int = Field(1, ge=1, description="1 for a first prompt, 2 for its follow-up, ...")
+    warm: bool = Field(False, description="the run took a spare, a child started ahead of it")
+    round: int | None = Field(None, ge=1, description="the app's export and saved sessions only")
+    attempt: int | None = Field(None, ge=1, description="the app's export and saved sessions only")
+
+    @field_validator("agent", "usage", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == {} else value
+
+    @model_validator(mode="after")
+    def _whole(self) -> RunRecord:
+        if not self.name.strip():
+            raise PydanticCustomError("record", '"name" is empty')
+        if not self.command or not self.command[0].strip():
+            raise PydanticCustomError(
+                "record", '"command" is not a command line (a non-empty list of strings)'
+            )
+        if self.worktree is not None and self.base is None:
+            raise PydanticCustomError("record", '"worktree" has no "base"')
+        return self
+
+    @model_serializer(mode="wrap")
+    def _numbered_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        said: dict[str, Any] = handler(self)
+        for key in ("round", "attempt"):
+            if said.get(key) is None:
+                del said[key]
+        return said
+
+    def numbered(self, round_no: int, attempt_no: int) -> RunRecord:
+        """This record as the app's export and saved sessions hold it."""
+        return self.model_copy(update={"round": round_no, "attempt": attempt_no})
+
+    def result(self) -> SubagentResult:
+        """The result this record tells of (what a follow-up and a reopened pane need)."""
+        usage = self.usage
+        return SubagentResult(
+            stop_reason=self.stop_reason,
+            output=self.output,
+            error=self.error,
+            exit_code=self.exit_code,
+            hidden=dict(self.hidden),
+            permissions=[_permission_record(p) for p in self.permissions],
+            duration_s=self.duration_s,
+            truncated=self.truncated,
+            ended_by=self.ended_by,
+            agent=AgentInfo(**self.agent.model_dump()) if self.agent else None,
+            options=dict(self.options),
+            usage=Usage(usage.used, usage.size, Cost(**usage.cost.model_dump()) if usage.cost else None)
+            if usage
+            else None,
+            session_id=self.session_id,
+            continuation=self.continuation,
+            network_refused=tuple(NetworkRefusal(**r.model_dump()) for r in self.network_refused),
+        )
+
+
+RECORD_KEYS = tuple(key for key in RunRecord.model_fields if key not in ("round", "attempt"))
+# What a result carries under a record's own name: copied as it is.
+_FROM_RESULT = tuple(f.name for f in dataclasses.fields(SubagentResult) if f.name in RunRecord.model_fields)
+_TABLES = frozenset(key for key, f in RunRecord.model_fields.items() if get_origin(f.annotation) is dict)
 
 # A record's isolation keys when the run had no worktree (see `isolation.Worktree.fields`).
 NOT_ISOLATED: dict[str, Any] = {
@@ -107,38 +266,37 @@ def run_record(
     first_chunk_s: float | None = None,
     turn: int = 1,
     warm: bool = False,
-) -> dict[str, Any]:
+) -> RunRecord:
     """The record of one run. `policy` is the one in force when it differs from the preset's;
     `isolation`, its worktree's keys (`Worktree.fields()`) when it had one."""
-    return {
+    said = {key: getattr(result, key) for key in _FROM_RESULT}
+    said["duration_s"] = round(result.duration_s, 3)
+    said["permissions"] = [
+        {**dataclasses.asdict(p), "at": round(p.at, 3), "waited_s": round(p.waited_s, 3)}
+        for p in result.permissions
+    ]
+    for key in ("agent", "usage"):
+        said[key] = dataclasses.asdict(said[key]) if said[key] is not None else None
+    said["auth_methods"] = [dataclasses.asdict(method) for method in result.auth_methods]
+    said["network_refused"] = [
+        {**dataclasses.asdict(refusal), "at": round(refusal.at, 3)} for refusal in result.network_refused
+    ]
+    fields = {
         "name": preset.name,
         "command": preset.argv,
         "prompt": prompt,
         "policy": policy or preset.policy,
-        "stop_reason": result.stop_reason.value,
-        "output": result.output,
-        "truncated": result.truncated,
-        "error": result.error,
-        "hidden": dict(result.hidden),
-        "permissions": [record.to_json() for record in result.permissions],
-        "exit_code": result.exit_code,
-        "duration_s": round(result.duration_s, 3),
+        **said,
         "trace": trace,
-        "agent": result.agent.to_json() if result.agent else None,
-        "options": dict(result.options),
-        "usage": result.usage.to_json() if result.usage else None,
-        "auth_methods": [method.to_json() for method in result.auth_methods],
-        "ended_by": result.ended_by,
         "cwd": cwd,
         "sandbox": preset.sandbox,
-        "network_refused": [refusal.to_json() for refusal in result.network_refused],
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
-        "session_id": result.session_id,
-        "continuation": result.continuation,
         "turn": turn,
         "warm": warm,
     }
+    # Our own values (tuples, dataclass fields): converted, not refused as a record read back is.
+    return RunRecord.model_validate(fields, strict=False)
 
 
 def isolation_keys(fields: Mapping[str, Any] | None, secrets: list[str]) -> dict[str, Any]:
@@ -155,186 +313,81 @@ def isolation_keys(fields: Mapping[str, Any] | None, secrets: list[str]) -> dict
     return keys
 
 
-def json_line(record: Mapping[str, Any]) -> str:
-    """One record as one line of JSON (no newline at the end): the exact text, escaped by JSON, and
-    encodable whatever it holds (a lone surrogate is spelled as its JSON escape)."""
-    return json_safe(json.dumps(record, ensure_ascii=False))
-
-
-def result_from(record: Mapping[str, Any]) -> SubagentResult:
-    """The result a record describes, read back (a saved session, `acp-tui run --continue`): the one
-    check of a record's shape. Every key read back is checked, the run's around its result too
-    (`_check_run`): anything no record of ours holds is a ValueError naming the key."""
-    if not isinstance(record, Mapping):
+def read_record(value: Any) -> RunRecord:
+    """A record read back from JSON; ValueError saying, in one line, what no record of ours holds."""
+    if not isinstance(value, Mapping):
         raise ValueError("not a JSON object")
-    _check_run(record)
-    stop_reason = _field(record, "stop_reason", str)
-    if stop_reason not in {reason.value for reason in SubagentStopReason}:
-        raise ValueError('"stop_reason" is not a stop reason')
-    return SubagentResult(
-        stop_reason=SubagentStopReason(stop_reason),
-        output=_field(record, "output", str) or "",
-        error=_field(record, "error", str),
-        exit_code=_field(record, "exit_code", int),
-        hidden=_table(record, "hidden", int),
-        permissions=[_permission_from(item) for item in _field(record, "permissions", list) or ()],
-        duration_s=_seconds(record, "duration_s"),
-        truncated=_field(record, "truncated", bool) is True,
-        ended_by=_field(record, "ended_by", str, among=("exit", "sigterm", "sigkill")),
-        agent=_agent_from(_field(record, "agent", dict)),
-        options=_table(record, "options", str),
-        usage=_usage_from(_field(record, "usage", dict)),
-        session_id=_field(record, "session_id", str),
-        continuation=_field(record, "continuation", str, among=("resume", "load")),
-        network_refused=tuple(_refusal_from(item) for item in _field(record, "network_refused", list) or ()),
-    )
+    try:
+        return RunRecord.model_validate(value)
+    except ValidationError as exc:
+        raise ValueError(_said(exc.errors()[0])) from None
 
 
-def _check_run(record: Mapping[str, Any]) -> None:
-    """The keys of the run around its result that are read back: `name` and `command` (a command
-    line), `prompt`, `policy`, `cwd`, `trace`, `worktree` with its `base`, `sandbox`, `turn`,
-    `warm`, and an export's `round` and `attempt` (numbers from 1)."""
-    if not _field(record, "name", str, required=True).strip():
-        raise ValueError('"name" is empty')
-    command = _strings(record, "command")
-    if not command or not command[0].strip():
-        raise ValueError('"command" is not a command line (a non-empty list of strings)')
-    for key in ("prompt", "policy", "cwd", "trace", "base"):
-        _field(record, key, str)
-    if _field(record, "worktree", str) is not None and record.get("base") is None:
-        raise ValueError('"worktree" has no "base"')
-    _field(record, "sandbox", str, among=("none", "workspace"))
-    for key in ("turn", "round", "attempt"):
-        if _field(record, key, int) is not None and record[key] < 1:
-            raise ValueError(f'"{key}" is not a number from 1')
-    _field(record, "warm", bool)
+def result_from(value: Any) -> SubagentResult:
+    """The result a record read back tells of (`read_record`, then `RunRecord.result`)."""
+    return read_record(value).result()
 
 
-def _agent_from(agent: Mapping[str, Any] | None) -> AgentInfo | None:
-    if not agent:
-        return None
-    name = _field(agent, "name", str, within="agent", required=True)
-    return AgentInfo(
-        name, _field(agent, "title", str, within="agent"), _field(agent, "version", str, within="agent")
-    )
+def json_line(record: RunRecord | Mapping[str, Any]) -> str:
+    """One record (or any JSON object) as one line of JSON, no newline at the end: the exact text,
+    escaped by JSON, and encodable whatever it holds (a lone surrogate is spelled as its escape)."""
+    value = record.model_dump(mode="json") if isinstance(record, RunRecord) else record
+    return json_safe(json.dumps(value, ensure_ascii=False))
 
 
-def _usage_from(usage: Mapping[str, Any] | None) -> Usage | None:
-    if not usage:
-        return None
-    cost = _field(usage, "cost", dict, within="usage")
-    return Usage(
-        _field(usage, "used", int, within="usage", required=True),
-        _field(usage, "size", int, within="usage", required=True),
-        Cost(
-            _seconds(cost, "amount", within="usage.cost", required=True),
-            _field(cost, "currency", str, within="usage.cost", required=True),
-        )
-        if cost is not None
-        else None,
-    )
+def record_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) every record validates against (`acp-tui schema record`)."""
+    return {"$schema": SCHEMA_DIALECT, **RunRecord.model_json_schema()}
 
 
-def preset_for(record: Mapping[str, Any], settings: Settings) -> AgentPreset:
-    """The preset that follows up a record's run (a record `result_from` checked): the settings'
-    preset of its name (its env, options and policy of now), else one made of the record's own
-    command. A run that was confined stays confined: a follow-up never lifts a sandbox."""
-    name, command = record["name"], record["command"]
+def preset_for(record: RunRecord, settings: Settings) -> AgentPreset:
+    """The preset that follows up a record's run: the settings' preset of its name (its env,
+    options and policy of now), else one made of the record's own command. A run that was confined
+    stays confined: a follow-up never lifts a sandbox."""
+    name, command = record.name, record.command
     preset = (
         settings.preset(name) if name in settings.names else AgentPreset(name, command[0], tuple(command[1:]))
     )
-    return replace(preset, sandbox="workspace") if record.get("sandbox") == "workspace" else preset
+    return replace(preset, sandbox="workspace") if record.sandbox == "workspace" else preset
 
 
-def _field(
-    record: Mapping[str, Any],
-    key: str,
-    kind: Any,
-    *,
-    among: tuple[str, ...] | None = None,
-    within: str = "",
-    required: bool = False,
-) -> Any:
-    """`record[key]` when it is a `kind` (one of `among`, if given); None when absent or null (unless
-    `required`); a ValueError naming the key (in `within`, for a key of a nested object) when not."""
-    value = record.get(key)
-    if value is None:
-        if required:
-            raise ValueError(f"{_named(key, within)} is missing")
-        return None
-    if (
-        not isinstance(value, kind)
-        or (isinstance(value, bool) and kind is not bool)
-        or (among is not None and value not in among)
-    ):
-        raise ValueError(f"{_named(key, within)} is not what a record holds")
-    return value
-
-
-def _named(key: str, within: str) -> str:
-    return f'"{within}.{key}"' if within else f'"{key}"'
-
-
-def _seconds(record: Mapping[str, Any], key: str, *, within: str = "", required: bool = False) -> float:
-    """A number of seconds (or an amount): finite, 0.0 when absent."""
-    value = _field(record, key, int | float, within=within, required=required) or 0
-    try:
-        seconds = float(value)
-    except OverflowError:  # an integer too large for a float
-        seconds = math.inf
-    if not math.isfinite(seconds):
-        raise ValueError(f"{_named(key, within)} is out of range")
-    return seconds
-
-
-def _strings(record: Mapping[str, Any], key: str, *, within: str = "") -> list[str]:
-    """A list of strings ([] when absent)."""
-    items = _field(record, key, list, within=within) or []
-    if not all(isinstance(item, str) for item in items):
-        raise ValueError(f"{_named(key, within)} holds something that is not a string")
-    return items
-
-
-def _table(record: Mapping[str, Any], key: str, kind: type) -> dict[str, Any]:
-    """An object whose every value is a `kind` ({} when absent)."""
-    table = _field(record, key, dict) or {}
-    if not all(isinstance(value, kind) and not isinstance(value, bool) for value in table.values()):
-        raise ValueError(f'"{key}" holds a value that is not what a record holds')
-    return dict(table)
-
-
-def _refusal_from(item: Any) -> NetworkRefusal:
-    if not isinstance(item, Mapping):
-        raise ValueError('"network_refused" holds something that is not a refused connection')
-    where = "network_refused"
-    return NetworkRefusal(
-        _field(item, "host", str, within=where, required=True),
-        _field(item, "port", int, within=where, required=True),
-        _seconds(item, "at", within=where),
-    )
-
-
-def _permission_from(item: Any) -> PermissionRecord:
-    if not isinstance(item, Mapping):
-        raise ValueError('"permissions" holds something that is not a permission')
-    where = "permissions"
-    options = []
-    for option in _field(item, "options", list, within=where) or ():
-        if not isinstance(option, Mapping):
-            raise ValueError('"permissions.options" holds something that is not an option')
-        option_id, name, kind = (
-            _field(option, key, str, within=f"{where}.options") or "" for key in ("option_id", "name", "kind")
-        )
-        options.append(PermissionOptionInfo(option_id, name, kind))
+def _permission_record(permission: Permission) -> PermissionRecord:
     return PermissionRecord(
-        title=_field(item, "title", str, within=where) or "",
-        kind=_field(item, "kind", str, within=where),
-        options=tuple(options),
-        decision=_field(item, "decision", str, within=where) or "cancelled",
-        option_id=_field(item, "option_id", str, within=where),
-        rule=_field(item, "rule", str, within=where) or "",
-        at=_seconds(item, "at", within=where),
-        raw_input=item.get("raw_input"),
-        locations=tuple(_strings(item, "locations", within=where)),
-        waited_s=_seconds(item, "waited_s", within=where),
+        title=permission.title,
+        kind=permission.kind,
+        options=tuple(PermissionOptionInfo(**o.model_dump()) for o in permission.options),
+        decision=permission.decision,
+        option_id=permission.option_id,
+        rule=permission.rule,
+        at=permission.at,
+        raw_input=permission.raw_input,
+        locations=tuple(permission.locations),
+        waited_s=permission.waited_s,
     )
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    """pydantic's first complaint about a record, in our words, naming the key (`usage.cost.amount`:
+    list positions left out)."""
+    loc = error["loc"]
+    kind = error["type"]
+    if kind == "record":
+        return str(error["msg"])
+    if not loc:
+        return "not a JSON object"
+    keys = [part for part in loc if isinstance(part, str)]
+    if loc[0] in _TABLES and len(loc) == 2:
+        return f'"{loc[0]}" holds a value that is not what a record holds'
+    if isinstance(loc[-1], int):  # an item of a list
+        what = "a permission" if keys == ["permissions"] else "a string"
+        return f'"{".".join(keys)}" holds something that is not {what}'
+    named = '"' + ".".join(keys) + '"'
+    if kind == "missing":
+        return f"{named} is missing"
+    if kind == "finite_number":
+        return f"{named} is out of range"
+    if kind == "greater_than_equal":
+        return f"{named} is not a number from 1"
+    if keys == ["stop_reason"]:
+        return '"stop_reason" is not a stop reason'
+    return f"{named} is not what a record holds"

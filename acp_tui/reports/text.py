@@ -4,57 +4,55 @@ visible.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_tui.core.text import one_line, visible
 
+if TYPE_CHECKING:
+    from acp_tui.reports.records import Permission, RunRecord
 
-def text_block(record: Mapping[str, Any]) -> str:
+
+def text_block(record: RunRecord) -> str:
     """One record for people reading a terminal: the answer under its name, then how it ended.
     What the agent wrote is shown with its control characters made visible: it is printed to a
     terminal, and must not drive it."""
-    name = one_line(record["name"])
+    name = one_line(record.name)
     lines = [f"=== {name} ==="]
-    output = record["output"]
-    if output:
-        lines.append(visible(output.rstrip("\n")))
-    ending = f"--- {name}: {record['stop_reason']}"
-    if record.get("error"):
-        ending += f": {one_line(record['error'])}"
-    lines.append(f"{ending} ({record['duration_s']:.2f} s)")
-    lines.extend(f"    permission: {one_line(permission_line(p))}" for p in record.get("permissions", ()))
+    if record.output:
+        lines.append(visible(record.output.rstrip("\n")))
+    ending = f"--- {name}: {record.stop_reason.value}"
+    if record.error:
+        ending += f": {one_line(record.error)}"
+    lines.append(f"{ending} ({record.duration_s:.2f} s)")
+    lines.extend(f"    permission: {one_line(permission_line(p))}" for p in record.permissions)
     lines.extend(f"    {one_line(fact)}" for fact in session_facts(record))
     return "\n".join(lines) + "\n"
 
 
-def permission_line(permission: Mapping[str, Any]) -> str:
-    offered = ", ".join(f"{o['name']} ({o['kind']})" for o in permission.get("options", ()))
-    kind = f" [{permission['kind']}]" if permission.get("kind") else ""
+def permission_line(permission: Permission) -> str:
+    offered = ", ".join(f"{o.name} ({o.kind})" for o in permission.options)
+    kind = f" [{permission.kind}]" if permission.kind else ""
     return (
-        f'at {permission["at"]:.2f} s "{permission["title"]}"{kind}: {permission["decision"]}'
-        f" by {permission['rule']}" + (f"; offered: {offered}" if offered else "")
+        f'at {permission.at:.2f} s "{permission.title}"{kind}: {permission.decision}'
+        f" by {permission.rule}" + (f"; offered: {offered}" if offered else "")
     )
 
 
-def session_facts(record: Mapping[str, Any]) -> list[str]:
+def session_facts(record: RunRecord) -> list[str]:
     """What the session was (agent, options) and cost (usage), as the agent said: one line each."""
-    from acp_tui.core.text import one_line
-
     facts = []
-    agent = record.get("agent")
+    agent = record.agent
     if agent:
-        version = f" {one_line(str(agent['version']))}" if agent.get("version") else ""
-        facts.append(f"agent: {one_line(str(agent.get('title') or agent['name']))}{version}")
-    if record.get("options"):
-        facts.append(
-            "options: " + ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in record["options"].items())
-        )
-    usage = record.get("usage")
+        version = f" {one_line(agent.version)}" if agent.version else ""
+        facts.append(f"agent: {one_line(agent.title or agent.name)}{version}")
+    if record.options:
+        chosen = ", ".join(f"{one_line(k)}={one_line(v)}" for k, v in record.options.items())
+        facts.append(f"options: {chosen}")
+    usage = record.usage
     if usage:
-        cost = usage.get("cost")
-        spent = f", cost {cost['amount']:g} {one_line(cost['currency'])}" if cost else ""
-        facts.append(f"usage: {usage['used']} of {usage['size']} tokens{spent}")
+        cost = usage.cost
+        spent = f", cost {cost.amount:g} {one_line(cost.currency)}" if cost else ""
+        facts.append(f"usage: {usage.used} of {usage.size} tokens{spent}")
     return facts
 
 

@@ -17,7 +17,7 @@ import asyncio
 import itertools
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -37,6 +37,7 @@ from acp_tui.core.model import (
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord
     from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Change, Worktree
 
@@ -112,45 +113,42 @@ class Attempt:
     # and why it could not be reopened (then no follow-up runs, anywhere).
     recorded_worktree: tuple[str, str, str | None] | None = None
     worktree_error: str | None = None
-    recorded: dict[str, Any] | None = field(default=None, repr=False)  # the record it was read from
+    recorded: RunRecord | None = field(default=None, repr=False)  # the record it was read from
     config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
     events: EventStream[AttemptEvent] = field(default_factory=EventStream, repr=False)
+    # Plain asyncio: attempts are made in plain code (a key press), where anyio's need a task.
     cancelled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     record_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
-    task: asyncio.Task[SubagentResult] | None = field(default=None, repr=False)
+    driven: bool = False  # the driver started it
+    ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)  # its result is set
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any], preset: AgentPreset, id: int) -> Attempt:
+    def from_record(cls, record: RunRecord, preset: AgentPreset, id: int) -> Attempt:
         """A finished attempt as a record tells it (a saved session, `acp-tui run --continue`):
-        what a follow-up needs and a pane shows. ValueError for a record that is not one."""
-        from acp_tui.reports.records import result_from
-
-        def number(key: str) -> int:
-            value = record.get(key, 1)
-            return value if type(value) is int and value >= 1 else 1
-
-        cwd, trace, worktree = record.get("cwd"), record.get("trace"), record.get("worktree")
-        where = (str(worktree), str(record.get("base")), cwd if isinstance(cwd, str) else None)
-        return cls(
+        what a follow-up needs and a pane shows."""
+        worktree = record.worktree
+        attempt = cls(
             id,
             preset,
-            str(record.get("prompt", "")),
-            number("round"),
-            number("attempt"),
-            str(record.get("policy") or preset.policy),
-            isolated=isinstance(worktree, str),
-            recorded_worktree=where if isinstance(worktree, str) else None,
-            turn=number("turn"),
-            warm=record.get("warm") is True,
+            record.prompt,
+            record.round or 1,
+            record.attempt or 1,
+            record.policy or preset.policy,
+            isolated=worktree is not None,
+            recorded_worktree=(worktree, str(record.base), record.cwd) if worktree is not None else None,
+            turn=record.turn,
+            warm=record.warm,
             phase="ended",
-            result=result_from(record),
-            cwd=cwd if isinstance(cwd, str) else None,
-            trace=trace if isinstance(trace, str) else None,
+            result=record.result(),
+            cwd=record.cwd,
+            trace=record.trace,
             open=False,
-            recorded=dict(record),
+            recorded=record,
         )
+        attempt.ended.set()
+        return attempt
 
     @property
     def agent(self) -> str:
@@ -241,28 +239,30 @@ class Attempt:
             return "needs-you"
         return self.phase
 
-    def record(self) -> dict[str, Any]:
-        """The finished attempt's record (`acp_tui.reports.records`): one read back is given back
-        whole (its diff, tool calls and timings are not ours to rebuild)."""
+    def record(self, *, numbered: bool = False) -> RunRecord:
+        """The finished attempt's record (`acp_tui.reports.records`); `numbered`: with its round and
+        attempt, as the app's export and saved sessions hold it. One read back is given back whole
+        (its diff, tool calls and timings are not ours to rebuild)."""
         from acp_tui.reports.records import run_record
 
         assert self.result is not None
         if self.recorded is not None:
-            return {k: v for k, v in self.recorded.items() if k not in ("round", "attempt")}
-        first, since = self.first_output_at, self.spawned_at or self.started_at
-        record = run_record(
-            self.preset,
-            self.result,
-            prompt=self.prompt,
-            policy=self.policy,
-            trace=self.trace,
-            cwd=self.cwd,
-            isolation=self.worktree.fields(self.change) if self.worktree is not None else None,
-            first_chunk_s=first - since if first is not None else None,
-            turn=self.turn,
-            warm=self.warm,
-        )
-        return record
+            record = self.recorded.model_copy(update={"round": None, "attempt": None})
+        else:
+            first, since = self.first_output_at, self.spawned_at or self.started_at
+            record = run_record(
+                self.preset,
+                self.result,
+                prompt=self.prompt,
+                policy=self.policy,
+                trace=self.trace,
+                cwd=self.cwd,
+                isolation=self.worktree.fields(self.change) if self.worktree is not None else None,
+                first_chunk_s=first - since if first is not None else None,
+                turn=self.turn,
+                warm=self.warm,
+            )
+        return record.numbered(self.round_no, self.attempt_no) if numbered else record
 
 
 @dataclass
@@ -333,21 +333,22 @@ class Session:
         return attempt
 
     def restore(
-        self, records: list[dict[str, Any]], preset_for: Callable[[dict[str, Any]], AgentPreset]
+        self, values: list[Any], preset_for: Callable[[RunRecord], AgentPreset]
     ) -> tuple[list[Attempt], int]:
         """A saved session's attempts as they ended, each follow-up linked to the turn before it:
-        the latest turn of each conversation, and how many records were skipped (not ones of ours,
-        said by `result_from`, which checks each before `preset_for` is asked for its preset)."""
-        from acp_tui.reports.records import result_from
+        the latest turn of each conversation, and how many of the JSON values were skipped (no
+        record of ours, said by `read_record`, which checks each before `preset_for` is asked)."""
+        from acp_tui.reports.records import read_record
 
         restored: list[Attempt] = []
         skipped = 0
-        for record in records:
+        for value in values:
             try:
-                result_from(record)
-                restored.append(Attempt.from_record(record, preset_for(record), next(self._ids)))
+                record = read_record(value)
             except ValueError:
                 skipped += 1
+                continue
+            restored.append(Attempt.from_record(record, preset_for(record), next(self._ids)))
         restored.sort(key=lambda a: (a.round_no, a.attempt_no, a.turn))
         latest: dict[tuple[int, int, str], Attempt] = {}
         for attempt in restored:
@@ -367,11 +368,7 @@ class Session:
     def live_for(self, agent: str) -> list[Attempt]:
         return [a for a in self.attempts if a.agent == agent and a.live]
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[RunRecord]:
         """Every finished attempt of the session as a record with its `round` and `attempt`, in
         start order (the app's export)."""
-        return [
-            {**attempt.record(), "round": attempt.round_no, "attempt": attempt.attempt_no}
-            for attempt in self.attempts
-            if attempt.finished
-        ]
+        return [attempt.record(numbered=True) for attempt in self.attempts if attempt.finished]

@@ -1,6 +1,6 @@
 """The one run lifecycle, for the app and for `acp-tui run`.
 
-`Driver.start(attempt)` prepares the attempt (its worktree when isolated, its provider in the seam),
+`SessionDriver.start(attempt)` prepares the attempt (its worktree when isolated, its provider in the seam),
 starts its run through `Subagents` (so the capability check always happens), follows the run's
 events onto the attempt, records the worktree's change once, and ends with the attempt's result.
 Whoever watches the attempt (a pane, the headless printer) consumes `attempt.events`: the run's own
@@ -10,6 +10,9 @@ recorded.
 `cancel()` works at every phase: while the worktree is being made or the provider set up, nothing
 is spawned and the attempt ends `aborted`; once the run exists, it is disposed. Every path, a bug of
 ours included, ends with the run disposed and the attempt's result set.
+
+Its tasks (each attempt's drive, the cancels asked for from plain code) live in one task group
+(`core.tasks.TaskHost`), which `aclose()` joins.
 """
 
 from __future__ import annotations
@@ -20,10 +23,9 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from acp_tui.core.events import Preempted, unless_set
 from acp_tui.core.model import (
     Finished,
     HiddenUpdate,
@@ -41,6 +43,7 @@ from acp_tui.core.model import (
     UsageReported,
 )
 from acp_tui.core.registry import Subagents
+from acp_tui.core.tasks import TaskHost
 from acp_tui.session.asks import AskQueue, PendingAsk
 from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
 from acp_tui.session.warm import Spares
@@ -48,7 +51,8 @@ from acp_tui.session.warm import Spares
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from acp_tui.acp.run import AcpSubagentRun
+    import anyio
+
     from acp_tui.session.attempts import Attempt
     from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
@@ -64,7 +68,7 @@ class _Cancelled(Exception):
     """The attempt was cancelled while it was being prepared."""
 
 
-class Driver:
+class SessionDriver:
     def __init__(
         self,
         configure: Configure,
@@ -86,14 +90,16 @@ class Driver:
         self.on_change: Callable[[Attempt], None] = lambda attempt: None  # a state to show again
         self._isolation_root = isolation_root
         self._looking: dict[str, asyncio.Future[Origin]] = {}
-        self._background: set[asyncio.Task[None]] = set()  # disposals nobody awaits
+        self._preparing: dict[Attempt, anyio.CancelScope] = {}  # attempts making their worktree
+        self._tasks = TaskHost("acp-tui session driver")
 
     # The lifecycle, from the outside ----------------------------------------------------------
 
     def start(self, attempt: Attempt) -> None:
         """Start driving the attempt; its events come on `attempt.events`."""
         self.attempts.append(attempt)
-        attempt.task = asyncio.ensure_future(self._drive(attempt))
+        attempt.driven = True
+        self._tasks.start_soon(self._drive(attempt))
 
     def refuse(self, attempt: Attempt, message: str) -> None:
         """End the attempt `error` without running anything (what it needs cannot be had)."""
@@ -110,13 +116,18 @@ class Driver:
         if attempt.finished:
             return
         if attempt.cancel_reason is None:
-            attempt.cancel_reason = reason
-            attempt.cancelled_by_user = by_user
-            attempt.phase = "cancelling"
-            attempt.cancelled.set()
+            self._mark_cancelled(attempt, reason, by_user=by_user)
             self._changed(attempt)
         if attempt.run is not None:
             await attempt.run.dispose(attempt.cancel_reason)
+
+    def _mark_cancelled(self, attempt: Attempt, reason: str | None, *, by_user: bool) -> None:
+        attempt.cancel_reason = reason
+        attempt.cancelled_by_user = by_user
+        attempt.phase = "cancelling"
+        attempt.cancelled.set()
+        if attempt in self._preparing:  # its worktree is not made: nothing runs
+            self._preparing[attempt].cancel()
 
     async def fail(self, attempt: Attempt, message: str) -> None:
         """End the attempt as `error` with `message` (its watcher failed): its run is disposed."""
@@ -125,17 +136,18 @@ class Driver:
 
     def cancel_soon(self, attempt: Attempt, reason: str | None, *, by_user: bool = False) -> None:
         """`cancel`, from where nothing can await it (a signal handler, a timer)."""
-        self._in_background(self.cancel(attempt, reason, by_user=by_user))
+        self._tasks.start_soon(self.cancel(attempt, reason, by_user=by_user))
 
     async def wait(self, attempt: Attempt) -> SubagentResult:
         """The attempt's result once it ended (its change recorded)."""
-        assert attempt.task is not None
-        return await asyncio.shield(attempt.task)
+        await attempt.ended.wait()
+        assert attempt.result is not None
+        return attempt.result
 
     async def close(self, attempt: Attempt) -> str | None:
         """The attempt leaves the screen: stopped if live, its worktree removed unless kept; what
         could not be removed, in one line."""
-        if attempt.live and attempt.task is not None:
+        if attempt.live and attempt.driven:
             await self.cancel(attempt, "closed by the user")
             await self.wait(attempt)
         return await self.drop_worktree(attempt)
@@ -170,23 +182,31 @@ class Driver:
         live = [attempt for attempt in self.attempts if attempt.live]
         for attempt in live:
             if attempt.cancel_reason is None:
-                attempt.cancel_reason = "the app quit"
-                attempt.phase = "cancelling"
-                attempt.cancelled.set()
+                self._mark_cancelled(attempt, "the app quit", by_user=False)
         await asyncio.gather(  # every run at once, spares and runs taken from them too
             self.subagents.aclose(), self.spares.aclose() if self.spares else asyncio.sleep(0)
         )
-        await asyncio.gather(*(self.wait(attempt) for attempt in live if attempt.task is not None))
+        await asyncio.gather(*(self.wait(attempt) for attempt in live if attempt.driven))
         # A checkout still being looked for (its attempt was cancelled meanwhile): a short git, let
         # finish rather than cancelled (a git killed as the loop closes can hang the close).
         await asyncio.gather(*self._looking.values(), return_exceptions=True)
+        await self._tasks.aclose()
         if self.isolation is None:
             return []
         return await self.isolation.aclose()
 
     # Driving one attempt ------------------------------------------------------------------------
 
-    async def _drive(self, attempt: Attempt) -> SubagentResult:
+    async def _drive(self, attempt: Attempt) -> None:
+        try:
+            await self._drive_to_the_end(attempt)
+        finally:
+            if attempt.result is None:  # cancelled from outside (the loop closing): aborted
+                attempt.result = SubagentResult(SubagentStopReason.ABORTED, "", error=attempt.cancel_reason)
+                attempt.phase = "ended"
+            attempt.ended.set()
+
+    async def _drive_to_the_end(self, attempt: Attempt) -> None:
         failure = None
         try:
             result = await self._prepare_and_run(attempt)
@@ -213,7 +233,6 @@ class Driver:
         attempt.asks_waiting = 0
         attempt.events.push(Finished(result))
         self._changed(attempt)
-        return result
 
     async def _prepare_and_run(self, attempt: Attempt) -> SubagentResult:
         attempt.phase = "preparing"
@@ -230,10 +249,7 @@ class Driver:
                     attempt.worktree.change = None  # recorded again when this turn ends
                     attempt.events.push(WorktreeReady(attempt.worktree))
             elif attempt.isolated:
-                try:
-                    worktree = await unless_set(attempt.cancelled, self._worktree_for(attempt))
-                except Preempted:
-                    raise _Cancelled from None
+                worktree = await self._worktree_unless_cancelled(attempt)
                 attempt.worktree = worktree
                 attempt.events.push(WorktreeReady(worktree))
                 cwd = str(worktree.cwd)
@@ -267,7 +283,7 @@ class Driver:
         attempt.trace = getattr(run, "trace_path", None)
         attempt.cwd = getattr(run, "cwd", None)
         if attempt.cancelled.is_set():  # the cancel came while the run was spawning
-            self._in_background(run.dispose(attempt.cancel_reason))
+            self._tasks.start_soon(run.dispose(attempt.cancel_reason))
         timer = None
         if self.timeout is not None:
             reason = f"timed out after {self.timeout:g} s"
@@ -286,17 +302,17 @@ class Driver:
                 await self.subagents.unregister(name)  # the run is over: its provider goes too
         return await run.result()
 
-    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> AcpSubagentRun | None:
+    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> SubagentRun | None:
         """The spare made for exactly this run, taken (after the seam's capability check), if any."""
         if self.spares is None or attempt.config is None or not attempt.preset.warm:
             return None
         self.subagents.check(name, request)  # refused: the spare stays one
         cwd = os.path.abspath(request.cwd or attempt.config.cwd or os.getcwd())
-        run = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
-        if run is None:
+        spare = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
+        if spare is None:
             return None
         try:
-            run.take(request)
+            run = spare.take(request)
         except ValueError:  # it ended as it was taken: the run starts cold (quit disposes the spare)
             return None
         attempt.warm = True
@@ -317,6 +333,18 @@ class Driver:
         except IsolationError as exc:
             attempt.worktree_error = str(exc)
 
+    async def _worktree_unless_cancelled(self, attempt: Attempt) -> Worktree:
+        """The attempt's worktree; _Cancelled if the attempt is cancelled first."""
+        import anyio
+
+        with anyio.CancelScope() as self._preparing[attempt]:
+            try:
+                if not attempt.cancelled.is_set():
+                    return await self._worktree_for(attempt)
+            finally:
+                del self._preparing[attempt]
+        raise _Cancelled
+
     async def _worktree_for(self, attempt: Attempt) -> Worktree:
         from acp_tui.workspace.worktrees import Isolation, find_origin
 
@@ -326,7 +354,7 @@ class Driver:
             # One look per checkout for attempts that start together; a failure is not kept.
             looking = self._looking.get(where)
             if looking is None:
-                looking = self._looking[where] = asyncio.ensure_future(find_origin(where))
+                looking = self._looking[where] = asyncio.get_running_loop().create_task(find_origin(where))
                 looking.add_done_callback(lambda _: self._looking.pop(where, None))
             origin = await asyncio.shield(looking)
             self.origins[where] = origin
@@ -364,11 +392,6 @@ class Driver:
             attempt.agent_info = event.agent
             attempt.options = dict(event.options)
             attempt.offered = event.offered
-
-    def _in_background(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     def _attempt_of(self, run: object) -> Attempt | None:
         return next((attempt for attempt in self.attempts if attempt.run is run), None)

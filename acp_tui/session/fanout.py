@@ -13,20 +13,20 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from acp_tui.core.model import StderrLine, SubagentStopReason
 from acp_tui.core.text import one_line
-from acp_tui.reports.records import json_line
 from acp_tui.reports.text import text_block
 from acp_tui.session.attempts import Attempt, Session
-from acp_tui.session.driver import Driver, isolation_cwd
+from acp_tui.session.driver import SessionDriver, isolation_cwd
 from acp_tui.settings.provider_config import AcpProviderConfig
 from acp_tui.settings.schema import AgentPreset
 
 if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord
     from acp_tui.workspace.worktrees import IsolationPlan
 
 EXIT_OK = 0
@@ -56,7 +56,7 @@ def run_jobs(
     out: TextIO | None = None,
     err: TextIO | None = None,
     isolation: IsolationPlan | None = None,
-    follow_ups: Sequence[Mapping[str, Any]] = (),
+    follow_ups: Sequence[RunRecord] = (),
     keep_worktrees: bool = False,
 ) -> int:
     """Run `jobs` in parallel on `prompt`, print each result as it finishes, return the exit status.
@@ -70,41 +70,30 @@ def run_jobs(
     return asyncio.run(fanout.run(isolation, follow_ups, keep_worktrees=keep_worktrees))
 
 
+@dataclass
 class _Fanout:
-    def __init__(
-        self,
-        jobs: Sequence[Job],
-        prompt: str,
-        *,
-        cwd: str | None,
-        timeout: float | None,
-        fmt: Format,
-        out: TextIO,
-        err: TextIO,
-    ) -> None:
-        self.jobs = jobs
-        self.prompt = prompt
-        self.cwd = cwd
-        self.timeout = timeout
-        self.fmt = fmt
-        self.out = out
-        self.err = err
-        self.interrupted: str | None = None
-        self.driver: Driver | None = None
-        self._out_closed = False
-        self._records: list[dict[str, Any]] = []  # for the comparison, in job order
+    jobs: Sequence[Job]
+    prompt: str
+    cwd: str | None
+    timeout: float | None
+    fmt: Format
+    out: TextIO
+    err: TextIO
+    interrupted: str | None = field(default=None, init=False)
+    driver: SessionDriver | None = field(default=None, init=False)
+    _out_closed: bool = field(default=False, init=False)
 
     async def run(
         self,
         isolation: IsolationPlan | None = None,
-        follow_ups: Sequence[Mapping[str, Any]] = (),
+        follow_ups: Sequence[RunRecord] = (),
         *,
         keep_worktrees: bool = False,
     ) -> int:
         loop = asyncio.get_running_loop()
         configs: dict[int, AcpProviderConfig] = {}
         session = Session()
-        self.driver = driver = Driver(
+        self.driver = driver = SessionDriver(
             lambda attempt: configs[attempt.id],
             timeout=self.timeout,
             keep_worktrees=keep_worktrees or (isolation is not None and isolation.keep),
@@ -155,19 +144,13 @@ class _Fanout:
         return EXIT_NOT_COMPLETED
 
     def _follow_ups(
-        self, session: Session, driver: Driver, records: Sequence[Mapping[str, Any]], *, keep: bool
+        self, session: Session, driver: SessionDriver, records: Sequence[RunRecord], *, keep: bool
     ) -> tuple[list[Attempt], dict[int, str]]:
         """The next turn of each record's run, and why those that cannot run cannot (by attempt id)."""
         attempts: list[Attempt] = []
         refused: dict[int, str] = {}
         for number, (record, job) in enumerate(zip(records, self.jobs, strict=True), start=1):
-            try:
-                previous = Attempt.from_record(record, job.preset, -number)
-            except ValueError as exc:
-                attempt = session.new_round(self.prompt, [job.preset], {job.preset.name: job.policy})[0]
-                refused[attempt.id] = f"cannot continue: the record is not one of ours ({exc})"
-                attempts.append(attempt)
-                continue
+            previous = Attempt.from_record(record, job.preset, -number)
             driver.reopen_worktree(previous)
             if previous.worktree is not None:  # not kept: its marker still guards it until removed
                 previous.worktree.keep(keep)
@@ -177,7 +160,9 @@ class _Fanout:
             attempts.append(attempt)
         return attempts, refused
 
-    async def _start_isolation(self, driver: Driver, plan: IsolationPlan, attempts: list[Attempt]) -> None:
+    async def _start_isolation(
+        self, driver: SessionDriver, plan: IsolationPlan, attempts: list[Attempt]
+    ) -> None:
         """The checkouts the command line found, and the cache's start (its prune) said once."""
         from acp_tui.workspace.git import IsolationError
         from acp_tui.workspace.worktrees import Isolation
@@ -206,6 +191,8 @@ class _Fanout:
                 self._write(self.err, f"[{name}] {one_line(problem)}\n")
         record = attempt.record()
         if self.fmt == "json":
+            from acp_tui.reports.records import json_line
+
             self._write(self.out, json_line(record) + "\n")
         elif self.fmt == "text":
             self._write(self.out, text_block(record) + "\n")

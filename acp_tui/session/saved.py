@@ -2,9 +2,10 @@
 
 Each session of the app is one JSON-lines file under the state folder's `sessions/`: a first line
 that says what it is (`{"acp_tui_session": 1, "id", "started", "cwd"}`), then the record of each
-attempt as it ends (`acp_acp.reports.records`, with its `round` and `attempt`; a follow-up's has its
-`turn`). `acp-tui sessions` lists them; `acp-tui --session ID` reopens one: its panes with their
-answers, and follow-ups (`f`) continue its turns. Sessions beyond `keep` are pruned, oldest first.
+attempt as it ends (`acp_tui.reports.records.RunRecord`, with its `round` and `attempt`; a
+follow-up's has its `turn`), read back by the same model when the session reopens. `acp-tui
+sessions` lists them; `acp-tui --session ID` reopens one: its panes with their answers, and
+follow-ups (`f`) continue its turns. Sessions beyond `keep` are pruned, oldest first.
 Nothing here follows a link: files are created new (`O_EXCL`) and appended to without following one.
 """
 
@@ -18,7 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from acp_tui.core.files import (
     UnreadableFile,
@@ -29,6 +30,9 @@ from acp_tui.core.files import (
     write_new,
 )
 from acp_tui.core.text import json_safe
+
+if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord
 
 FORMAT = 1
 SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
@@ -47,15 +51,6 @@ class SavedSummary:
     rounds: int
     agents: tuple[str, ...]
     first_prompt: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "started": self.started,
-            "rounds": self.rounds,
-            "agents": list(self.agents),
-            "first_prompt": self.first_prompt,
-        }
 
 
 class SessionStore:
@@ -138,9 +133,11 @@ class SavedSession:
     path: Path
     damaged: int = 0  # lines of its file skipped when it was opened (no JSON object)
 
-    def append(self, record: Mapping[str, Any]) -> None:
+    def append(self, record: RunRecord) -> None:
         """One attempt's record, as it ended (a failure to write is the caller's to say)."""
-        append_line(self.path, _line(record))
+        from acp_tui.reports.records import json_line
+
+        append_line(self.path, json_line(record))
 
 
 def _round_of(record: Mapping[str, Any]) -> int:

@@ -6,21 +6,24 @@ next round, each for its exact config and cwd, with its session already opened w
 round's, through `initialize` only when it is for a follow-up (which continues a session). A run
 `take`s the spare that matches it exactly, or starts cold. A spare serves one run; spares no longer
 wanted (an agent unchecked, its preset or the worktree box changed, a reload) and spares idle for
-`idle` seconds are disposed, as is everything at `aclose`. Their processes are ended like any run's:
-they are runs, waiting.
+`idle` seconds are disposed, as is everything at `aclose`. A spare is a handshake object
+(`acp_tui.acp.handshake.AcpHandshake`): its child, connected; taking it makes a run over it.
+Starting and disposing spares happen in the background, in one task group (`core.tasks.TaskHost`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from acp_tui.core.tasks import TaskHost
+
 if TYPE_CHECKING:
+    from acp_tui.acp.handshake import AcpHandshake
     from acp_tui.acp.provider import AcpSubagentProvider
-    from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.settings.provider_config import AcpProviderConfig
 
 log = logging.getLogger(__name__)
@@ -40,8 +43,18 @@ class Wanted:
 class _Spare:
     wanted: Wanted
     provider: AcpSubagentProvider
-    run: AcpSubagentRun | None = None
+    handshake: AcpHandshake | None = None  # once its child is spawned
     idle: asyncio.TimerHandle | None = field(default=None, repr=False)
+    started: asyncio.Event = field(default_factory=asyncio.Event, repr=False)  # spawned, or failed
+
+    async def ready(self) -> bool:
+        """Once its child has answered `initialize` (and opened its session) or failed: whether
+        it can serve a run."""
+        await self.started.wait()
+        if self.handshake is None:
+            return False
+        await self.handshake.ready.wait()
+        return self.handshake.failure is None
 
 
 class Spares:
@@ -49,7 +62,7 @@ class Spares:
         self.idle = idle
         self._spares: list[_Spare] = []
         self._taken: list[AcpSubagentProvider] = []  # they hold the runs taken from spares
-        self._background: set[asyncio.Task[None]] = set()
+        self._tasks = TaskHost("acp-tui spares")
         self._closed = False
 
     def want(self, wanted: Sequence[Wanted]) -> None:
@@ -57,7 +70,8 @@ class Spares:
         if self._closed:
             return
         # A spare whose agent exited while it waited is replaced, not kept counting as ready.
-        for spare in [s for s in self._spares if s.wanted not in wanted or (s.run and s.run.done())]:
+        gone = [s for s in self._spares if s.wanted not in wanted or (s.handshake and s.handshake.done())]
+        for spare in gone:
             self._retire(spare)
         have = [spare.wanted for spare in self._spares]
         for item in wanted:
@@ -65,40 +79,47 @@ class Spares:
                 have.append(item)
                 self._start(item)
 
-    def take(self, config: AcpProviderConfig, cwd: str, *, follow_up: bool) -> AcpSubagentRun | None:
-        """The spare for a run of `config` in `cwd`, if one is up (it is no longer a spare then)."""
+    def take(self, config: AcpProviderConfig, cwd: str, *, follow_up: bool) -> AcpHandshake | None:
+        """The spare for a run of `config` in `cwd`, if one is up (it is no longer a spare then:
+        `take` it to make the run)."""
         wanted = Wanted(config, cwd, follow_up)
         for spare in self._spares:
-            if spare.wanted == wanted and spare.run is not None and not spare.run.done():
+            if spare.wanted == wanted and spare.handshake is not None and not spare.handshake.done():
                 self._spares.remove(spare)
                 if spare.idle is not None:
                     spare.idle.cancel()
                 self._taken = [p for p in self._taken if p.live] + [spare.provider]
-                return spare.run
+                return spare.handshake
         return None
 
     async def aclose(self) -> None:
         """Every spare disposed, and every run taken from one."""
         self._closed = True
         providers = [spare.provider for spare in self._spares] + self._taken
+        for spare in self._spares:
+            if spare.idle is not None:
+                spare.idle.cancel()
         self._spares, self._taken = [], []
-        await asyncio.gather(*(provider.aclose() for provider in providers), *self._background)
+        await asyncio.gather(*(provider.aclose() for provider in providers), self._tasks.aclose())
 
     def _start(self, wanted: Wanted) -> None:
         from acp_tui.acp.provider import AcpSubagentProvider
 
         spare = _Spare(wanted, AcpSubagentProvider(wanted.config))
         self._spares.append(spare)
-        self._in_background(self._prepare(spare))
+        self._tasks.start_soon(self._prepare(spare))
 
     async def _prepare(self, spare: _Spare) -> None:
         try:
-            run = await spare.provider.prepare(cwd=spare.wanted.cwd, presession=not spare.wanted.follow_up)
+            spare.handshake = await spare.provider.prepare(
+                cwd=spare.wanted.cwd, presession=not spare.wanted.follow_up
+            )
         except Exception:  # a spare that cannot start: its runs start cold, and say why then
             log.exception("a spare could not start")
             self._retire(spare)
             return
-        spare.run = run
+        finally:
+            spare.started.set()
         if spare not in self._spares:  # retired (or all closed) while it started
             await spare.provider.aclose()
             return
@@ -110,9 +131,4 @@ class Spares:
             self._spares.remove(spare)
         if spare.idle is not None:
             spare.idle.cancel()
-        self._in_background(spare.provider.aclose())
-
-    def _in_background(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._tasks.start_soon(spare.provider.aclose())

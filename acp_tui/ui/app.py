@@ -30,7 +30,7 @@ from textual.widgets import Input, Static, TextArea
 
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
-from acp_tui.session.driver import Driver, confined_to
+from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
@@ -39,6 +39,7 @@ from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
     from acp_tui.core.model import ConfigOptionInfo
+    from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
     from acp_tui.settings.provider_config import AcpProviderConfig, SandboxMode
@@ -73,7 +74,7 @@ class SupervisorApp(App[None]):
         super().__init__()
         self.settings = settings
         self.session = Session()
-        self.driver = Driver(self._configure)
+        self.driver = SessionDriver(self._configure)
         if settings.warm:
             from acp_tui.session.warm import Spares
 
@@ -291,7 +292,7 @@ class SupervisorApp(App[None]):
         try:
             if self.saved is None:
                 self.saved = self.store.new(os.getcwd())
-            self.saved.append({**attempt.record(), "round": attempt.round_no, "attempt": attempt.attempt_no})
+            self.saved.append(attempt.record(numbered=True))
         except OSError as exc:  # the session goes on; it is just not kept
             logging.getLogger(__name__).warning("could not keep the session: %s", exc)
 
@@ -659,13 +660,13 @@ class SupervisorApp(App[None]):
         await self._close_driver()
 
 
-def comparison_report(records: list[dict[str, object]]) -> str:
+def comparison_report(records: list[RunRecord]) -> str:
     """The comparison report (`acp_tui.reports.compare`), one per round of the session."""
     from acp_tui.reports.compare import comparison_markdown
 
-    rounds: dict[object, list[dict[str, object]]] = {}
+    rounds: dict[int | None, list[RunRecord]] = {}
     for record in records:
-        rounds.setdefault(record.get("round"), []).append(record)
+        rounds.setdefault(record.round, []).append(record)
     return "\n".join(
         comparison_markdown(runs, title=f"acp-tui comparison, round {number}")
         for number, runs in rounds.items()

@@ -123,9 +123,10 @@ async def test_a_tab_is_the_app_with_our_options_and_ends_with_its_websocket(
         first = await ws.receive(timeout=60)
         assert first.type == aiohttp.WSMsgType.BINARY  # the app is drawing
         tabs = served.others()
-        assert [cmd.split() for _, cmd in tabs] == [
-            [sys.executable, "-m", "acp_tui", f"--config={config}", "--agent=echo"]
-        ]
+        # The argv as the kernel keeps it (a path may hold spaces), the program by where it leads.
+        [(program, *args)] = [Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1] for pid, _ in tabs]
+        assert Path(program).resolve() == Path(sys.executable).resolve()
+        assert args == ["-m", "acp_tui", f"--config={config}", "--agent=echo"]
         await ws.send_str("not the page's protocol")  # the server logs why the tab ended, and ends it
         assert wait_gone([pid for pid, _ in tabs], 10) == []
     logs = [path for path in served.root.rglob("*.log") if path.is_file()]
@@ -194,7 +195,7 @@ async def test_if_the_server_is_killed_its_watchdog_ends_every_tab_and_agent(
     async with aiohttp.ClientSession() as session, tab_socket(session, served, "&width=120&height=40") as ws:
         await drawn(ws, READY)
         await ws.send_json(["stdin", "\r"])  # Enter, as the page sends it
-        await eventually(lambda: prompts_received(work), 60, "the agent's prompt")
+        await eventually(lambda: prompts_received(work), what="the agent's prompt")
         running = served.others()
         assert any("scripted_agent.py" in cmd for _, cmd in running)
         served.process.kill()

@@ -40,8 +40,8 @@ async def test_a_secret_in_a_diff_is_masked_in_views_and_exports_but_applied_exa
         assert change is not None and TOKEN in (change.diff or "")  # the live worktree's, never shown
 
         [record] = app.session.records()
-        assert record["diff_masked"] is True and TOKEN not in record["diff"]
-        assert "+token = ***" in record["diff"]
+        assert record.diff_masked is True and record.diff is not None and TOKEN not in record.diff
+        assert "+token = ***" in record.diff
 
         app.export_dir = checkout.parent
         await pilot.press("ctrl+s")

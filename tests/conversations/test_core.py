@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
 from acp_tui.core.model import SubagentResult
+from acp_tui.process.group import group_alive
 
 AGENT = str(Path(__file__).resolve().parent.parent / "sessions_agent.py")
 
@@ -63,29 +63,31 @@ async def test_a_spare_taken_after_its_start_answers_at_once(tmp_path: Path, pre
     provider = AcpSubagentProvider(config)
     spare = await provider.prepare(cwd=str(tmp_path), presession=presession)
     await asyncio.wait_for(spare.ready.wait(), 20)  # the agent's own start-up: what a warm start hides
-    took = time.monotonic()
-    spare.take(SubagentRequest(prompt="quick", cwd=str(tmp_path)))
-    result = await asyncio.wait_for(spare.result(), 20)
+    assert spare.child is not None
+    started = spare.child.leader.pid
+    run = spare.take(SubagentRequest(prompt="quick", cwd=str(tmp_path)))
+    result = await asyncio.wait_for(run.result(), 20)
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
-    assert result.output == "turn 1: quick" and spare.warm
-    assert time.monotonic() - took < 1.0  # the 1.5 s start was paid before the take
+    assert result.output == "turn 1: quick" and run.warm
+    assert run.pid == started  # the process whose 1.5 s start was paid before the take
 
 
 async def test_a_spare_serves_one_run_in_its_own_cwd_only(tmp_path: Path) -> None:
     spare = await AcpSubagentProvider(agent(tmp_path / "sessions")).prepare(cwd=str(tmp_path))
     with pytest.raises(ValueError, match="cannot run in"):
         spare.take(SubagentRequest(prompt="x", cwd="/"))
-    spare.take(SubagentRequest(prompt="x", cwd=str(tmp_path)))
+    run = spare.take(SubagentRequest(prompt="x", cwd=str(tmp_path)))
     with pytest.raises(ValueError, match="not a spare"):
         spare.take(SubagentRequest(prompt="y", cwd=str(tmp_path)))
-    await asyncio.wait_for(spare.result(), 20)
+    await asyncio.wait_for(run.result(), 20)
 
 
 async def test_a_spare_never_taken_is_disposed_with_nothing_left(tmp_path: Path) -> None:
     spare = await AcpSubagentProvider(agent(tmp_path / "sessions")).prepare(cwd=str(tmp_path))
     await asyncio.wait_for(spare.dispose(), 10)
-    result = await spare.result()
-    assert result.stop_reason is SubagentStopReason.ABORTED and result.output == ""
+    assert spare.done() and spare.child is not None and not group_alive(spare.child.leader.pid)
+    with pytest.raises(ValueError, match="not a spare"):
+        spare.take(SubagentRequest(prompt="x", cwd=str(tmp_path)))
 
 
 async def test_a_spare_whose_agent_exited_while_waiting_is_replaced(tmp_path: Path) -> None:
@@ -96,19 +98,17 @@ async def test_a_spare_whose_agent_exited_while_waiting_is_replaced(tmp_path: Pa
     try:
         spares.want(wanted)
         [first] = spares._spares
-        await asyncio.wait_for(asyncio.gather(*spares._background), 20)  # its start, under way
-        assert first.run is not None
-        await asyncio.wait_for(first.run.ready.wait(), 20)
-        await first.run.dispose()  # as if the agent had exited on its own
+        assert await asyncio.wait_for(first.ready(), 20)
+        assert first.handshake is not None and first.handshake.child is not None
+        first.handshake.child.leader.process.kill()  # the agent exits on its own
+        await asyncio.wait_for(first.handshake.child.leader.wait_exit(), 10)
         spares.want(wanted)
         [second] = spares._spares
         assert second is not first
-        await asyncio.wait_for(asyncio.gather(*spares._background), 20)  # the first's disposal too
-        assert second.run is not None
-        await asyncio.wait_for(second.run.ready.wait(), 20)
-        run = spares.take(wanted[0].config, str(tmp_path), follow_up=False)
-        assert run is second.run
-        run.take(SubagentRequest(prompt="warm", cwd=str(tmp_path)))
+        assert await asyncio.wait_for(second.ready(), 20)
+        spare = spares.take(wanted[0].config, str(tmp_path), follow_up=False)
+        assert spare is second.handshake and spare is not None
+        run = spare.take(SubagentRequest(prompt="warm", cwd=str(tmp_path)))
         assert (await asyncio.wait_for(run.result(), 20)).output == "turn 1: warm"
     finally:
         await asyncio.wait_for(spares.aclose(), 20)

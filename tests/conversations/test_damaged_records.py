@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from acp_tui.cli.main import main
 from acp_tui.lab.records_file import read_records
-from acp_tui.reports.records import json_line, preset_for, result_from
+from acp_tui.reports.records import json_line, preset_for, read_record, result_from
 from acp_tui.session.attempts import Session
 from acp_tui.session.saved import SessionError, SessionStore
 from acp_tui.settings import paths
@@ -79,10 +79,10 @@ def test_a_good_record_reads_back() -> None:
 
 def test_a_confined_record_is_followed_up_confined_whatever_the_settings_say() -> None:
     settings = Settings(presets=(AgentPreset("kept", "kept-agent"),))
-    assert preset_for(GOOD, settings) == settings.preset("kept")
+    assert preset_for(read_record(GOOD), settings) == settings.preset("kept")
     confined = {**GOOD, "sandbox": "workspace"}
-    assert preset_for(confined, settings).sandbox == "workspace"
-    unknown = preset_for({**confined, "name": "other"}, settings)
+    assert preset_for(read_record(confined), settings).sandbox == "workspace"
+    unknown = preset_for(read_record({**confined, "name": "other"}), settings)
     assert (unknown.command, unknown.args, unknown.sandbox) == ("kept-agent", ("--fast",), "workspace")
 
 
@@ -159,4 +159,4 @@ def test_an_answer_with_the_line_breaks_json_leaves_unescaped_reads_back_whole(t
     assert records == [record] and again.damaged == 0
     path = tmp_path / "records.jsonl"
     path.write_text(json_line(record) + "\n" + json_line(GOOD) + "\n", encoding="utf-8")
-    assert read_records(path, label=str(path)) == [record, GOOD]
+    assert read_records(path, label=str(path)) == [read_record(record), read_record(GOOD)]

@@ -62,12 +62,6 @@ async def test_every_page_of_the_agent_s_sessions(tmp_path: Path) -> None:
     assert (by_id["kept-3"].title, by_id["kept-3"].cwd) == ("task 3", "/work/3")
     assert by_id["kept-0"].title is None
     assert all(s.updated and s.updated.endswith("Z") for s in listed)
-    assert by_id["kept-1"].to_json() == {
-        "id": "kept-1",
-        "title": "task 1",
-        "cwd": "/work/1",
-        "updated": by_id["kept-1"].updated,
-    }
 
 
 async def test_an_agent_without_session_list_is_never_asked(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from acp_tui import AcpSubagentProvider, OutputDelta, StatusChanged, SubagentRequest, SubagentStopReason
 from acp_tui.process.group import group_alive
-from tests.helpers import demo, scripted
+from tests.helpers import demo, scripted, unhurried
 
 
 async def wait_for_output(run: object) -> str:
@@ -82,20 +82,18 @@ async def test_dispose_mid_prompt_cancels_the_turn_and_keeps_the_partial_answer(
     tmp_path: Path,
 ) -> None:
     record = tmp_path / "frames.jsonl"
-    run = await AcpSubagentProvider(scripted(text="partial", forever=1, record=record)).start(
+    run = await AcpSubagentProvider(unhurried(scripted(text="partial", forever=1, record=record))).start(
         SubagentRequest("hi")
     )
     assert (await wait_for_output(run)).startswith("partial")
-    started = time.monotonic()
     await run.dispose("stopped by test")
-    elapsed = time.monotonic() - started
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.ABORTED
     assert result.error == "stopped by test"
     assert result.output.startswith("partial")
     assert "session/cancel" in received_methods(record)
     assert not group_alive(run.pid or 0)
-    assert elapsed < 0.5 + 0.3  # the agent honours session/cancel: no grace is used up
+    assert result.ended_by == "exit"  # the agent honours session/cancel: no grace runs out, no signal
 
 
 async def test_the_abort_event_mid_prompt_is_the_same_as_dispose() -> None:
@@ -127,9 +125,9 @@ async def test_dispose_escalates_to_sigkill_for_a_child_ignoring_cancel_and_sigt
     elapsed = time.monotonic() - started
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.ABORTED
-    assert result.exit_code == -9
+    assert (result.exit_code, result.ended_by) == (-9, "sigkill")
     assert not group_alive(run.pid or 0)
-    assert config.cancel_grace + config.term_grace <= elapsed < config.cancel_grace + config.term_grace + 1
+    assert elapsed >= config.cancel_grace + config.term_grace  # each grace given in full first
 
 
 async def test_dispose_after_the_end_is_a_no_op_and_twice_is_safe() -> None:
@@ -213,13 +211,11 @@ async def test_the_demo_agent_that_ignores_everything_is_killed() -> None:
     assert not group_alive(run.pid or 0)
 
 
-async def test_the_slow_demo_agent_honours_cancel_quickly() -> None:
-    run = await AcpSubagentProvider(demo("slow")).start(SubagentRequest("hi"))
+async def test_the_slow_demo_agent_honours_cancel() -> None:
+    run = await AcpSubagentProvider(unhurried(demo("slow"))).start(SubagentRequest("hi"))
     await wait_for_output(run)
-    started = time.monotonic()
     await run.dispose()
-    elapsed = time.monotonic() - started
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.ABORTED
     assert result.output
-    assert elapsed < 0.5
+    assert result.ended_by == "exit"  # it ended its turn and exited by itself

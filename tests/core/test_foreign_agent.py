@@ -13,10 +13,10 @@ are skipped; a failing `npm install` fails them.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -59,6 +59,14 @@ def ts_agent() -> Path:
     """The example agent's script, installed with npm on first use."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed: cannot run the ACP TypeScript SDK's example agent")
+    INSTALL_DIR.mkdir(parents=True, exist_ok=True)
+    with open(INSTALL_DIR / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist's workers: one installs, the others wait for it
+        install_once()
+    return AGENT_JS
+
+
+def install_once() -> None:
     if not AGENT_JS.exists() or installed_version() != SDK_VERSION:
         npm = shutil.which("npm")
         if npm is None:
@@ -75,7 +83,6 @@ def ts_agent() -> Path:
         done = subprocess.run(command, capture_output=True, text=True, timeout=200, check=False)
         if done.returncode != 0 or not AGENT_JS.exists():
             pytest.fail(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return AGENT_JS
 
 
 def ts_config(agent: Path, policy: object = "reject") -> AcpProviderConfig:
@@ -124,16 +131,15 @@ async def test_disposing_the_typescript_agent_mid_turn_leaves_nothing(ts_agent: 
     async for event in run.events():
         if isinstance(event, OutputDelta):
             break
-    started = time.monotonic()
     await run.dispose("stopped by test")
-    elapsed = time.monotonic() - started
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.ABORTED
     assert result.error == "stopped by test"
     assert result.output == FIRST
     assert not group_alive(run.pid or 0)
-    # It notices a cancel only when its 1 s timer fires: within cancel_grace, or it is terminated.
-    assert elapsed < config.cancel_grace + config.term_grace + 1
+    # It notices a cancel only when its 1 s timer fires: within cancel_grace, or it is terminated
+    # (never killed: it does not ignore SIGTERM).
+    assert result.ended_by in ("exit", "sigterm")
 
 
 async def test_a_pending_question_cancelled_by_dispose_ends_the_typescript_turn_as_aborted(

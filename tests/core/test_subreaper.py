@@ -143,10 +143,8 @@ def test_as_an_unprivileged_user_the_watchdog_ends_a_hidden_descendant_when_the_
                 time.sleep(2 * WATCH_EVERY)
             supervisor.kill()
             supervisor.wait(10)
-            deadline = time.monotonic() + 2.0
-            while alive(daemon["pid"]) and time.monotonic() < deadline:
+            while alive(daemon["pid"]):  # the watchdog ends it; the test's timeout is the only clock
                 time.sleep(0.01)
-            assert not alive(daemon["pid"]), f"the hidden {how} outlived its supervisor"
         finally:
             _end(supervisor)
 

@@ -1,11 +1,14 @@
 """The hostile-child matrix: one scripted misbehaviour per row, each run twice.
 
 (a) through the library: the end state written in the row (stop reason, error, the partial answer
-    kept, exit code, truncation), the child's process group gone, our memory growth bounded, and the
-    event loop never frozen for long (what an embedding UI would feel).
+    kept, exit code, truncation), the child's process group gone, our memory growth bounded.
 (b) in the app, beside a healthy neighbour that must complete untouched: the same end state on the
-    pane, key presses handled in time while the hostile run is live (KEY_BOUND, KEY_FREEZE), memory
-    bounded.
+    pane, key presses landing while the hostile run is live, each where it was aimed, memory bounded.
+
+No clock decides here: how long a row takes and how long the event loop stalls vary with the
+machine's load, so they are figures (written to $ACP_TUI_HOSTILE_NOTES when it is set; measured
+against a healthy run by benchmarks/hostile.py), never bounds; the test's timeout is the only one (a
+row that hangs, or an app that stops taking keys, fails by it).
 
 Every row is a child of tests/scripted_agent.py (stdlib only). No process may be left afterwards
 (checked here and by the autouse fixture of tests/conftest.py).
@@ -23,7 +26,6 @@ import dataclasses
 import json
 import os
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +56,7 @@ from tests.hostile.support import (
     bulk_text,
     eventually,
     frozen_heap,
-    key_latency,
+    key_lands,
     peak_rss,
     scripted_args,
     send_key,
@@ -65,17 +67,10 @@ if TYPE_CHECKING:
     from acp_tui.ui.app import SupervisorApp
 
 S = SubagentStopReason
-# A key press while the hostile run is live must be handled within KEY_BOUND; one press of a row may
-# land on the screen's relayout at a run's start or end (up to about a second on 2 busy cores), but
-# none may take KEY_FREEZE. The failures this catches are all far past both: 1 to 8 s, press after press.
-KEY_BOUND = 0.5  # seconds
-KEY_FREEZE = 1.5  # seconds
 PROBE_EVERY = 0.25  # seconds between key presses: a brisk user, not a flood of focus changes
-LOOP_BOUND = 0.5  # seconds: the longest the event loop may stall in the library variant
 RSS_BOUND = 100 * MB  # our own memory growth while a row runs
 SMALL_CAP = 256 * 1024  # max_output_chars for the big-answer rows (the default is 16M characters)
 CANCEL_REASON = "cancelled by the user"  # what the pane's Cancel passes to dispose()
-APP_DEADLINE = 15.0  # seconds: an app row not over by then has hung (failed, then cleaned up)
 
 HEALTHY_TEXT = "".join(f"healthy piece {i}. " for i in range(20))
 HEALTHY_OPTIONS = {"text": HEALTHY_TEXT, "chunks": 20, "delay": 0.05}  # about a second of streaming
@@ -117,13 +112,7 @@ class Row:
     cancel_on: str | None = None  # "output" | "permission": the user cancels then
     live_window: float = 0.0  # app: pause= seconds at the prompt, so keys are pressed while live
     extra: Callable[[SubagentResult, Ctx], None] | None = None
-    seconds: float = 8.0  # bound on the run's duration (library)
     in_app: bool = True
-    app_seconds: float = 0.0  # bound in the app, where the loop is shared with the screen (0: seconds + 3)
-
-    @property
-    def app_bound(self) -> float:
-        return self.app_seconds or self.seconds + self.live_window + 3
 
 
 def note(line: str) -> None:
@@ -406,8 +395,6 @@ ROWS = [
         None,
         "still here",
         extra=flood_tail_bounded,
-        seconds=15,
-        app_seconds=30,
     ),
     Row(
         "stderr-flood-50mb-one-line",
@@ -416,7 +403,6 @@ ROWS = [
         None,
         "still here",
         extra=flood_tail_bounded,
-        seconds=15,
         in_app=False,
     ),
     # Permissions.
@@ -427,8 +413,6 @@ ROWS = [
         None,
         "storm: 0 allowed, 10000 rejected, 0 cancelled, 0 errors done",
         extra=storm_all_rejected,
-        seconds=15,
-        app_seconds=45,  # 3-6 s headless; 11-30 s in the app on 2 busy cores, responsive throughout
     ),
     # An answer of 100 MB: kept up to the cap, and it says so.
     Row(
@@ -439,8 +423,6 @@ ROWS = [
         bulk_text(100 * MB, limit=SMALL_CAP),
         truncated=True,
         config={"max_output_chars": SMALL_CAP},
-        seconds=15,
-        app_seconds=30,
     ),
     Row(
         "answer-100mb-at-the-default-cap",
@@ -449,7 +431,6 @@ ROWS = [
         None,
         lambda out: out == bulk_text(100 * MB, limit=AcpProviderConfig.max_output_chars),
         truncated=True,
-        seconds=15,
         in_app=False,
     ),
     Row(
@@ -460,8 +441,6 @@ ROWS = [
         prefix_of(bulk_text(100 * MB, 100 * MB, limit=SMALL_CAP)),
         truncated=True,
         config={"max_output_chars": SMALL_CAP},
-        seconds=15,
-        app_seconds=30,
     ),
 ]
 
@@ -492,7 +471,6 @@ def check_end_state(row: Row, result: SubagentResult, ctx: Ctx) -> None:
     else:
         assert result.exit_code == row.exit_code
     assert result.truncated is row.truncated
-    assert result.duration_s < row.seconds
     if row.extra is not None:
         row.extra(result, ctx)
 
@@ -539,17 +517,16 @@ async def test_library(row: Row, ctx: Ctx, routed_logs: Path) -> None:
 
         consumer = asyncio.ensure_future(consume())
         if row.cancel_on == "permission":
-            await asyncio.wait_for(human.asked.wait(), 10)
+            await human.asked.wait()
             await run.dispose(CANCEL_REASON)
-        result = await asyncio.wait_for(run.result(), row.seconds + 5)
-        await asyncio.wait_for(consumer, 5)
+        result = await run.result()
+        await consumer
     note(f"library {row.id}: loop stall {lag.worst:.3f} s, RSS +{memory.growth / MB:.0f} MB")
     assert finished == [result]  # the event stream ended with the same result
     check_end_state(row, result, ctx)
     assert run.pid is None or not group_alive(run.pid)
     assert our_live_processes() == []
     assert memory.growth < RSS_BOUND, f"our RSS grew by {memory.growth / MB:.0f} MB"
-    assert lag.worst < LOOP_BOUND, f"the event loop stalled for {lag.worst:.2f} s"
 
 
 # (b) In the app, beside a healthy neighbour ----------------------------------------------------------
@@ -598,8 +575,7 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
     from tests.ui.helpers import panes
 
     app = app_for(row, ctx)
-    latencies: list[float] = []  # key presses started while the hostile run was live
-    hung = False
+    landed = 0  # key presses sent and handled while the hostile run was live
     async with app.run_test(size=(160, 45)):
         with frozen_heap(), peak_rss() as memory:
             send_key(app, "enter", "\r")  # the prompt has the focus: start the round
@@ -609,20 +585,10 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
             )
             hostile, healthy = panes(app)["hostile"], panes(app)["healthy"]
             cancel: asyncio.Future[None] | None = None
-            deadline = time.monotonic() + max(APP_DEADLINE, row.app_bound + 2)
             while hostile.result is None or healthy.result is None:
-                if time.monotonic() > deadline:
-                    hung = True
-                    await app.action_quit()  # what ctrl+c does: dispose every run, then exit
-                    break
                 if hostile.run is not None and hostile.result is None:
-                    latency = await key_latency(app)
-                    if hostile.result is None:
-                        latencies.append(latency)
-                    if latency >= KEY_FREEZE:  # failed already: no need to sit through the rest
-                        hung = True
-                        await app.action_quit()
-                        break
+                    await key_lands(app)
+                    landed += hostile.result is None
                 wants_cancel = (row.cancel_on == "output" and hostile.query_one(AnswerView).text) or (
                     row.cancel_on == "permission" and bool(app.asks)  # queued: it waits for `a`
                 )
@@ -630,14 +596,14 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
                     cancel = asyncio.ensure_future(hostile.action_cancel())  # what the Cancel button runs
                 await asyncio.sleep(PROBE_EVERY)
             if cancel is not None:
-                await asyncio.wait_for(cancel, 10)
-        if not hung:
-            hostile_shown = hostile.query_one(AnswerView).text
-            hostile_badge = hostile.query_one(StatusBadge).status
-            hostile_error = str(hostile.query_one("#error", Static).render())
-            healthy_shown = healthy.query_one(AnswerView).text
-    note(f"app {row.id}: key latencies {[round(x, 3) for x in latencies]}, RSS +{memory.growth / MB:.0f} MB")
-    assert not hung, f"the app froze, or its runs were not over in time (key latencies: {latencies})"
+                await cancel
+            # The pane paints its end a moment after the result is in: wait for that, not a clock.
+            await eventually(lambda: not hostile.ticking)  # a finished pane's clock stops
+        hostile_shown = hostile.query_one(AnswerView).text
+        hostile_badge = hostile.query_one(StatusBadge).status
+        hostile_error = str(hostile.query_one("#error", Static).render())
+        healthy_shown = healthy.query_one(AnswerView).text
+    note(f"app {row.id}: {landed} keys landed while live, RSS +{memory.growth / MB:.0f} MB")
     assert our_live_processes() == []
 
     # The healthy neighbour, untouched.
@@ -646,7 +612,7 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
     assert healthy.result.output == healthy_shown == HEALTHY_TEXT
     # The hostile run's end state, on its pane too.
     assert hostile.result is not None
-    check_end_state(dataclasses.replace(row, seconds=row.app_bound), hostile.result, ctx)
+    check_end_state(row, hostile.result, ctx)
     # The badge says `cancelled` where the user cancelled (the stop reason stays `aborted`); the pane
     # shows control characters as visible escapes, and the error on one line.
     cancelled_by_user = cancel is not None and row.stop == S.ABORTED
@@ -654,10 +620,8 @@ async def test_app(row: Row, ctx: Ctx, routed_logs: Path) -> None:
     assert hostile_shown == visible(hostile.result.output)
     if hostile.result.error:
         assert one_line(hostile.result.error) in hostile_error
-    # Responsive while it misbehaved, and bounded.
-    assert latencies, "no key press landed while the hostile run was live"
-    slow = [latency for latency in latencies if latency >= KEY_BOUND]
-    assert len(slow) <= 1 and max(latencies) < KEY_FREEZE, f"key presses took {latencies} s"
+    # It took keys while the hostile run misbehaved, and its memory stayed bounded.
+    assert landed, "no key press landed while the hostile run was live"
     assert memory.growth < RSS_BOUND, f"our RSS grew by {memory.growth / MB:.0f} MB"
 
 

@@ -21,7 +21,7 @@ import pytest
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, SubagentStopReason
 from acp_tui.core.model import StderrLine, SubagentResult
 from acp_tui.lab.replay import META_KEY, replay_argv
-from tests.helpers import demo, read_trace
+from tests.helpers import demo, read_trace, unhurried
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -136,33 +136,32 @@ def synthetic_trace(path: Path, gap: float) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("speed", "at_least", "under"), [("0", 0.0, 10.0), ("100", 0.3, 10.0)])
+@pytest.mark.parametrize(("speed", "at_least"), [("0", 0.0), ("100", 1.0)])
 async def test_the_recorded_timing_is_played_and_speed_0_drops_it(
-    tmp_path: Path, speed: str, at_least: float, under: float
+    tmp_path: Path, speed: str, at_least: float
 ) -> None:
-    trace = synthetic_trace(tmp_path / "slow.jsonl", gap=30.0)
+    # 100 s recorded between the chunks: 0 s at --speed 0, 1 s at --speed 100. A speed not applied
+    # would pause 60 s (the most a pause lasts), past the test's timeout: no clock of ours decides.
+    trace = synthetic_trace(tmp_path / "slow.jsonl", gap=100.0)
     started = time.monotonic()
     handle = await AcpSubagentProvider(replayer(trace, "--speed", speed)).start(SubagentRequest("go"))
     result = await handle.result()
-    elapsed = time.monotonic() - started
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
     assert result.output == "before after"
-    # 30 s recorded between the chunks: 0 s at --speed 0, 0.3 s at --speed 100.
-    assert at_least <= elapsed < under
+    assert time.monotonic() - started >= at_least  # the pause was played
 
 
 async def test_a_cancel_ends_a_replayed_turn_at_once(tmp_path: Path) -> None:
     trace = synthetic_trace(tmp_path / "slow.jsonl", gap=600.0)
-    handle = await AcpSubagentProvider(replayer(trace)).start(SubagentRequest("go"))
+    handle = await AcpSubagentProvider(unhurried(replayer(trace))).start(SubagentRequest("go"))
     async for event in handle.events():
         if type(event).__name__ == "OutputDelta":
             break
-    started = time.monotonic()
     await handle.dispose("enough")
     result = await handle.result()
     assert result.stop_reason is SubagentStopReason.ABORTED
     assert result.output == "before "
-    assert time.monotonic() - started < 0.5 + 0.3 + 0.5  # cancel_grace + term_grace + slack
+    assert result.ended_by == "exit"  # the turn ended on the cancel: no grace ran out, no signal
 
 
 @pytest.mark.parametrize("via", ["module", "command line"])

@@ -93,6 +93,7 @@ async def run_confined(network: SandboxNetwork, code: str, *args: str) -> list[s
         argv[0], argv[1:], cwd="/", env=env, pass_fds=network.pass_fds, preexec=network.preexec
     )
     network.spawned()
+    serving = asyncio.ensure_future(network.serve())  # as the run's task group serves it
     try:
         assert child.process.stdout is not None and child.process.stderr is not None
         out, err = await asyncio.gather(child.process.stdout.read(), child.process.stderr.read())
@@ -100,6 +101,8 @@ async def run_confined(network: SandboxNetwork, code: str, *args: str) -> list[s
         return said.decode().splitlines()
     finally:
         await terminate_group(child, term_grace=0.5)
+        serving.cancel()
+        await asyncio.wait([serving])
         await network.aclose()
 
 

@@ -317,8 +317,9 @@ async def test_a_host_list_lets_its_host_through_and_refuses_and_records_the_res
     assert [(r.host, r.port) for r in result.network_refused] == [("denied.example", 443)]
     assert told == list(result.network_refused) and 0 < told[0].at < result.duration_s
     record = run_record(AgentPreset("t", sys.executable), result, prompt="")
-    assert record["network_refused"] == [{"host": "denied.example", "port": 443, "at": round(told[0].at, 3)}]
-    assert result_from(record).network_refused == (
+    said = record.model_dump(mode="json")["network_refused"]
+    assert said == [{"host": "denied.example", "port": 443, "at": round(told[0].at, 3)}]
+    assert result_from(record.model_dump(mode="json")).network_refused == (
         NetworkRefusal("denied.example", 443, round(told[0].at, 3)),
     )
 
@@ -347,7 +348,7 @@ async def test_the_activity_screen_shows_what_the_sandbox_refused(tmp_path: Path
     assert [line.split(" (")[0] for line in refused] == ["refused: denied.example:443", "refused: x.test:80"]
     assert refused[0].endswith(" s)") and "(2 times, first at " in refused[0]
     [record] = app.session.records()
-    assert [refusal["host"] for refusal in record["network_refused"]] == ["denied.example"] * 2 + ["x.test"]
+    assert [refusal.host for refusal in record.network_refused] == ["denied.example"] * 2 + ["x.test"]
 
 
 # Processes and descriptors ----------------------------------------------------------------------------
@@ -380,6 +381,7 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
         argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds, preexec=network.preexec
     )
     network.spawned()
+    serving = asyncio.ensure_future(network.serve())  # as the run's task group serves it
     try:
         assert child.process.stdout is not None
         assert await child.process.stdout.readline() == b"[]\n"
@@ -388,6 +390,8 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
             assert way in programs
     finally:
         await terminate_group(child, term_grace=0.5)
+        serving.cancel()
+        await asyncio.wait([serving])
         await network.aclose()
     assert survivors(child) == []
     await eventually(lambda: len(os.listdir("/proc/self/fd")) == ours, what="our descriptors closed")

@@ -46,11 +46,11 @@ async def test_ctrl_b_confines_every_agent_of_the_next_round_and_the_pane_and_re
         for pane in panes(app).values():
             assert outcomes(pane.result.output) == ["ok:2"]  # type: ignore[union-attr]
             assert "sandbox" in str(pane.border_subtitle)
-        assert [record["sandbox"] for record in app.session.records()] == ["workspace", "workspace"]
+        assert [record.sandbox for record in app.session.records()] == ["workspace", "workspace"]
         await pilot.press("ctrl+b")  # off: the presets' own word again
         await pilot.press("slash", "enter")
         await wait_until(pilot, lambda: len(app.session.records()) == 4)
-        assert [record["sandbox"] for record in app.session.records()][2:] == ["none", "none"]
+        assert [record.sandbox for record in app.session.records()][2:] == ["none", "none"]
 
 
 async def test_f2_confines_one_agent_and_not_the_other(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ async def test_f2_confines_one_agent_and_not_the_other(tmp_path: Path) -> None:
         await wait_until(pilot, all_finished(app))
         said = {pane.agent: outcomes(pane.result.output)[0] for pane in panes(app).values()}  # type: ignore[union-attr]
         assert said["two"] == "ok:2" and said["one"] != "ok:2"
-        assert {r["name"]: r["sandbox"] for r in app.session.records()} == {"one": "none", "two": "workspace"}
+        assert {r.name: r.sandbox for r in app.session.records()} == {"one": "none", "two": "workspace"}
 
 
 async def test_quitting_the_app_ends_a_daemon_left_inside(tmp_path: Path) -> None:
@@ -121,5 +121,5 @@ async def test_a_rerun_of_a_confined_attempt_is_confined_too(tmp_path: Path) -> 
         await pilot.press("ctrl+b")  # off: for the next rounds, not for a re-run of this one
         await pilot.press("r")
         await wait_until(pilot, lambda: len(app.session.records()) == 2)
-        assert [record["sandbox"] for record in app.session.records()] == ["workspace", "workspace"]
-        assert [outcomes(record["output"]) for record in app.session.records()] == [["ok:2"], ["ok:2"]]
+        assert [record.sandbox for record in app.session.records()] == ["workspace", "workspace"]
+        assert [outcomes(record.output) for record in app.session.records()] == [["ok:2"], ["ok:2"]]

@@ -10,7 +10,7 @@ import pytest
 
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.session.attempts import Attempt, Session
-from acp_tui.session.driver import Driver
+from acp_tui.session.driver import SessionDriver
 from acp_tui.settings.schema import AgentPreset, Settings
 from acp_tui.workspace.git import IsolationError
 from acp_tui.workspace.worktrees import Isolation
@@ -38,9 +38,9 @@ async def until(condition: object, timeout: float = 20) -> None:
         await asyncio.sleep(0.01)
 
 
-def driver_for(*presets: AgentPreset) -> tuple[Driver, list[Attempt]]:
+def driver_for(*presets: AgentPreset) -> tuple[SessionDriver, list[Attempt]]:
     settings = Settings(presets=presets)
-    driver = Driver(lambda attempt: settings.provider_config(attempt.preset))
+    driver = SessionDriver(lambda attempt: settings.provider_config(attempt.preset))
     attempts = Session().new_round("go", list(presets), {p.name: p.policy for p in presets})
     return driver, attempts
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 
 from textual.pilot import Pilot
@@ -30,12 +29,10 @@ def settings(*presets: AgentPreset, prompt: str = "hello", warm: bool = False) -
     return Settings(presets=presets, prompt=prompt, warm=warm)
 
 
-async def wait_until(pilot: Pilot[None], condition: Callable[[], bool], timeout: float = 20) -> None:
-    """Let the app run until `condition` holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+async def wait_until(pilot: Pilot[None], condition: Callable[[], bool]) -> None:
+    """Let the app run until `condition` holds. No deadline of its own: the test's timeout is the
+    only clock (a loaded machine is slow, not wrong)."""
     while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
         await pilot.pause(0.02)
 
 

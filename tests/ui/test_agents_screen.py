@@ -76,7 +76,7 @@ async def test_probe_fills_the_options_before_any_run() -> None:
         assert isinstance(screen, AgentsScreen)
         assert not screen.rows[0].offered
         await pilot.press("p")
-        await wait_until(pilot, lambda: bool(screen.rows[0].offered), timeout=30)
+        await wait_until(pilot, lambda: bool(screen.rows[0].offered))
         await wait_until(pilot, lambda: option_select(screen, 0, "model").value == "demo-fast")
         assert {info.id for info in app.offered["pong"]} == {"mode", "model"}
 

@@ -9,29 +9,33 @@ from rich.text import Text
 from textual.app import App
 from textual.widgets import DataTable, Static
 
+from acp_tui.reports.records import RunRecord, read_record
 from acp_tui.ui.screens.compare_screen import CompareScreen
 from acp_tui.ui.widgets.answer_view import AnswerView
 
 SIZE = (160, 50)
 
 
-def record(name: str, output: str, diff: str | None, **fields: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "prompt": "Fix it",
-        "stop_reason": "completed",
-        "output": output,
-        "hidden": {"tool_call": 1},
-        "permissions": [{"decision": "allow_once"}],
-        "duration_s": 2.0,
-        "first_chunk_s": 0.5,
-        "worktree": "/w",
-        "base": "abc" if diff is not None else None,
-        "diff": diff,
-        "diff_stat": {"files": 1, "insertions": 1, "deletions": 0} if diff else None,
-        "diff_truncated": False,
-        **fields,
-    }
+def record(name: str, output: str, diff: str | None, **fields: Any) -> RunRecord:
+    return read_record(
+        {
+            "name": name,
+            "command": ["agent"],
+            "prompt": "Fix it",
+            "stop_reason": "completed",
+            "output": output,
+            "hidden": {"tool_call": 1},
+            "permissions": [{"decision": "allow_once"}],
+            "duration_s": 2.0,
+            "first_chunk_s": 0.5,
+            "worktree": "/w" if diff is not None else None,
+            "base": "abc" if diff is not None else None,
+            "diff": diff,
+            "diff_stat": {"files": 1, "insertions": 1, "deletions": 0} if diff else None,
+            "diff_truncated": False,
+            **fields,
+        }
+    )
 
 
 RECORDS = [

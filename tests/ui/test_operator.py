@@ -606,7 +606,7 @@ async def test_a_reload_that_changes_a_policy_wins_over_an_earlier_f2_choice(tmp
         assert "the file's policy wins over F2's: one allow-once (not allow)" in note
 
 
-# The demo and the README -------------------------------------------------------------------------
+# The demo -------------------------------------------------------------------------------------
 
 
 async def test_the_demo_agents_session_close_writes_no_warning(tmp_path: Path) -> None:
@@ -621,10 +621,3 @@ async def test_the_demo_agents_session_close_writes_no_warning(tmp_path: Path) -
         await provider.aclose()
     assert result.stop_reason is SubagentStopReason.COMPLETED
     assert not [line for line in result.stderr_tail if "Warning" in line], result.stderr_tail
-
-
-def test_the_readme_says_where_acp_tui_is_after_the_install() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    install = readme.index(".venv/bin/pip install .")
-    assert ".venv/bin/acp-tui" in readme[install:] and "activate" in readme[install:]
-    assert "acp-tui probe --agent pong" in readme

@@ -134,9 +134,10 @@ async def test_export_writes_markdown_and_json_lines_with_the_run_schema(tmp_pat
                 prompt=p.attempt.prompt,
                 policy=p.policy,
                 cwd=p.attempt.cwd,
+                first_chunk_s=p.attempt.record().first_chunk_s,
             )
-            | report.NOT_ISOLATED
-            | {"first_chunk_s": p.attempt.record()["first_chunk_s"], "round": 1, "attempt": 1}
+            .numbered(1, 1)
+            .model_dump(mode="json")
             for p in panes(app).values()
             if p.result is not None
         ]

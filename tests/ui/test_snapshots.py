@@ -68,7 +68,8 @@ async def settle_every_ending(app: SupervisorApp, pilot: Pilot[None]) -> None:
     cancelled = found["cancelled"]
     await wait_until(pilot, lambda: cancelled.query_one(AnswerView).text == "A partial answer")
     await cancelled.action_cancel()
-    await wait_until(pilot, lambda: all(p.result is not None for n, p in found.items() if n != "asker"))
+    # Ended, and painted so (a finished pane's clock stops once it shows its result).
+    await wait_until(pilot, lambda: all(p.result and not p.ticking for n, p in found.items() if n != "asker"))
     await wait_until(pilot, lambda: found["asker"].state == "needs-you")
     found["finished"].focus()
     app.clear_notifications()

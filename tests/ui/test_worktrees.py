@@ -98,7 +98,7 @@ async def test_an_isolated_round_ends_with_each_runs_own_diff_and_an_untouched_c
         assert checkout_files(repo) == before
         assert len(worktrees_of(repo)) == 3  # the checkout and the two runs'
 
-        records = {r["name"]: r for r in app.session.records()}
+        records = {r.name: r.model_dump(mode="json") for r in app.session.records()}
         assert records["editor"]["diff_stat"] == {"files": 1, "insertions": 5, "deletions": 0}
         assert records["editor"]["base"] == git(repo, "rev-parse", "HEAD").strip()
         assert records["creator"]["worktree"] == str(creator.attempt.worktree.path)
@@ -148,7 +148,7 @@ async def test_v_shows_the_rounds_compare_view_and_a_applies_the_chosen_diff(rep
         await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
         screen = app.screen
         assert isinstance(screen, CompareScreen)
-        assert [r["name"] for r in screen.records] == ["editor", "creator"]
+        assert [r.name for r in screen.records] == ["editor", "creator"]
         assert screen.chosen == 1  # the pane's own row
         assert "new.txt" in screen.query_one("#diff-view", Static).content.code  # type: ignore[union-attr]
 

@@ -1,6 +1,6 @@
 """A round's comparison: the report's table, the answers side by side, the focused run's diff.
 
-It takes the runs' JSON records (as `acp_tui.reports.compare` does), so it knows nothing of panes or
+It takes the runs' records (as `acp_tui.reports.compare` does), so it knows nothing of panes or
 ACP; the main screen gives it the round's records again as more runs end (`follow`). Every cell is
 untrusted text: shown as `Text` (never markup), control characters made visible; answers are drawn
 as Markdown by the panes' own view (literal text: no markup, no control sequence). `a` dismisses
@@ -11,8 +11,8 @@ with the focused run's index when it has a diff to apply; the app applies it
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -28,27 +28,30 @@ from acp_tui.reports.compare import COLUMNS, heading, row
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 from acp_tui.ui.widgets.answer_view import AnswerView
 
+if TYPE_CHECKING:
+    from acp_tui.reports.records import RunRecord
+
 # A diff is drawn whole by Rich's Syntax; past this it is cut for the screen (the record keeps it).
 SHOWN_DIFF_CHARS = 200_000
 
 
-def diff_renderable(record: Mapping[str, Any]) -> Text | Syntax:
+def diff_renderable(record: RunRecord) -> Text | Syntax:
     """The run's diff, highlighted (Rich's `diff` lexer), or a line saying why there is none."""
-    diff = record.get("diff")
-    if not record.get("base"):
+    diff = record.diff
+    if not record.base:
         return Text("not isolated: no worktree, no recorded change", style="dim")
     if diff is None:
         return Text("the change could not be recorded", style="dim")
     if not diff:
         return Text("no change", style="dim")
     shown = visible(diff[:SHOWN_DIFF_CHARS])
-    if len(diff) > SHOWN_DIFF_CHARS or record.get("diff_truncated"):
+    if len(diff) > SHOWN_DIFF_CHARS or record.diff_truncated:
         shown += "\n… (cut here: the diff is longer)\n"
     return Syntax(shown, "diff", theme="ansi_dark", word_wrap=False, background_color="default")
 
 
-def can_apply(record: Mapping[str, Any]) -> bool:
-    return bool(record.get("base") and record.get("diff") and not record.get("diff_truncated"))
+def can_apply(record: RunRecord) -> bool:
+    return bool(record.base and record.diff and not record.diff_truncated)
 
 
 class CompareScreen(ModalScreen[int | None]):
@@ -62,7 +65,7 @@ class CompareScreen(ModalScreen[int | None]):
 
     def __init__(
         self,
-        records: Sequence[Mapping[str, Any]],
+        records: Sequence[RunRecord],
         *,
         focused: int = 0,
         title: str = "Compare",
@@ -94,7 +97,7 @@ class CompareScreen(ModalScreen[int | None]):
         await self._fill()
         table.focus()
 
-    async def follow(self, records: Sequence[Mapping[str, Any]], title: str, *, chosen: int = 0) -> None:
+    async def follow(self, records: Sequence[RunRecord], title: str, *, chosen: int = 0) -> None:
         """The round again, more of its runs ended; `chosen`: the run chosen, in `records`."""
         self.records = list(records)
         self.title_text = title
@@ -116,8 +119,8 @@ class CompareScreen(ModalScreen[int | None]):
         await answers.remove_children()
         boxes = []
         for number, record in enumerate(self.records, 1):
-            title = Label(Text(f"{number}. {one_line(str(record.get('name', '')), 60)}", style="bold"))
-            output = str(record.get("output") or "")
+            title = Label(Text(f"{number}. {one_line(record.name, 60)}", style="bold"))
+            output = record.output
             body = FinishedAnswer(output) if output else Static(Text("(no answer)", style="dim"))
             boxes.append(Vertical(title, body, classes="answer"))
         await answers.mount_all(boxes)

@@ -34,7 +34,7 @@ from acp_tui.ui.widgets.round_box import MIN_PANE_HEIGHT, RoundBox
 
 if TYPE_CHECKING:
     from acp_tui.session.attempts import Session
-    from acp_tui.session.driver import Driver
+    from acp_tui.session.driver import SessionDriver
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.widgets.run_pane import RunPane
     from acp_tui.workspace.worktrees import Worktree
@@ -62,7 +62,7 @@ class Shell(Protocol):
 
     settings: Settings
     session: Session
-    driver: Driver
+    driver: SessionDriver
     policies: dict[str, str]
 
     def next_preset(self, agent: str) -> AgentPreset: ...
@@ -211,7 +211,7 @@ class MainScreen(Screen[object]):
 
         driver = self.supervisor.driver
         for attempt in attempts:
-            if attempt.task is None and attempt.live:
+            if not attempt.driven and attempt.live:
                 driver.start(attempt)
         await self.runs.query("#welcome").remove()
         panes = [RunPane(attempt, driver) for attempt in attempts]

@@ -62,7 +62,7 @@ from acp_tui.ui.widgets.answer_view import AnswerView, in_sight
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, StatusBadge, colour_key
 
 if TYPE_CHECKING:
-    from acp_tui.session.driver import Driver
+    from acp_tui.session.driver import SessionDriver
 
 STDERR_LINES = 500
 
@@ -179,7 +179,7 @@ class RunPane(Vertical, can_focus=True):
 
         pane: RunPane
 
-    def __init__(self, attempt: Attempt, driver: Driver) -> None:
+    def __init__(self, attempt: Attempt, driver: SessionDriver) -> None:
         super().__init__(classes="run-pane")
         self.attempt = attempt
         self.driver = driver

@@ -1,0 +1,365 @@
+"""The run every provider shares: its lifecycle, events, result, stop and cleanup.
+
+A provider's run subclasses `RunBase` and writes its conversation only:
+
+- `launch()`: start the child (through a carrier), before anything else; ChildStartError ends the
+  run `error` with its message;
+- `converse()`: the conversation, in the run's task group (`self.task_group` for its helpers), to
+  an `Outcome`; a stop cancels it (outside a turn), `turn` and `failed` below do the rest;
+- `wind_down(graceful, on_step)`: end the child (by default: `self.child.end`), to how it ended;
+- `result_fields()`: what the provider adds to the result (its agent, session, options...).
+
+Its limits (timeouts, graces, the answer's cap, the secrets to mask) come from the provider's config,
+read through `RunLimits`.
+
+The run is one coroutine (`_lifecycle`). The contract has `start()` return a live run and nothing
+for the caller to `async with`, so that coroutine is a task of its own, and everything it starts
+lives in its anyio task group. Its phase only moves forward (`Phase`). `stop()` (dispose, the abort
+event, a timeout, the child gone) only asks: outside a turn it cancels the conversation's scope;
+inside one, `turn()` asks the agent to end the turn and gives it the cancel grace. However the
+conversation ends, the cleanup runs once, shielded, while the child's helpers (its stderr drain)
+still run; then the helpers are cancelled and the result is set. A caller's cancellation is never
+swallowed: `dispose()` and `result()` only wait for that task.
+
+The child is spawned before anyio's task group opens: the child boots while anyio's backend loads
+(about 30 ms), as it does while the protocol's SDK loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol, TypeVar, cast
+
+import anyio
+from anyio.abc import TaskGroup
+
+from acp_tui.core.events import EventStream
+from acp_tui.core.model import (
+    EndedBy,
+    Finished,
+    HiddenUpdate,
+    NetworkRefused,
+    OutputDelta,
+    PermissionDecided,
+    RunEvent,
+    StatusChanged,
+    StderrLine,
+    Stopping,
+    StopStep,
+    SubagentResult,
+    SubagentStopReason,
+)
+from acp_tui.core.text import one_line
+from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.runs.child import ChildProcess, ChildStartError
+from acp_tui.runs.deadlines import Deadlines, Timeouts
+from acp_tui.runs.output import OutputBuffer, StderrTail, TextGuard
+from acp_tui.runs.permissions import PermissionBroker
+from acp_tui.runs.phase import Phase
+
+ERROR_CHARS = 300  # an error message is one line of at most this
+
+log = logging.getLogger(__name__)
+
+Outcome = tuple[SubagentStopReason, str | None]
+T = TypeVar("T")
+
+
+class RunLimits(Timeouts, Protocol):
+    """A provider's config, as far as a run goes (`AcpProviderConfig` is one)."""
+
+    @property
+    def term_grace(self) -> float: ...
+    @property
+    def max_output_chars(self) -> int: ...
+    def secrets(self) -> list[str]: ...
+
+
+class Interrupted(Exception):
+    """The run was told to stop while it waited for the agent."""
+
+
+class RunBase:
+    def __init__(self, limits: RunLimits, policy: PermissionPolicy, *, cwd: str, abort: Any = None) -> None:
+        self.cwd = cwd
+        self.phase = Phase.NEW
+        self.deadlines = deadlines = Deadlines.of(limits)
+        self.term_grace = limits.term_grace
+        secrets = limits.secrets()
+        self.guard = TextGuard(secrets)
+        self.output = OutputBuffer(
+            secrets, limits.max_output_chars, lambda text: self.emit(OutputDelta(text))
+        )
+        self.stderr = StderrTail(self.guard, lambda line: self.emit(StderrLine(line)))
+        self.permissions = PermissionBroker(
+            policy, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(PermissionDecided(r))
+        )
+        self.hidden: Counter[str] = Counter()
+        self.child: ChildProcess | None = None
+        self.heard = False  # any frame from the agent yet
+        self.turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
+        self.ended_by: EndedBy | None = None
+        self._abort = abort
+        self._events: EventStream[RunEvent] = EventStream()
+        self.stopping = False  # told to stop (dispose, the abort event, a timeout): it ends aborted
+        self._stop_reason: str | None = None
+        self._in_turn = False
+        # Plain asyncio events: they exist before the spawn, where anyio's backend is not loaded yet.
+        self._stop_asked = asyncio.Event()
+        self._spawned = asyncio.Event()
+        self._ended = asyncio.Event()
+        self._talk: anyio.CancelScope | None = None
+        self.task_group: TaskGroup | None = None  # while the run converses: for its helpers
+        self._result: SubagentResult | None = None
+        self._root: asyncio.Task[None] | None = None
+
+    def adopt_stderr(self, tail: StderrTail) -> None:
+        """The tail of a child started ahead of the run (a spare): the lines it kept, then its next
+        ones, are the run's."""
+        tail.on_line, self.stderr = self.stderr.on_line, tail
+        for line in tail.lines:
+            tail.on_line(line)
+
+    # The public face ---------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """The child's pid, which is also its process group id."""
+        return self.child.leader.pid if self.child else None
+
+    def events(self) -> AsyncIterator[RunEvent]:
+        return aiter(self._events)
+
+    async def result(self) -> SubagentResult:
+        await self._ended.wait()
+        assert self._result is not None
+        return self._result
+
+    def done(self) -> bool:
+        return self._result is not None
+
+    async def start(self) -> None:
+        """Start the run; return once its child runs or has failed to start."""
+        self.begin()
+        await self._spawned.wait()
+
+    def begin(self) -> None:
+        """Start the run's coroutine (see the module's docstring: a task of its own)."""
+        if self._abort is not None and self._abort.is_set():
+            self.stopping = True  # pre-abort: nothing is spawned, no prompt is sent
+        self._root = asyncio.get_running_loop().create_task(self._lifecycle(), name="acp-tui run")
+
+    async def dispose(self, reason: str | None = None) -> None:
+        """Stop the run however far it got, and return once its processes are gone."""
+        self.stop(reason)
+        if self._root is None:
+            self._finish((SubagentStopReason.ABORTED, reason))
+        await self._ended.wait()
+
+    def stop(self, reason: str | None = None) -> None:
+        """Ask the run to stop (dispose, the abort event, a timeout): it ends `aborted`, `reason`
+        its error. From any task, any number of times: the first reason is the one kept."""
+        if self.done() or self.stopping:
+            return
+        self.stopping, self._stop_reason = True, reason
+        self._stop_asked.set()
+        self.permissions.halt()
+        if self._root is not None:
+            self.advance(Phase.CANCELLING)
+        if self._talk is not None and not self._in_turn:
+            self._talk.cancel()
+
+    def child_gone(self) -> None:
+        """The child exited while something still holds its pipes: the conversation is over."""
+        self.permissions.halt()
+        if self._talk is not None:
+            self._talk.cancel()
+
+    # For the provider --------------------------------------------------------------------------
+
+    async def launch(self) -> None:
+        """Start the child (`self.child`); ChildStartError says why it could not be."""
+
+    async def converse(self) -> Outcome:
+        raise NotImplementedError
+
+    async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
+        if self.child is None:
+            return None
+        return await self.child.end(graceful=graceful, term_grace=self.term_grace, on_step=on_step)
+
+    def result_fields(self) -> dict[str, Any]:
+        return {}
+
+    def emit(self, event: RunEvent) -> None:
+        if not self.done():
+            self._events.push(event)
+
+    def advance(self, phase: Phase) -> None:
+        """Move to `phase`, and say so; a phase behind the current one is not news."""
+        if phase > self.phase:
+            self.phase = phase
+            self._events.push(StatusChanged(phase.status))
+
+    def hide(self, kind: str) -> None:
+        """An update that is not the answer: counted, never shown."""
+        self.hidden[kind] += 1
+        self.emit(HiddenUpdate(kind))
+
+    def heard_from_agent(self) -> None:
+        self.heard = True
+        self.deadlines.heard()
+
+    def aborted(self) -> Outcome:
+        """How a run told to stop ends, whatever its agent answers (some answer `end_turn`)."""
+        return SubagentStopReason.ABORTED, self._stop_reason
+
+    def failed(self, message: str) -> Outcome:
+        """A failure; once a stop was asked for, whatever went wrong is an abort."""
+        return self.aborted() if self.stopping else (SubagentStopReason.ERROR, message)
+
+    async def turn(self, request: Callable[[], Awaitable[T]], cancel: Callable[[], Awaitable[object]]) -> T:
+        """The turn: `request()` to its answer. Told to stop meanwhile, the run sends `cancel()` and
+        gives the request what is left of the cancel grace to end (the agent ends its turn, or not);
+        past it the request is abandoned: Interrupted. Cancelling the task awaiting a request sends
+        nothing to the agent, hence `cancel`."""
+        if self.stopping:  # the race before the turn: never send a request once told to stop
+            raise Interrupted
+        answers: list[T] = []
+        failures: list[Exception] = []
+        self._in_turn = True
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def ask() -> None:
+                    try:
+                        answers.append(await request())
+                    except Exception as exc:  # the caller's to read, not the group's to raise
+                        failures.append(exc)
+                    group.cancel_scope.cancel()
+
+                group.start_soon(ask)
+                await self._stop_asked.wait()
+                self._step("cancel-sent")
+                with anyio.move_on_at(self.deadlines.start_grace()):
+                    # After a broken pipe even this notification can hang: it shares the bound.
+                    try:
+                        await cancel()
+                    except Exception:
+                        log.debug("the turn's cancel failed", exc_info=True)
+                    await anyio.sleep_forever()  # until the request ends the group
+                group.cancel_scope.cancel()
+        finally:
+            self._in_turn = False
+        if failures:
+            raise failures[0]
+        if not answers:
+            raise Interrupted
+        self.turn_ended = True
+        return answers[0]
+
+    # The lifecycle -----------------------------------------------------------------------------
+
+    async def _lifecycle(self) -> None:
+        outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
+        try:
+            if not self.stopping:
+                outcome = await self._live()
+        except Exception as exc:  # a bug of ours still ends the run cleanly, and says so
+            log.exception("run failed")
+            outcome = (SubagentStopReason.ERROR, f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            self._spawned.set()
+            self._finish(outcome)
+
+    async def _live(self) -> Outcome:
+        self.advance(Phase.SPAWNING)
+        try:
+            await self.launch()
+        except ChildStartError as exc:
+            return SubagentStopReason.ERROR, str(exc)
+        finally:
+            self._spawned.set()
+        if self.child is not None:  # what its sandbox refuses, told as the run's
+            self.child.clock = self.deadlines.elapsed
+            self.child.on_refused = lambda refusal: self.emit(NetworkRefused(refusal))
+        outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
+        async with anyio.create_task_group() as self.task_group:
+            try:
+                await asyncio.sleep(0)  # let runs started alongside spawn too, before what comes next
+                outcome = await self._conversation()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._clean_up()
+                self.task_group.cancel_scope.cancel()  # the helpers (stderr drain, watchers) end here
+        return outcome
+
+    async def _conversation(self) -> Outcome:
+        assert self.task_group is not None
+        if self._abort is not None:
+            self.task_group.start_soon(self._stop_when, self._abort.wait)  # the caller's signal
+        self.task_group.start_soon(self._stop_when, self.deadlines.expired)  # run and idle timeouts
+        try:
+            with anyio.CancelScope() as self._talk:
+                if self.stopping:
+                    self._talk.cancel()
+                try:
+                    return await self.converse()
+                except Interrupted:
+                    pass
+        finally:
+            self._talk = None  # a stop from now on has no conversation to cancel
+        if self.stopping:
+            return self.aborted()
+        assert self.child is not None, "only a child's end cancels a conversation unasked"
+        return self.failed(await self.child.why_broken(heard=self.heard))
+
+    async def _stop_when(self, said: Callable[[], Awaitable[object]]) -> None:
+        """Stop the run once `said()` returns (a timeout's reason, or an abort event's True); the
+        lifecycle does the rest, as for dispose()."""
+        reason = await said()
+        self.stop(reason if isinstance(reason, str) else None)
+
+    async def _clean_up(self) -> None:
+        """End the child; whatever fails here, the result still comes."""
+        self.permissions.halt()  # questions still open (a policy asking a person) are answered now
+        # The agent may exit by itself on stdin's end, unless it was told to stop and did not end
+        # its turn within the grace: then it is signalled at once. After a turn the agent ended, a
+        # SIGTERM to a process that stays up on stdin's end is housekeeping, not a stop: no
+        # `Stopping` step (the result still says `ended_by`).
+        graceful = self.turn_ended or not self.stopping
+        quiet = self.turn_ended and not self.stopping
+        try:
+            self.ended_by = await self.wind_down(
+                graceful=graceful, on_step=(lambda step: None) if quiet else self._step
+            )
+        except Exception:
+            log.exception("cleanup of a run failed")
+
+    def _step(self, step: str) -> None:
+        self.emit(Stopping(cast(StopStep, step)))
+
+    def _finish(self, outcome: Outcome) -> None:
+        if self._result is not None:
+            return
+        stop_reason, error = outcome
+        self._result = SubagentResult(
+            stop_reason=stop_reason,
+            output=self.output.close(),
+            error=one_line(self.guard(error), ERROR_CHARS, shown=False) if error else error,
+            exit_code=self.child.leader.returncode if self.child else None,
+            hidden=dict(self.hidden),
+            permissions=list(self.permissions.records),
+            duration_s=self.deadlines.elapsed(),
+            stderr_tail=list(self.stderr.lines),
+            truncated=self.output.truncated,
+            ended_by=self.ended_by,
+            network_refused=tuple(self.child.refused) if self.child else (),
+            **self.result_fields(),
+        )
+        self.advance(Phase.FINISHED)
+        self._events.push(Finished(self._result))
+        self._ended.set()

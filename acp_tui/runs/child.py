@@ -1,0 +1,181 @@
+"""The child a run talks to: how it is started (a carrier) and how it is held (`ChildProcess`).
+
+A carrier turns a `Launch` (what to run, where, with which environment and confinement) into a
+running `Child`: a local process that leads its own process group, with piped stdio. The local
+carrier starts the agent itself (through bubblewrap when confined); a remote one would start a
+local ssh, docker or kubectl that relays the agent's stdio and ends its processes with it. Either
+way a run holds a `Child`, and `ChildProcess` does everything a run needs of it:
+
+- its stderr drained into the run's `StderrTail`, to the end, whatever the run is doing (a child
+  blocked on a full stderr pipe never answers again);
+- its exit watched: a leader that exited while something else (a wrapper's grandchild) still holds
+  its pipes ends the run, which would otherwise wait for an end of file that never comes;
+- its end: stdin closed, the group (and every process carrying the run's mark) let go or signalled
+  (`process.group.terminate_group`), the pipes let run dry, then closed;
+- why it broke, in one line: its exit code or signal and its last stderr line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, cast
+
+import anyio
+
+from acp_tui.core.model import EndedBy, NetworkRefusal
+from acp_tui.core.text import one_line
+from acp_tui.process.confined import SandboxSpec
+from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
+from acp_tui.runs.output import StderrTail
+
+PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
+MAX_REFUSALS = 1000  # refused connections kept (and told); an agent trying more is not news
+HOST_CHARS = 300  # a refused host is kept to this (a DNS name has at most 253)
+
+
+class ChildStartError(Exception):
+    """The child could not be started; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    command: str
+    args: Sequence[str]
+    cwd: str
+    env: Mapping[str, str] = field(repr=False)
+    sandbox: SandboxSpec | None = None  # None: unconfined
+
+
+class Carrier(Protocol):
+    """Where a child runs. `start` raises ChildStartError, never anything else for a bad launch."""
+
+    async def start(self, launch: Launch) -> Child: ...
+
+
+class LocalCarrier:
+    """On this machine, in a process group of its own; confined by bubblewrap when asked."""
+
+    async def start(self, launch: Launch) -> Child:
+        from acp_tui.process.confined import spawn_confined
+        from acp_tui.process.sandbox import SandboxError
+
+        command, args, cwd, env = launch.command, launch.args, launch.cwd, launch.env
+        try:
+            if launch.sandbox is not None:
+                return await spawn_confined(command, args, cwd=cwd, env=env, spec=launch.sandbox)
+            return await spawn(command, args, cwd=cwd, env=env)
+        except SandboxError as exc:  # never unconfined instead: nothing runs
+            raise ChildStartError(str(exc)) from None
+        except OSError as exc:
+            raise ChildStartError(spawn_error_message(exc, launch.command, launch.cwd)) from None
+
+
+LOCAL = LocalCarrier()
+
+
+class ChildProcess:
+    def __init__(self, leader: Child, tail: StderrTail, *, confined: bool = False) -> None:
+        self.leader = leader  # the child we spawned, which leads its process group
+        self.tail = tail
+        self.confined = confined
+        self.drained = asyncio.Event()  # its stderr reached its end
+        self.gone = False  # it exited, and its pipes stayed open after it
+        # What its sandbox refused (a host list's proxy), told to `on_refused`, `at` by `clock`.
+        self.refused: list[NetworkRefusal] = []
+        self.on_refused: Callable[[NetworkRefusal], None] = lambda refusal: None
+        self.clock: Callable[[], float] = asyncio.get_running_loop().time
+        if leader.holding is not None:
+            leader.holding.on_refused = self._refused
+
+    @property
+    def stdio(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Its stdout and stdin, for the protocol's transport."""
+        process = self.leader.process
+        assert process.stdout is not None and process.stdin is not None
+        return process.stdout, process.stdin
+
+    # Helpers: each runs in the task group of whoever holds the child -------------------------
+
+    async def drain(self) -> None:
+        """Its stderr into the tail, to the end."""
+        assert self.leader.process.stderr is not None
+        try:
+            await drain_lines(self.leader.process.stderr, self.tail.line)
+        finally:
+            self.drained.set()
+
+    async def serve(self) -> None:
+        """What it holds that serves it while it lives (a sandbox's proxy)."""
+        if self.leader.holding is not None:
+            await self.leader.holding.serve()
+
+    def _refused(self, host: str, port: int) -> None:
+        if len(self.refused) < MAX_REFUSALS:
+            host = one_line(self.tail.guard(host), HOST_CHARS, shown=False)
+            self.refused.append(refusal := NetworkRefusal(host, port, self.clock()))
+            self.on_refused(refusal)
+
+    async def watch_exit(self, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
+        """`on_gone()` when it has exited and its stdout is still open `PIPE_CLOSE_GRACE` later."""
+        await self.leader.wait_exit()
+        with anyio.move_on_after(PIPE_CLOSE_GRACE):
+            await stdout_closed.wait()
+        if not stdout_closed.is_set():
+            self.gone = True
+            on_gone()
+
+    # The end -----------------------------------------------------------------------------------
+
+    async def end(
+        self,
+        *,
+        graceful: bool,
+        term_grace: float,
+        on_step: Callable[[str], None],
+        stdout_closed: asyncio.Event | None = None,
+    ) -> EndedBy:
+        """End all of it and return how it ended. `graceful`: it may first exit by itself on
+        stdin's end (for `term_grace`); else it is signalled at once."""
+        try:
+            stdin = self.leader.process.stdin
+            if stdin is not None:
+                stdin.close()
+            ended = await terminate_group(
+                self.leader,
+                term_grace=term_grace,
+                exit_grace=term_grace if graceful and not self.gone else 0.0,
+                on_step=on_step,
+            )
+            with anyio.move_on_after(PIPE_CLOSE_GRACE):
+                await self.drained.wait()
+                if stdout_closed is not None:
+                    await stdout_closed.wait()
+            return cast(EndedBy, ended)
+        finally:
+            close_pipes(self.leader)  # whatever still holds them, we keep no descriptor of this run
+            if self.leader.holding is not None:  # its processes are gone: what it held goes too
+                await self.leader.holding.aclose()
+
+    async def why_broken(self, *, heard: bool) -> str:
+        """Why the conversation broke, in one line: the exit code or signal, the last stderr line."""
+        code = await self.leader.wait_exit(PIPE_CLOSE_GRACE)
+        if code is None:
+            return "the agent closed the connection"
+        with anyio.move_on_after(0.2):  # its last words may still be in the pipe
+            await self.drained.wait()
+        if self.confined and code == 1 and not heard:
+            from acp_tui.process.sandbox import failure_message
+
+            failed = failure_message(self.tail.lines)
+            if failed:
+                return failed  # bwrap could not set the sandbox up: the agent never ran
+        how = f"exited with code {code}"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                how = f"was killed by {signal.Signals(-code).name}"
+        last = self.tail.last()
+        return f"agent {how}" + (f": {last.strip()}" if last else "")

@@ -1,0 +1,106 @@
+"""The permission broker: one agent's requests decided by the run's policy, and recorded.
+
+What the policy sees is guarded (secrets masked, surrogates replaced), except the option ids, which
+go back to the agent as they came. A request still waiting when the run stops (disposed, timed out,
+its child gone) is answered `cancelled`: the agent would otherwise wait for an answer nobody gives.
+While a request waits, the run's idle clock stops. Every request is recorded, answered or not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import anyio
+
+from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
+from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
+from acp_tui.runs.deadlines import Deadlines
+from acp_tui.runs.output import TextGuard
+
+
+class PermissionBroker:
+    def __init__(
+        self,
+        policy: PermissionPolicy,
+        guard: TextGuard,
+        deadlines: Deadlines,
+        *,
+        asker: object,
+        on_record: Callable[[PermissionRecord], None],
+    ) -> None:
+        self.policy = policy
+        self.records: list[PermissionRecord] = []
+        self._guard = guard
+        self._deadlines = deadlines
+        self._asker = asker  # whose request it is, for a policy that asks a person (`asking_run`)
+        self._on_record = on_record
+        self._waiting: set[anyio.CancelScope] = set()
+        self._halted = False
+
+    def halt(self) -> None:
+        """The run stops: every request waiting is answered `cancelled`, and so is any later one."""
+        self._halted = True
+        for scope in self._waiting:
+            scope.cancel()
+
+    async def decide(self, ask: PermissionAsk) -> str | None:
+        """The option id the policy chose for `ask`, or None (answer `cancelled`)."""
+        ask = self._guarded(ask)
+        asked = time.monotonic()
+        option_id, rule = None, "cancelled"
+        with self._deadlines.deciding():
+            if not self._halted:
+                option_id, rule = await self._policy_choice(ask)
+        kinds: dict[str, str] = {}
+        for option in ask.options:  # an id offered twice reads as its first offer
+            kinds.setdefault(option.option_id, option.kind)
+        if option_id not in kinds:
+            option_id = None
+        record = PermissionRecord(
+            title=ask.title,
+            kind=ask.kind,
+            options=ask.options,
+            decision=kinds[option_id] if option_id is not None else "cancelled",
+            option_id=option_id,
+            rule=rule,
+            at=self._deadlines.elapsed(),
+            content=ask.content,
+            raw_input=ask.raw_input,
+            locations=ask.locations,
+            waited_s=time.monotonic() - asked,
+        )
+        self.records.append(record)
+        self._on_record(record)
+        return option_id
+
+    async def _policy_choice(self, ask: PermissionAsk) -> tuple[str | None, str]:
+        """The policy's choice, unless the run halts first (then the question is cancelled)."""
+        token = asking_run.set(self._asker)
+        try:
+            with anyio.CancelScope() as scope:
+                self._waiting.add(scope)
+                try:
+                    choice = await self.policy.decide(ask)
+                except Exception:
+                    return None, f"{self.policy.name} failed"
+                finally:
+                    self._waiting.discard(scope)
+            if scope.cancelled_caught:
+                return None, "cancelled"
+        finally:
+            asking_run.reset(token)
+        return choice.option_id, choice.rule
+
+    def _guarded(self, ask: PermissionAsk) -> PermissionAsk:
+        guard = self._guard
+        return PermissionAsk(
+            title=guard(ask.title),
+            kind=ask.kind,
+            # The id goes back to the agent as it came: only the name is for people.
+            options=tuple(PermissionOptionInfo(o.option_id, guard(o.name), o.kind) for o in ask.options),
+            content=guard(ask.content),
+            raw_input=guard.json(ask.raw_input),
+            locations=tuple(guard(path) for path in ask.locations),
+            cwd=ask.cwd,
+        )
