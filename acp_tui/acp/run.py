@@ -42,7 +42,7 @@ class AcpSubagentRun(RunBase):
         cwd = handshake.cwd if handshake else request.cwd or config.cwd or os.getcwd()
         self.request = dataclasses.replace(request, cwd=cwd)
         self._link = handshake or AcpHandshake(config, cwd)
-        super().__init__(config, policy, cwd=cwd, abort=abort)
+        super().__init__(config, policy, cwd=cwd, abort=abort, questions=config.question_handler)
         self.adopt_stderr(self._link.tail)
         self.child = self._link.child
         self._link.attach(self)

@@ -108,6 +108,7 @@ class SessionSetup:
     current_mode: str | None = None
     available_modes: tuple[str, ...] = ()
     commands: tuple[CommandInfo, ...] = ()  # the slash commands the agent offers, as last announced
+    commands_announced: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     can_close: bool = False
     _closed: bool = field(default=False, init=False, repr=False)
 
@@ -278,6 +279,7 @@ class SessionSetup:
                 CommandInfo(c.name, c.description, c.input.root.hint if c.input is not None else None)
                 for c in update.available_commands
             )
+            self.commands_announced.set()
         elif isinstance(update, UsageUpdate):
             cost = None
             # The SDK's float takes "Infinity" and "NaN" as strings: no number JSON could carry.

@@ -19,7 +19,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.acp.tool_calls import ToolCalls
-from acp_tui.core.model import PermissionOptionInfo, ToolCallChanged, Usage, UsageReported
+from acp_tui.core.model import CommandsOffered, PermissionOptionInfo, ToolCallChanged, Usage, UsageReported
 from acp_tui.policy.ask import PermissionAsk
 
 if TYPE_CHECKING:
@@ -125,6 +125,8 @@ class SessionUpdates:
         if usage is not None:  # still counted below, as a hidden kind
             self.usage = usage
             run.emit(UsageReported(usage))
+        elif kind == "available_commands_update" and self.setup is not None:
+            run.emit(CommandsOffered(run.guard.json(self.setup.commands)))
         run.hide(kind)
 
     def _tool_call_changed(self, call_id: Any) -> None:

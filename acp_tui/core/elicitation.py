@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal, TypeAlias
@@ -218,6 +218,8 @@ class ElicitationAnswer:
 
 DECLINE = ElicitationAnswer("decline")
 CANCEL = ElicitationAnswer("cancel")
+# Asks the person, and gives what they answered (the app's queue: `session.asks.AskQueue.question`).
+QuestionHandler: TypeAlias = Callable[[ElicitationAsk], Awaitable[ElicitationAnswer]]
 
 
 @dataclass(frozen=True)
@@ -226,23 +228,13 @@ class ElicitationRecord:
 
     mode: str
     message: str
-    requested: Any  # the form's schema (JSON) or the URL
+    form: Any  # the form's schema (JSON), in form mode
+    url: str | None  # in URL mode
     action: Action
     content: dict[str, Any] | None
     by: str  # who answered: `person`, `no one` (declined: nobody to ask), `cancelled` (the run ended)
     at: float  # seconds since the run started
     waited_s: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        asked: dict[str, Any] = {"mode": self.mode, "message": self.message}
-        asked["url" if self.mode == "url" else "schema"] = self.requested
-        answered = {"action": self.action, "content": self.content, "by": self.by}
-        return {
-            "asked": asked,
-            "answered": answered,
-            "at": round(self.at, 3),
-            "waited_s": round(self.waited_s, 3),
-        }
 
 
 def _field(name: str, prop: dict[str, Any], required: bool) -> FormField:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+if TYPE_CHECKING:
+    from acp_tui.core.elicitation import ElicitationRecord
 
 
 class SubagentStopReason(enum.StrEnum):
@@ -221,6 +224,8 @@ class SubagentResult:
     continuation: Continuation | None = None
     # The connections the sandbox refused (a host list in `sandbox_network`), the first ones.
     network_refused: tuple[NetworkRefusal, ...] = ()
+    # The agent's questions to the person (`elicitation/create`), each with its answer.
+    elicitations: tuple[ElicitationRecord, ...] = ()
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.
@@ -288,6 +293,20 @@ class NetworkRefused:
 
 
 @dataclass(frozen=True)
+class CommandsOffered:
+    """The slash commands the agent offers now (`available_commands_update`), as it last said."""
+
+    commands: tuple[CommandInfo, ...]
+
+
+@dataclass(frozen=True)
+class QuestionAnswered:
+    """An agent's question to the person was answered (or declined, or cancelled)."""
+
+    record: ElicitationRecord
+
+
+@dataclass(frozen=True)
 class Finished:
     result: SubagentResult
 
@@ -303,6 +322,8 @@ RunEvent: TypeAlias = (
     | UsageReported
     | ToolCallChanged
     | NetworkRefused
+    | CommandsOffered
+    | QuestionAnswered
     | Finished
 )
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from acp_tui.core.elicitation import QuestionHandler
 from acp_tui.policy.ask import PermissionPolicy
 
 # "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
@@ -21,6 +22,9 @@ class AcpProviderConfig:
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # the child's own credentials
     cwd: str | None = None
     permission_policy: str | PermissionPolicy = "reject"
+    # Who answers the agent's questions to the person (`elicitation/create`): the app's queue; None
+    # (`acp-tui run`): each is declined at once.
+    question_handler: QuestionHandler | None = None
     handshake_timeout: float = 60.0  # spawn -> initialize -> session/new; slow agents need seconds
     cancel_grace: float = 1.0  # session/cancel -> SIGTERM to the group
     term_grace: float = 0.5  # SIGTERM -> SIGKILL

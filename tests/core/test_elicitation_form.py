@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_tui.core.elicitation import Choice, ElicitationAsk, ElicitationForm, ElicitationRecord
+from acp_tui.core.elicitation import Choice, ElicitationAsk, ElicitationForm
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -134,18 +134,6 @@ def test_the_url_s_host_is_what_the_person_must_see() -> None:
     ask = ElicitationAsk("url", "Sign in", url="https://auth.example.com:8443/login?next=https://evil.test")
     assert ask.host == "auth.example.com"
     assert ElicitationAsk("url", "x", url="http://[::1").host == ""
-
-
-def test_the_record_says_what_was_asked_and_what_was_answered() -> None:
-    record = ElicitationRecord("form", "Where?", SCHEMA, "accept", {"name": "web"}, "person", 1.23456, 0.5)
-    assert record.to_json() == {
-        "asked": {"mode": "form", "message": "Where?", "schema": SCHEMA},
-        "answered": {"action": "accept", "content": {"name": "web"}, "by": "person"},
-        "at": 1.235,
-        "waited_s": 0.5,
-    }
-    url = ElicitationRecord("url", "Sign in", "https://x.test", "decline", None, "no one", 0, 0).to_json()
-    assert url["asked"] == {"mode": "url", "message": "Sign in", "url": "https://x.test"}
 
 
 JSON = st.recursive(

@@ -1,0 +1,105 @@
+"""The question broker: an agent's questions to the person (`elicitation/create`), answered by
+whoever can (the app's queue), else declined, and recorded.
+
+What the person sees is guarded (secrets masked, surrogates replaced); the form is read from the
+guarded schema. Without anyone to ask (`acp-tui run`, a spare no run has taken) a question is
+declined at once: never a hang. A question still waiting when the run stops is answered `cancel`,
+and so is any later one. While a question waits, the run's idle clock stops (a person is reading).
+Every question is recorded, with its answer and who gave it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import anyio
+
+from acp_tui.core.elicitation import (
+    CANCEL,
+    DECLINE,
+    ElicitationAnswer,
+    ElicitationAsk,
+    ElicitationForm,
+    ElicitationRecord,
+    QuestionHandler,
+)
+from acp_tui.policy.ask import asking_run
+from acp_tui.runs.deadlines import Deadlines
+from acp_tui.runs.output import TextGuard
+
+
+class QuestionBroker:
+    def __init__(
+        self,
+        handler: QuestionHandler | None,
+        guard: TextGuard,
+        deadlines: Deadlines,
+        *,
+        asker: object,
+        on_record: Callable[[ElicitationRecord], None],
+    ) -> None:
+        self.records: list[ElicitationRecord] = []
+        self._handler = handler
+        self._guard = guard
+        self._deadlines = deadlines
+        self._asker = asker  # whose question it is, for the queue (`asking_run`)
+        self._on_record = on_record
+        self._waiting: set[anyio.CancelScope] = set()
+        self._halted = False
+
+    def halt(self) -> None:
+        """The run stops: every question waiting is answered `cancel`, and so is any later one."""
+        self._halted = True
+        for scope in self._waiting:
+            scope.cancel()
+
+    async def ask(self, ask: ElicitationAsk) -> ElicitationAnswer:
+        ask = self._guarded(ask)
+        asked = time.monotonic()
+        with self._deadlines.deciding():
+            answer, by = await self._answer(ask)
+        if answer.action != "accept" or ask.mode != "form":
+            answer = ElicitationAnswer(answer.action)  # content goes with an accepted form only
+        record = ElicitationRecord(
+            ask.mode,
+            ask.message,
+            ask.schema if ask.mode == "form" else None,
+            ask.url if ask.mode == "url" else None,
+            answer.action,
+            answer.content,
+            by,
+            self._deadlines.elapsed(),
+            time.monotonic() - asked,
+        )
+        self.records.append(record)
+        self._on_record(record)
+        return answer
+
+    async def _answer(self, ask: ElicitationAsk) -> tuple[ElicitationAnswer, str]:
+        if self._halted:
+            return CANCEL, "cancelled"
+        if self._handler is None or ask.mode not in ("form", "url"):
+            return DECLINE, "no one"
+        token = asking_run.set(self._asker)
+        try:
+            with anyio.CancelScope() as scope:
+                self._waiting.add(scope)
+                try:
+                    answer = await self._handler(ask)
+                except Exception:
+                    return CANCEL, "failed"
+                finally:
+                    self._waiting.discard(scope)
+            if scope.cancelled_caught:
+                return CANCEL, "cancelled"
+        finally:
+            asking_run.reset(token)
+        return answer, "person"
+
+    def _guarded(self, ask: ElicitationAsk) -> ElicitationAsk:
+        guard = self._guard
+        schema = guard.json(ask.schema)
+        form = ElicitationForm.from_schema(schema) if ask.mode == "form" else None
+        url = guard(ask.url) if ask.url is not None else None
+        return ElicitationAsk(ask.mode, guard(ask.message), form, url, schema)
