@@ -36,6 +36,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from acp_tui.core.elicitation import ElicitationRecord
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     AgentInfo,
@@ -135,6 +136,28 @@ class Refused(_Part):
     at: Seconds = Field(0.0, description="seconds since the run started")
 
 
+class Asked(_Part):
+    """What an agent asked the person (`elicitation/create`)."""
+
+    mode: str = Field(description="form | url")
+    message: str = ""
+    form: Any = Field(None, description="form mode: the requested schema, as the agent sent it (masked)")
+    url: str | None = Field(None, description="url mode: the URL the person was shown (never opened by us)")
+
+
+class Answered(_Part):
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = Field(None, description="an accepted form's values")
+    by: str = Field("", description="person | no one (declined: nobody to ask) | cancelled (the run ended)")
+
+
+class Question(_Part):
+    asked: Asked
+    answered: Answered
+    at: Seconds = Field(0.0, description="seconds since the run started")
+    waited_s: Seconds = Field(0.0, description="from the question to its answer")
+
+
 class DiffStat(_Part):
     files: int
     insertions: int
@@ -156,6 +179,7 @@ class RunRecord(_Part):
     error: str | None = Field(None, description="why it did not complete, in one line")
     hidden: dict[str, int] = Field({}, description="update kind -> how many were consumed unseen")
     permissions: list[Permission] = []
+    elicitations: list[Question] = Field([], description="the agent's questions to the person, answered")
     exit_code: int | None = Field(None, description="the child's; negative for a signal")
     duration_s: Seconds = 0.0
     trace: str | None = Field(None, description="the JSONL protocol trace, when one was written")
@@ -234,6 +258,7 @@ class RunRecord(_Part):
             session_id=self.session_id,
             continuation=self.continuation,
             network_refused=tuple(NetworkRefusal(**r.model_dump()) for r in self.network_refused),
+            elicitations=tuple(_elicitation_record(q) for q in self.elicitations),
         )
 
 
@@ -278,6 +303,7 @@ def run_record(
     for key in ("agent", "usage"):
         said[key] = dataclasses.asdict(said[key]) if said[key] is not None else None
     said["auth_methods"] = [dataclasses.asdict(method) for method in result.auth_methods]
+    said["elicitations"] = [_question(record) for record in result.elicitations]
     said["network_refused"] = [
         {**dataclasses.asdict(refusal), "at": round(refusal.at, 3)} for refusal in result.network_refused
     ]
@@ -363,6 +389,32 @@ def _permission_record(permission: Permission) -> PermissionRecord:
         raw_input=permission.raw_input,
         locations=tuple(permission.locations),
         waited_s=permission.waited_s,
+    )
+
+
+def _question(record: ElicitationRecord) -> dict[str, Any]:
+    asked = {"mode": record.mode, "message": record.message, "form": record.form, "url": record.url}
+    answered = {"action": record.action, "content": record.content, "by": record.by}
+    return {
+        "asked": asked,
+        "answered": answered,
+        "at": round(record.at, 3),
+        "waited_s": round(record.waited_s, 3),
+    }
+
+
+def _elicitation_record(question: Question) -> ElicitationRecord:
+    asked, answered = question.asked, question.answered
+    return ElicitationRecord(
+        asked.mode,
+        asked.message,
+        asked.form,
+        asked.url,
+        answered.action,
+        answered.content,
+        answered.by,
+        question.at,
+        question.waited_s,
     )
 
 

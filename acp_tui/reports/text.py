@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from acp_tui.core.text import one_line, visible
 
 if TYPE_CHECKING:
-    from acp_tui.reports.records import Permission, RunRecord
+    from acp_tui.reports.records import Permission, Question, RunRecord
 
 
 def text_block(record: RunRecord) -> str:
@@ -25,6 +25,7 @@ def text_block(record: RunRecord) -> str:
         ending += f": {one_line(record.error)}"
     lines.append(f"{ending} ({record.duration_s:.2f} s)")
     lines.extend(f"    permission: {one_line(permission_line(p))}" for p in record.permissions)
+    lines.extend(f"    question: {one_line(question_line(q))}" for q in record.elicitations)
     lines.extend(f"    {one_line(fact)}" for fact in session_facts(record))
     return "\n".join(lines) + "\n"
 
@@ -36,6 +37,12 @@ def permission_line(permission: Permission) -> str:
         f'at {permission.at:.2f} s "{permission.title}"{kind}: {permission.decision}'
         f" by {permission.rule}" + (f"; offered: {offered}" if offered else "")
     )
+
+
+def question_line(question: Question) -> str:
+    asked, answered = question.asked, question.answered
+    what = f"{asked.mode}, {asked.url}" if asked.url else asked.mode
+    return f'at {question.at:.2f} s "{asked.message}" ({what}): {answered.action} by {answered.by}'
 
 
 def session_facts(record: RunRecord) -> list[str]:

@@ -109,3 +109,23 @@ async def test_boolean_options_are_offered_to_us_and_set_as_booleans() -> None:
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
     assert result.output.endswith("[options: model=small, fast=True]")
     assert result.options == {"model": "small", "fast": "true"}
+
+
+async def test_the_record_keeps_each_question_and_its_answer_and_reads_it_back() -> None:
+    from acp_tui.reports.records import read_record, run_record
+    from acp_tui.settings.schema import AgentPreset
+
+    result, _ = await run_to_end(featured(elicit="url", commands="none"))
+    record = run_record(AgentPreset("feat", "python3"), result, prompt="go").model_dump(mode="json")
+    [question] = record["elicitations"]
+    assert question["asked"] == {
+        "mode": "url",
+        "message": "Sign in to continue.",
+        "form": None,
+        "url": "https://auth.example.com/login?state=xyz",
+    }
+    assert question["answered"] == {"action": "decline", "content": None, "by": "no one"}
+    [back] = read_record(json.loads(json.dumps(record))).result().elicitations
+    assert dataclasses.replace(back, at=0, waited_s=0) == dataclasses.replace(
+        result.elicitations[0], at=0, waited_s=0
+    )
