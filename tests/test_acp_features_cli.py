@@ -39,3 +39,33 @@ def test_run_declines_every_question_and_the_record_lists_each() -> None:
         and '"Sign in to continue." (url, https://auth.example.com/login?state=xyz): decline by no one'
         in text
     )
+
+
+def kept(store: Path, *options: str) -> str:
+    return f"kept={shlex.join([sys.executable, SESSIONS_AGENT, f'store={store}', *options])}"
+
+
+def test_sessions_lists_what_the_agent_keeps_and_run_load_continues_one(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    for prompt in ("first task", "second task \x1b]0;pwned\x07"):
+        assert invoke("run", "--agent", kept(store), "--prompt", prompt).exit_code == 0
+    listed = invoke("sessions", "--agent", kept(store, "list=1", "page=1"), "--format", "json")
+    assert listed.exit_code == 0, listed.stderr
+    sessions = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert sorted(s["title"] for s in sessions) == ["first task", "second task \x1b]0;pwned\x07"]
+    assert all(list(s) == ["id", "title", "cwd", "updated"] for s in sessions)
+    text = invoke("sessions", "--agent", kept(store, "list=1")).stdout
+    assert "second task \\x1b]0;pwned\\x07" in text and "\x1b" not in text  # shown literally
+    [first] = [s for s in sessions if s["title"] == "first task"]
+    loaded = invoke("run", "--agent", kept(store), "--load", first["id"], "--prompt", "and then?")
+    assert "turn 2: and then? (after: first task)" in loaded.stdout
+
+
+def test_an_agent_without_session_list_is_one_line_exit_1(tmp_path: Path) -> None:
+    result = invoke("sessions", "--agent", kept(tmp_path))
+    assert result.exit_code == 1
+    assert result.stderr == "acp-tui sessions: kept does not list its sessions (it offers no session/list)\n"
+    assert result.stdout == ""
+    missing = invoke("sessions", "--agent", "ghost=/no/such/agent")
+    assert missing.exit_code == 1 and missing.stderr.startswith("acp-tui sessions: ")
+    assert len(missing.stderr.splitlines()) == 1
