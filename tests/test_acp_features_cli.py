@@ -69,3 +69,28 @@ def test_an_agent_without_session_list_is_one_line_exit_1(tmp_path: Path) -> Non
     missing = invoke("sessions", "--agent", "ghost=/no/such/agent")
     assert missing.exit_code == 1 and missing.stderr.startswith("acp-tui sessions: ")
     assert len(missing.stderr.splitlines()) == 1
+
+
+def test_a_run_past_its_budget_is_cancelled_naming_the_budget() -> None:
+    spender = feat("spender", "costs=0.02,0.04,0.06", "forever=1", "delay=0.05")
+    frugal = feat("frugal", "costs=0.01,0.02")
+    result = invoke(
+        "run",
+        "--agent",
+        spender,
+        "--agent",
+        frugal,
+        "--budget-usd",
+        "0.05",
+        "--prompt",
+        "go",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 1
+    records = {r["name"]: r for r in map(json.loads, result.stdout.splitlines())}
+    assert records["spender"]["stop_reason"] == "aborted"
+    assert records["spender"]["error"] == "over budget: spent 0.0600 USD, more than budget_usd = 0.05"
+    assert records["frugal"]["stop_reason"] == "completed"
+    assert records["frugal"]["usage"]["cost"] == {"amount": 0.02, "currency": "USD"}
+    assert invoke("run", "--agent", frugal, "--budget-usd", "0", "--prompt", "go").exit_code == 2

@@ -73,6 +73,13 @@ if TYPE_CHECKING:
     help="Dispose a run that outlives this; it ends aborted.",
 )
 @click.option(
+    "--budget-usd",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="AMOUNT",
+    help="Cancel a run once the cost its agent reports passes AMOUNT US dollars (every agent of this "
+    "run; it ends aborted, its error naming the budget).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json", "markdown"]),
@@ -118,6 +125,7 @@ def run_command(
     sandbox: bool,
     continue_file: Path | None,
     load_session: str | None,
+    budget_usd: float | None,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
 
@@ -179,6 +187,8 @@ def run_command(
         preset = with_options(preset, chosen_options)
         if sandbox:
             preset = replace(preset, sandbox="workspace")
+        if budget_usd is not None:
+            preset = replace(preset, budget_usd=budget_usd)
         try:
             provider_config = settings.provider_config(preset, policy_override=policy, trace_dir=trace_dir)
         except ConfigError as exc:

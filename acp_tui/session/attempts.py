@@ -21,10 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from acp_tui.core.costs import spent, totals
 from acp_tui.core.events import EventStream
 from acp_tui.core.model import (
     AgentInfo,
     ConfigOptionInfo,
+    Cost,
     NetworkRefusal,
     PermissionRecord,
     RunEvent,
@@ -191,6 +193,19 @@ class Attempt:
         return None
 
     @property
+    def last_usage(self) -> Usage | None:
+        """The last usage its agent reported: as the run goes, else as its result says."""
+        return self.usage or (self.result.usage if self.result is not None else None)
+
+    @property
+    def spent(self) -> Cost | None:
+        """What this turn cost, as its agent reported it (`core.costs.spent`: a follow-up's is its
+        session's cost less the turn before's)."""
+        usage = self.last_usage
+        before = self.previous.last_usage if self.previous is not None else None
+        return spent(usage.cost if usage else None, before.cost if before else None)
+
+    @property
     def first_line(self) -> str:
         return self.prompt.strip().splitlines()[0] if self.prompt.strip() else ""
 
@@ -272,6 +287,10 @@ class Session:
     attempts: list[Attempt] = field(default_factory=list)
     rounds: int = 0
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def costs(self) -> dict[str, float]:
+        """What every turn of the session cost, per currency (`core.costs.totals`)."""
+        return totals(attempt.spent for attempt in self.attempts)
 
     def new_round(
         self, prompt: str, presets: list[AgentPreset], policies: dict[str, str], *, worktree: bool = False

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from acp_tui.core.costs import over_budget
 from acp_tui.core.model import (
     Finished,
     HiddenUpdate,
@@ -384,6 +385,9 @@ class SessionDriver:
             attempt.live_permissions.append(event.record)
         elif isinstance(event, UsageReported):
             attempt.usage = event.usage
+            over = over_budget(attempt.spent, attempt.preset.budget_usd)
+            if over is not None and attempt.cancel_reason is None:  # past its budget: it stops
+                self.cancel_soon(attempt, over)
         elif isinstance(event, ToolCallChanged):
             attempt.live_tool_calls[event.call.id] = event.call
         elif isinstance(event, NetworkRefused):
