@@ -102,6 +102,7 @@ def test_nothing_imports_upward() -> None:
 
 
 def test_the_core_imports_nothing_of_ours_and_only_the_ui_imports_textual() -> None:
+    """Textual is the UI's alone, but for `acp_tui.compat`, whose every entry says why it needs it."""
     wrong = []
     for module in modules():
         for imported, line in imports(module):

@@ -92,6 +92,9 @@ def main(
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"config": config, "agents": agents}  # `acp-tui --config X run ...` means it too
         return None
+    from acp_tui.ui.typed_ahead import take_terminal
+
+    take_terminal()  # first: an Enter typed before the app holds the terminal stays an Enter
     import gc
 
     gc.disable()  # until the first frame (`SupervisorApp.on_ready`): the start-up's objects all live on

@@ -23,6 +23,12 @@ class SubagentStopReason(enum.StrEnum):
     ERROR = "error"
 
 
+def stop_word(reason: str) -> str:
+    """How a stop reason reads on the screen: one word for a run that was stopped before it ended,
+    `cancelled` (the records keep the RFC's `aborted`)."""
+    return "cancelled" if reason == SubagentStopReason.ABORTED else reason
+
+
 # `cancelling`: dispose (or the abort event) was asked for while the run was live.
 RunStatus: TypeAlias = Literal["spawning", "initializing", "prompting", "cancelling", "finished"]
 # The steps of ending a live run, as they happen: `session/cancel` sent, SIGTERM to the group (and

@@ -8,9 +8,10 @@ read, and rules on commands and paths then have nothing to match). A folder stan
 `*.json` / `*.jsonl` file under it; a trace that a record of the same check names is read once, as
 the trace (it keeps what a rule needs, the cwd too) with the rules that decided from the record.
 
-Each request gives a row: `agent`, `kind`, `title`, `was` and `now` (`{decision, rule}`: the chosen
-option's kind, `cancelled`, or `ask`), `changed`. The status: 0 when no decision changed, 1 when any
-did; bad input is the caller's exit 2.
+Each request gives a row: `run` (the file and line of its record, with the record's round and attempt
+when it has them, or the trace file), `agent`, `kind`, `title`, `was` and `now` (`{decision, rule}`:
+the chosen option's kind, `cancelled`, or `ask`), `changed`. The status: 0 when no decision changed,
+1 when any did; bad input is the caller's exit 2.
 """
 
 from __future__ import annotations
@@ -61,11 +62,13 @@ class Request:
     agent: str
     ask: PermissionAsk
     recorded: Decision
-    source: str  # "FILE line N", for people
+    source: str  # "FILE line N, permission K", for an error about it
+    run: str  # which run asked: "runs.jsonl:3 r1·a2", or the trace's file name
 
 
 @dataclass(frozen=True)
 class Row:
+    run: str
     agent: str
     kind: str | None
     title: str
@@ -78,6 +81,7 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "run": self.run,
             "agent": self.agent,
             "kind": self.kind,
             "title": self.title,
@@ -120,7 +124,7 @@ def load_requests(paths: Sequence[Path]) -> list[Request]:
     used: set[Path] = set()
     for path, lines in records:
         for number, record in lines:
-            own = list(_record_requests(record, f"{path} line {number}"))
+            own = list(_record_requests(record, f"{path} line {number}", _run_of(record, path, number)))
             trace = (
                 by_trace.get(_resolved(Path(record["trace"])))
                 if isinstance(record.get("trace"), str)
@@ -133,7 +137,7 @@ def load_requests(paths: Sequence[Path]) -> list[Request]:
             traced = trace_requests(*trace)
             if [r.ask.title for r in traced] == [r.ask.title for r in own]:
                 traced = [
-                    replace(t, agent=o.agent, recorded=replace(t.recorded, rule=o.recorded.rule))
+                    replace(t, agent=o.agent, run=o.run, recorded=replace(t.recorded, rule=o.recorded.rule))
                     for t, o in zip(traced, own, strict=True)
                 ]
             requests.extend(traced)
@@ -174,6 +178,14 @@ def _read_file(path: Path) -> tuple[str, Any]:
     return "records", parsed
 
 
+def _run_of(record: dict[str, Any], path: Path, number: int) -> str:
+    """`runs.jsonl:3`, and `r1·a2` (`·t2`) when the record says its round and attempt (the app's)."""
+    numbers = [record.get(key) for key in ("round", "attempt", "turn")]
+    round_no, attempt, turn = (n if type(n) is int else None for n in numbers)
+    label = f" r{round_no}·a{attempt}" if round_no and attempt else ""
+    return f"{path.name}:{number}{label}" + (f"·t{turn}" if label and turn and turn > 1 else "")
+
+
 # What a permission of a record must hold to be decided again, said per key.
 _PERMISSION_PROBLEMS = {
     "title": '"title" and "decision" must be strings',
@@ -184,7 +196,7 @@ _PERMISSION_PROBLEMS = {
 }
 
 
-def _record_requests(record: dict[str, Any], where: str) -> Iterable[Request]:
+def _record_requests(record: dict[str, Any], where: str, run: str) -> Iterable[Request]:
     """The permissions of a record (one of `acp-tui run`'s, or a hand-written one with little more
     than `permissions`), read by the record's own model of a permission."""
     from pydantic import ValidationError
@@ -213,7 +225,7 @@ def _record_requests(record: dict[str, Any], where: str) -> Iterable[Request]:
             cwd=cwd if isinstance(cwd, str) else None,
         )
         rule = permission.rule if "rule" in said else None  # a hand-written request may not say
-        yield Request(agent, ask, Decision(permission.decision, rule), at)
+        yield Request(agent, ask, Decision(permission.decision, rule), at, run)
 
 
 def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
@@ -241,7 +253,7 @@ def trace_requests(path: Path, entries: list[Entry]) -> list[Request]:
                 continue  # not a request the client could decide (it answered with an error)
             ask = tool_calls.ask(call, options, cwd)
             answer = answers.get(json.dumps(frame["id"]))
-            requests.append(Request(agent, ask, Decision(_answered(answer, options), None), where))
+            requests.append(Request(agent, ask, Decision(_answered(answer, options), None), where, path.name))
     return requests
 
 
@@ -300,7 +312,7 @@ def check(
                 was, now = request.recorded, await decide(policy, request.ask)
             else:
                 was, now = await decide(policy, request.ask), await decide(against, request.ask)
-            out.append(Row(request.agent, request.ask.kind, request.ask.title, was, now))
+            out.append(Row(request.run, request.agent, request.ask.kind, request.ask.title, was, now))
         return out
 
     return asyncio.run(rows())
@@ -310,21 +322,22 @@ def check(
 
 
 def text_table(rows: Sequence[Row], *, was_label: str = "was", now_label: str = "now") -> str:
-    """The rows for people: untrusted text on one line each, changed rows marked with `*`. Rule names
-    are whole (what decided is the point of the table); long titles are cut."""
-
-    def shown(decision: Decision) -> str:
-        return f"{decision.decision} ({one_line(decision.rule)})" if decision.rule else decision.decision
-
-    table = [["agent", "kind", "title", was_label, now_label, "changed"]]
+    """The rows for people: untrusted text on one line each, changed rows marked with `*`. Each
+    decision beside what made it, in a column of its own (a rule's name holds parentheses of its own:
+    `writes ask (ask: reject)`); rule names are whole (what decided is the point of the table); long
+    titles are cut."""
+    table = [["run", "agent", "kind", "title", was_label, "by", now_label, "by", "changed"]]
     for row in rows:
         table.append(
             [
+                one_line(row.run, 40),
                 one_line(row.agent, 24),
                 one_line(row.kind or "-", 10),
                 one_line(row.title, 48),
-                shown(row.was),
-                shown(row.now),
+                row.was.decision,
+                one_line(row.was.rule or "-"),
+                row.now.decision,
+                one_line(row.now.rule or "-"),
                 "*" if row.changed else "",
             ]
         )

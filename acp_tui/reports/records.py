@@ -178,6 +178,9 @@ class RunRecord(_Part):
     truncated: bool = Field(False, description="the answer was cut at the size limit")
     error: str | None = Field(None, description="why it did not complete, in one line")
     hidden: dict[str, int] = Field({}, description="update kind -> how many were consumed unseen")
+    tool_kinds: dict[str, int] = Field(
+        {}, description="the kinds of the tool calls announced -> how many (edits made unasked are said)"
+    )
     permissions: list[Permission] = []
     elicitations: list[Question] = Field([], description="the agent's questions to the person, answered")
     exit_code: int | None = Field(None, description="the child's; negative for a signal")
@@ -246,6 +249,7 @@ class RunRecord(_Part):
             error=self.error,
             exit_code=self.exit_code,
             hidden=dict(self.hidden),
+            tool_kinds=dict(self.tool_kinds),
             permissions=[_permission_record(p) for p in self.permissions],
             duration_s=self.duration_s,
             truncated=self.truncated,

@@ -29,6 +29,7 @@ import anyio
 from acp_tui.core.model import EndedBy, NetworkRefusal
 from acp_tui.core.text import one_line
 from acp_tui.process.confined import SandboxSpec
+from acp_tui.process.exit_cause import explaining_line
 from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
 from acp_tui.runs.output import StderrTail
 
@@ -177,5 +178,5 @@ class ChildProcess:
         if code < 0:
             with contextlib.suppress(ValueError):
                 how = f"was killed by {signal.Signals(-code).name}"
-        last = self.tail.last()
+        last = explaining_line(list(self.tail.lines))
         return f"agent {how}" + (f": {last.strip()}" if last else "")

@@ -105,6 +105,3 @@ class StderrTail:
         sample = self.guard(bytes(line[:4096]).decode("utf-8", "replace"))[:NOTE_SAMPLE_CHARS]
         self.note(f"{what}: {sample!r}" if sample else what)
 
-    def last(self) -> str:
-        """The last line that says something, or ""."""
-        return next((line for line in reversed(self.lines) if line.strip()), "")

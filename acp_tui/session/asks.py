@@ -3,8 +3,9 @@ oldest first, each request a future the run awaits.
 
 A request belongs to the attempt whose run asked (the run says who is asking while its policy
 decides: `policy.ask.asking_run`; the queue is told whose attempt a run serves). A request leaves the queue
-when it is answered or when its run stops asking (it ended, or withdrew the request): listeners hear
-every change, so a dialog showing a request that left can close.
+the moment it is answered, or when its run stops asking (it ended, or withdrew the request):
+listeners hear every change, so a dialog showing a request that left can close, and every count of
+the requests waiting (the header's, the dialog's) is this queue's.
 """
 
 from __future__ import annotations
@@ -65,13 +66,19 @@ class AskQueue:
         try:
             return await pending.answer
         finally:
-            self.pending.remove(pending)
-            self._changed(pending)
+            self._leave(pending)
 
     def answer(self, pending: PendingAsk, option_id: str | None) -> None:
-        """A person's answer; too late (the run stopped asking) is nothing."""
+        """A person's answer: the request leaves the queue now. Too late (the run stopped asking) is
+        nothing."""
         if not pending.answer.done():
             pending.answer.set_result(option_id)
+        self._leave(pending)
+
+    def _leave(self, pending: PendingAsk) -> None:
+        if pending in self.pending:
+            self.pending.remove(pending)
+            self._changed(pending)
 
     def waiting_for(self, attempt: Attempt) -> int:
         return sum(pending.attempt is attempt for pending in self.pending)

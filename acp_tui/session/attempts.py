@@ -32,9 +32,9 @@ from acp_tui.core.model import (
     RunEvent,
     SubagentResult,
     SubagentRun,
-    SubagentStopReason,
     ToolCallInfo,
     Usage,
+    stop_word,
 )
 from acp_tui.settings.schema import AgentPreset
 
@@ -131,6 +131,7 @@ class Attempt:
         """A finished attempt as a record tells it (a saved session, `acp-tui run --continue`):
         what a follow-up needs and a pane shows."""
         worktree = record.worktree
+        result = record.result()
         attempt = cls(
             id,
             preset,
@@ -143,7 +144,11 @@ class Attempt:
             turn=record.turn,
             warm=record.warm,
             phase="ended",
-            result=record.result(),
+            result=result,
+            hidden=Counter(result.hidden),  # what its pane showed as it ran, shown again
+            usage=result.usage,
+            agent_info=result.agent,
+            options=dict(result.options),
             cwd=record.cwd,
             trace=record.trace,
             open=False,
@@ -242,12 +247,10 @@ class Attempt:
 
     @property
     def state(self) -> str:
-        """What is shown: a live phase, `needs-you`, `cancelling`, or how it ended (`cancelled` in
-        words for a run the user stopped)."""
+        """What is shown: a live phase, `needs-you`, `cancelling`, or how it ended (in the screen's
+        words: `stop_word`)."""
         if self.result is not None:
-            if self.result.stop_reason is SubagentStopReason.ABORTED and self.cancelled_by_user:
-                return "cancelled"
-            return str(self.result.stop_reason)
+            return stop_word(self.result.stop_reason)
         if self.phase == "cancelling":
             return "cancelling"
         if self.asks_waiting:

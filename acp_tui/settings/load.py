@@ -21,7 +21,7 @@ from acp_tui.policy.ask import TOOL_KINDS
 from acp_tui.policy.names import BUILTIN, policy_names
 from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.settings import paths
-from acp_tui.settings.presets import demo_presets, with_agent_specs
+from acp_tui.settings.presets import demo_presets, parse_agent_spec, with_agent_specs
 from acp_tui.settings.schema import (
     OPTION_KINDS,
     AgentPreset,
@@ -39,7 +39,10 @@ def load_settings(
     path: Path | str | None = None, agents: Sequence[str] = (), *, policies_only: bool = False
 ) -> Settings:
     """The presets of `path` (else the user config file, else the demo set), plus `agents` specs.
-    `policies_only`: the file may hold no agent (`policy check` reads it for its policies)."""
+    `policies_only`: the file may hold no agent (`policy check` reads it for its policies); nor need
+    it when an agent is given inline (`--agent 'NAME=COMMAND'`: what `policy import` writes is a file
+    of policies alone)."""
+    policies_only = policies_only or any(not isinstance(parse_agent_spec(spec), str) for spec in agents)
     if path is not None:
         settings = load_file(Path(os.path.expanduser(path)), label=str(path), policies_only=policies_only)
     else:

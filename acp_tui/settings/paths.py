@@ -85,6 +85,11 @@ def exports_dir() -> Path:
     return state_dir() / "exports"
 
 
+def screenshots_dir() -> Path:
+    """Where the palette's Screenshot saves (the platform's Downloads folder may not exist)."""
+    return state_dir() / "screenshots"
+
+
 def sessions_dir() -> Path:
     """Where the app keeps its sessions as they go (`acp-tui sessions`, `acp-tui --session ID`)."""
     return state_dir() / "sessions"

@@ -20,20 +20,24 @@ import signal
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Static
 
+from acp_tui import compat
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
+from acp_tui.ui.key_order import KeyOrder
 from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
@@ -54,7 +58,6 @@ TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the p
 # tests put a headless runner in its place (`SupervisorApp.login_runner`).
 LoginRunner = Callable[[list[str], dict[str, str], str | None], Awaitable[int]]
 
-TYPING_ACTIONS = keys.typing_actions()
 AGENTS = "agents"  # F2's installed screen
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
@@ -101,6 +104,16 @@ class SupervisorApp(App[None]):
         self._terminal_lent = False  # a login has the terminal
         self._quitting = False
         self._terminal_gone = False
+        self._key_order = KeyOrder(self, super().on_event)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.Paste):
+            if not self.screen_stack:  # the app is ending: a key left in flight has nowhere to go
+                return
+            if not event.is_forwarded:  # from the terminal: after the keys before it have done their work
+                await self._key_order.typed(event)
+                return
+        await super().on_event(event)
 
     @property
     def main_screen(self) -> MainScreen:
@@ -130,8 +143,9 @@ class SupervisorApp(App[None]):
             loop.add_signal_handler(sig, self._on_terminate_signal, sig)
         from acp_tui.ui.terminal import SupervisorDriver
 
-        if isinstance(self._driver, SupervisorDriver):
-            self._driver.on_terminal_lost = self.terminal_lost
+        driver = compat.app_driver(self)
+        if isinstance(driver, SupervisorDriver):
+            driver.on_terminal_lost = self.terminal_lost
         self.main_screen.query_one(PromptBar).focus_prompt()
         self.main_screen.update_subtitle()
         if self.saved is not None:  # a session reopened (a new one is made at its first end)
@@ -174,7 +188,7 @@ class SupervisorApp(App[None]):
         if self._terminal_gone:
             return
         self._terminal_gone = True
-        driver = self._driver
+        driver = compat.app_driver(self)
         if isinstance(driver, SupervisorDriver):
             driver.terminal_lost()
         detach_from_terminal()
@@ -281,7 +295,10 @@ class SupervisorApp(App[None]):
         self._kept.update(attempt.id for attempt in self.session.attempts)  # saved already
         for attempt in conversations:
             self.driver.reopen_worktree(attempt)  # gone or not ours: `f` says so, and nothing runs
-        if conversations:
+        if conversations:  # in the grid's order: by round, agents as the config lists them
+            names = self.settings.names
+            place = {name: index for index, name in enumerate(names)}
+            conversations.sort(key=lambda a: (a.round_no, place.get(a.agent, len(names)), a.attempt_no))
             await self.main_screen.show(conversations)
 
     def _keep(self, attempt: Attempt) -> None:
@@ -297,7 +314,10 @@ class SupervisorApp(App[None]):
             logging.getLogger(__name__).warning("could not keep the session: %s", exc)
 
     def _ask_changed(self, pending: PendingAsk) -> None:
-        """A request joined the queue (say so) or left it (close its dialog if it is shown)."""
+        """A request joined the queue (say so) or left it (close its dialog if it is shown); an open
+        dialog counts the queue as it is now."""
+        from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
+
         if not self.screen_stack:
             return
         if pending in self.asks:
@@ -306,8 +326,12 @@ class SupervisorApp(App[None]):
                 "(a to answer)",
                 "warning",
             )
-        elif getattr(self.screen, "pending", None) is pending:  # its run stopped asking
-            self.screen.dismiss(None)
+        screen = self.screen
+        if isinstance(screen, PermissionScreen):
+            if screen.pending is pending and pending not in self.asks:  # its run stopped asking
+                screen.dismiss(LATER)  # nothing to answer, and no next one opened under the keys
+            elif screen.pending in self.asks:
+                screen.show_queue(self.asks.index(screen.pending) + 1, len(self.asks))
         self.refresh_bindings()
 
     def _alert(self, message: str, severity: SeverityLevel) -> None:
@@ -318,6 +342,8 @@ class SupervisorApp(App[None]):
             self.notify(message, severity=severity, markup=False)
 
     def action_answer_permission(self) -> None:
+        """`a`: the oldest request waiting; once it is answered, the next opens in its place (the
+        keys typed after the answer are aimed at it)."""
         from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
 
         if not self.asks:
@@ -336,34 +362,47 @@ class SupervisorApp(App[None]):
         screen.pending = pending
 
         def answered(option_id: str | None) -> None:
-            if option_id != LATER:
-                self.driver.asks.answer(pending, option_id)
+            if option_id == LATER:
+                return
+            self.driver.asks.answer(pending, option_id)
+            if self.asks:
+                self.action_answer_permission()
 
         self.push_screen(screen, answered)
 
-    async def action_cancel_all(self) -> None:
+    def action_cancel_all(self) -> None:
+        """`C`: every live run cancelled, once confirmed (the focus on no: `y` confirms)."""
+        from acp_tui.ui.screens.confirm_screen import CancelAllScreen
+
         live = [attempt for attempt in self.session.attempts if attempt.live]
-        await asyncio.gather(*(self.driver.cancel(attempt) for attempt in live))
+        if not live:
+            self.notify("No live run to cancel.")
+            return
+
+        def answered(yes: bool | None) -> None:
+            for attempt in live if yes else ():
+                self.driver.cancel_soon(attempt, "cancelled by the user", by_user=True)
+
+        runs = f"{len(live)} live run{'s' * (len(live) != 1)}"
+        question = text.markup("Cancel $runs: every agent's run stopped?", runs=runs)
+        self.push_screen(CancelAllScreen(question, "Cancel them (y)", "No (n)"), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         from acp_tui.ui.screens.confirm_screen import QuitScreen
+        from acp_tui.ui.screens.permission_screen import PermissionScreen
 
         if isinstance(self.screen, QuitScreen):  # y quits, a second ctrl+c too; any other key stays
             return action in ("request_quit", "quit")
-        if action == "answer_permission":
-            return bool(self.asks)
-        if action in TYPING_ACTIONS:  # in a text box, its own key (ctrl+k: delete to the line's end)
-            return not isinstance(self.focused, TextArea | Input)
+        if action == "answer_permission":  # one dialog at a time: the next opens once it is answered
+            return bool(self.asks) and not isinstance(self.screen, PermissionScreen)
         return True
 
     # Logging in ----------------------------------------------------------------------------------
 
-    def on_run_pane_login_requested(self, event: RunPane.LoginRequested) -> None:
+    def confirm_login(self, pane: RunPane, argv: list[str]) -> None:
         """`L` after "authentication required": the whole command line, confirmed (the focus on
         Cancel), then the login in the terminal, then the prompt again."""
         from acp_tui.ui.screens.login_screen import LoginConfirmScreen
-
-        pane, argv = event.pane, event.argv
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -566,7 +605,6 @@ class SupervisorApp(App[None]):
     def action_export(self) -> None:
         """Every finished attempt of the session (closed panes too), as Markdown for people and
         JSON lines for programs. Any string is written, a lone surrogate included."""
-        from acp_tui.core.files import create_unique, private_dir
         from acp_tui.reports.markdown import markdown
         from acp_tui.reports.records import json_line
 
@@ -581,18 +619,9 @@ class SupervisorApp(App[None]):
                 ".jsonl": "".join(json_line(record) + "\n" for record in records),
                 "-compare.md": without_surrogates(comparison_report(records)),
             }
-            # Three new files under one free name (`-2`, `-3`, ... when taken): never an existing
-            # file, never through a link planted at the name of this second.
-            if self.export_dir == paths.exports_dir():
-                private_dir(self.export_dir)  # ours: a real folder, never a link planted there
-            else:
+            if self.export_dir != paths.exports_dir():
                 self.export_dir.mkdir(parents=True, exist_ok=True)  # the one the config names
-            stem, files = create_unique(self.export_dir, time.strftime(EXPORT_NAME), reports)
-            with contextlib.ExitStack() as closing:
-                for file in files.values():
-                    closing.enter_context(file)
-                for suffix, file in files.items():
-                    file.write(reports[suffix])
+            stem = _save_new(self.export_dir, time.strftime(EXPORT_NAME), reports)
         except (OSError, ValueError) as exc:
             self.notify(f"Export failed: {text.safe_notice(str(exc))}", severity="error", markup=False)
             return
@@ -601,6 +630,25 @@ class SupervisorApp(App[None]):
             f"Exported {len(records)} runs to {text.safe_notice(str(stem))}.md, .jsonl and -compare.md{more}",
             markup=False,
         )
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: an SVG of the screen in acp-tui's state folder (`screenshots`),
+        or where `path` says; the toast says where, or where it could not and why. In a browser
+        (`acp-tui serve`) the page downloads it, as Textual does."""
+        if self.is_web:
+            return super().deliver_screenshot(filename, path, time_format)
+        folder = Path(path) if path else paths.screenshots_dir()
+        name = Path(filename).stem if filename else time.strftime(EXPORT_NAME)
+        try:
+            stem = _save_new(folder, name, {".svg": self.export_screenshot()})
+        except OSError as exc:
+            why = text.safe_notice(f"Screenshot not saved in {folder}: {exc}")
+            self.notify(why, severity="error", markup=False)
+            return None
+        self.notify(f"Screenshot saved: {text.safe_notice(str(stem))}.svg", markup=False)
+        return None
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The app's own commands first in the palette (ctrl+p), from the key table; then Textual's."""
@@ -671,6 +719,23 @@ def comparison_report(records: list[RunRecord]) -> str:
         comparison_markdown(runs, title=f"acp-tui comparison, round {number}")
         for number, runs in rounds.items()
     )
+
+
+def _save_new(folder: Path, stem: str, contents: dict[str, str]) -> Path:
+    """New files `stem<suffix>` in `folder` (ours, made if missing, unless another is named), under
+    one free name (`-2`, `-3`, ... when taken): never an existing file, never through a link planted
+    at the name of this second. The stem written."""
+    from acp_tui.core.files import create_unique, private_dir
+
+    if folder in (paths.exports_dir(), paths.screenshots_dir()):
+        private_dir(folder)  # ours: a real folder, never a link planted there
+    written, files = create_unique(folder, stem, contents)
+    with contextlib.ExitStack() as closing:
+        for file in files.values():
+            closing.enter_context(file)
+        for suffix, file in files.items():
+            file.write(contents[suffix])
+    return written
 
 
 def _exit_now() -> None:

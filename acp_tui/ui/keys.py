@@ -5,7 +5,7 @@ made from it, so that none can say what another does not.
 (the focused pane), `boxes` (the prompt bar's `send to:` boxes), `prompt` (the text box, which
 handles them itself: listed for the help only). A key that is not `priority` acts only where the
 focused widget does not take it: in the prompt, letters type and the text box's editing keys
-(ctrl+k among them) are its own.
+(ctrl+k among them) are its own; no key of ours is a text box's.
 """
 
 from __future__ import annotations
@@ -35,9 +35,6 @@ class Key:
     label: str = ""  # how the help screen writes the key, when not as `keys`
     footer: str | None = None  # its name in the footer; None: not shown there
     priority: bool = False  # it acts whatever has the focus (the text box included)
-    # A priority key that is a text box's own editing key: there (the prompt, the palette's search) the
-    # box has it, everywhere else (panes, boards, dialogs) it is ours.
-    typing: bool = False
     command: str | None = None  # its name in the command palette; None: not a palette command
     intro: str = ""  # what the first screen says of it (only keys that act from the prompt)
 
@@ -48,7 +45,7 @@ class Key:
     @property
     def acts_in_prompt(self) -> bool:
         """It does what it says while the focus is in the prompt (the focus of the first screen)."""
-        return self.where == "prompt" or (self.priority and not self.typing)
+        return self.where == "prompt" or self.priority
 
 
 KEYS: tuple[Key, ...] = (
@@ -69,13 +66,16 @@ KEYS: tuple[Key, ...] = (
     Key("asterisk", "check_all", "check every agent, or uncheck them all when all are checked", "boxes",
         label="*", footer="All / none"),
     # The panes.
-    Key("slash,i", "focus_prompt", "back to the prompt", "grid", label="/ or i", command="Prompt"),
+    Key("slash,i", "focus_prompt", "back to the prompt, its cursor at the end (a zoom ends)", "grid",
+        label="/ or i", command="Prompt"),
     Key("tab,shift+tab", "", "next / previous pane, in reading order (also ctrl+right / ctrl+left)", "grid",
         label="tab / shift+tab"),
     Key("tab,ctrl+right", "screen.next_pane", "", "pane"),
     Key("shift+tab,ctrl+left", "screen.previous_pane", "", "pane"),
     Key("1", "", "the Nth pane of the newest round", "grid", label="1 … 9"),
     *(Key(str(n), f"focus_nth({n})", "", "grid") for n in range(1, 10)),
+    # While zoomed, the footer says how back, first (the first binding of a key that applies is shown).
+    Key("z", "screen.unzoom", "", "pane", footer="Unzoom"),
     Key("c", "cancel", "cancel the focused run", "pane", footer="Cancel"),
     Key("r", "rerun", "re-run: a new attempt beside this one, with the agent's policy and options of now",
         "pane", footer="Re-run"),
@@ -88,7 +88,8 @@ KEYS: tuple[Key, ...] = (
         "grid", command="Close finished panes"),
     Key("o", "activity", "the run's activity: every tool call (kind, title, status, paths, time), "
         "thoughts and plans counted", "pane", footer="Activity"),
-    Key("z", "zoom", "zoom the focused pane to the whole screen, and back", "grid", command="Zoom"),
+    Key("z", "zoom", "zoom the focused pane to the whole screen, and back (escape too; the zoom follows "
+        "tab and the digits, the prompt ends it)", "grid", command="Zoom"),
     Key("y", "copy", "copy the focused answer to the clipboard", "pane"),
     Key("e", "toggle_stderr", "show or hide the run's stderr", "pane"),
     Key("l", "permissions", "the run's permission log: decision, rule, request, options", "pane"),
@@ -111,9 +112,9 @@ KEYS: tuple[Key, ...] = (
         "app", footer="Answer", command="Answer permission"),
     Key("b", "board", "the board: every run of the session, sortable, filterable; enter jumps to it", "grid",
         footer="Board", command="Board"),
-    # In the prompt, ctrl+k is the text box's (delete to the end of the line).
-    Key("ctrl+k", "cancel_all", "cancel every live run (in the prompt: the text box's own ctrl+k)", "app",
-        footer="Stop all", priority=True, typing=True, command="Cancel all"),
+    # Not ctrl+k, the text boxes' delete-to-the-end: one Enter too many made it cancel every run.
+    Key("C", "cancel_all", "cancel every live run, after a confirm whose focus is on no (y cancels them)",
+        "app", footer="Stop all", command="Cancel all"),
     Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes",
         "app", priority=True, command="Agents", intro="the agents (policy, sandbox, mode, model)"),
     Key("ctrl+g", "toggle_worktree", "worktree on / off: each run of the next rounds in its own git "
@@ -154,11 +155,6 @@ def help_sections() -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """(section, [(key, what it does)]) for the help screen, in the table's order."""
     for where, title in SECTIONS.items():
         yield title, [(key.shown, key.help) for key in KEYS if key.where == where and key.help]
-
-
-def typing_actions() -> set[str]:
-    """The actions whose keys are a text box's own while one has the focus."""
-    return {key.action for key in KEYS if key.typing}
 
 
 def commands() -> list[Key]:

@@ -11,7 +11,6 @@ from collections import Counter
 
 from acp_tui.acp.auth import LoginRefused, terminal_login
 from acp_tui.core.model import (
-    ConfigOptionInfo,
     PermissionRecord,
     SubagentResult,
     SubagentStopReason,
@@ -133,14 +132,16 @@ def never_asked_note(result: SubagentResult | None) -> str:
     return f"{NEVER_ASKED} ({', '.join(made)})" if made else ""
 
 
-def options_summary(options: dict[str, str], offered: tuple[ConfigOptionInfo, ...] = ()) -> str:
-    """`mode ask · model demo-fast`: the session's mode and model (by category, else by id); before
-    the session, `offered` is unknown and every option chosen for the run is named."""
-    if not offered:
-        return " · ".join(f"{key} {value}" for key, value in options.items())
-    named = {info.id: info.category or info.id for info in offered}
+def options_summary(attempt: Attempt) -> str:
+    """`mode ask · model demo-fast`: the session's mode and model (by category, else by id: a record
+    keeps no categories); before the session, every option chosen for the run."""
+    if not attempt.options:
+        return " · ".join(f"{key} {value}" for key, value in attempt.preset.options.items())
+    named = {info.id: info.category or info.id for info in attempt.offered}
     return " · ".join(
-        f"{named[key]} {value}" for key, value in options.items() if named.get(key) in HEADER_OPTIONS
+        f"{named.get(key, key)} {value}"
+        for key, value in attempt.options.items()
+        if named.get(key, key) in HEADER_OPTIONS
     )
 
 

@@ -9,6 +9,7 @@ the app is told (it disposes every run and exits).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
@@ -16,6 +17,9 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from textual.drivers.linux_driver import LinuxDriver
+
+from acp_tui import compat
+from acp_tui.ui import typed_ahead
 
 
 class _TerminalFile:
@@ -60,8 +64,9 @@ class SupervisorDriver(LinuxDriver):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._terminal = _TerminalFile(self._file, self.terminal_lost)  # type: ignore[arg-type]
-        self._file = self._terminal  # type: ignore[assignment]
+        self._app_loop = asyncio.get_running_loop()
+        self._terminal = _TerminalFile(compat.driver_output(self), self.terminal_lost)
+        compat.set_driver_output(self, self._terminal)
         self._lost_once = threading.Lock()
 
     def terminal_lost(self) -> None:
@@ -70,21 +75,11 @@ class SupervisorDriver(LinuxDriver):
             return
         self._terminal.gone = True
         self.exit_event.set()  # the input thread stops within its 0.1 s select
-        self._drain_writes()
-        loop, callback = self._loop, self.on_terminal_lost
+        compat.drop_queued_writes(self)  # so that no write waits for room in the queue
+        loop, callback = self._app_loop, self.on_terminal_lost
         if callback is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 loop.call_soon_threadsafe(callback)
-
-    def _drain_writes(self) -> None:
-        """Writes queued for a terminal that is gone are dropped, so no put() waits for room."""
-        writer = self._writer_thread
-        if writer is None:
-            return
-        queue = writer._queue
-        with queue.mutex:
-            queue.queue.clear()
-            queue.not_full.notify_all()
 
     def write(self, data: str) -> None:
         if not self._terminal.gone:
@@ -94,7 +89,16 @@ class SupervisorDriver(LinuxDriver):
         if not self._terminal.gone:
             super().flush()
 
+    def start_application_mode(self) -> None:
+        super().start_application_mode()  # type: ignore[no-untyped-call]  # Textual's is unannotated
+        # `acp-tui` took the terminal before us (`typed_ahead`): its mode before that is the one to
+        # give back, not ours.
+        self.attrs_before = typed_ahead.saved_mode() or self.attrs_before
+
     def run_input_thread(self) -> None:
+        typed = typed_ahead.typed()  # before we read: first
+        for event in compat.parse_terminal_input(typed) if typed else ():
+            self.process_message(event)
         try:
             super().run_input_thread()
         except OSError:  # EIO: the terminal is gone

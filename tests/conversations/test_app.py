@@ -155,7 +155,7 @@ async def test_ctrl_c_asks_once_with_a_run_live_and_twice_quits(tmp_path: Path) 
         await pilot.press("x")  # anything else stays
         assert not isinstance(app.screen, QuitScreen) and app.is_running
         await pilot.press("ctrl+c")
-        await pilot.press("ctrl+k")  # the app's own keys too: no "stop all" under the question
+        await pilot.press("C")  # the app's own keys too: no "stop all" under the question
         assert not isinstance(app.screen, QuitScreen) and panes(app)["busy"].attempt.live
         await pilot.press("ctrl+c")
         assert isinstance(app.screen, QuitScreen)
@@ -177,7 +177,7 @@ async def test_the_board_reopens_a_conversation_in_one_pane_from_its_newest_turn
         pane.focus()
         await pilot.press("x")
         await wait_until(pilot, lambda: not panes(app))
-        app.main_screen._jump_to(first)  # the board's Enter on turn 1
+        await app.main_screen._jump_to(first)  # the board's Enter on turn 1
         await wait_until(pilot, lambda: "kept" in panes(app))
         await pilot.pause()
         [again] = app.main_screen.panes()
@@ -250,3 +250,38 @@ async def test_a_reopened_session_skips_its_damaged_records_and_says_how_many_on
             f"Session {only_cut.id}: skipped 1 damaged record."
         ]
         assert not panes(app)
+
+
+async def test_a_reopened_session_shows_what_its_live_panes_showed(tmp_path: Path) -> None:
+    """Hidden counts, cost and tokens, `mode · model`, the panes in the order they had."""
+    from tests.ui.helpers import demo_preset
+
+    store = SessionStore(tmp_path / "sessions")
+    presets = (demo_preset("first", "pong", "--delay", "0.3"), demo_preset("second", "essay"))
+
+    def shown(app: SupervisorApp) -> list[tuple[str, str, str, str]]:
+        return [
+            (
+                pane.agent,
+                str(pane.query_one("#stats", Static).render()),
+                str(pane.query_one("#usage", Static).render()),
+                str(pane.border_subtitle),
+            )
+            for pane in panes(app).values()
+        ]
+
+    app = SupervisorApp(settings(*presets), store=store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        live = shown(app)
+    assert [agent for agent, *_ in live] == ["first", "second"]
+    assert all("hidden:" in stats and "USD" in usage and "mode ask" in sub for _, stats, usage, sub in live)
+
+    [summary] = store.summaries()
+    app = SupervisorApp(settings(*presets), store=store, reopened=store.open(summary.id))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(panes(app)) == 2)
+        await pilot.pause()
+        assert shown(app) == live

@@ -118,7 +118,7 @@ def check(runs: Path, *args: str, folder: Path | None = None) -> subprocess.Comp
 def json_rows(done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, object]]:
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     for row in rows:
-        assert list(row) == ["agent", "kind", "title", "was", "now", "changed"]
+        assert list(row) == ["run", "agent", "kind", "title", "was", "now", "changed"]
         assert list(row["was"]) == list(row["now"]) == ["decision", "rule"]
     return {str(row["agent"]): row for row in rows}
 
@@ -132,6 +132,7 @@ def test_a_policy_that_flips_one_decision_exits_1_with_the_row(runs: Path) -> No
         "codex-like",
         "demo-pong",
     ]  # each request once: traces deduplicated
+    assert rows["claude-like"].pop("run") in ("runs.jsonl:1", "runs.jsonl:2", "runs.jsonl:3")  # its record
     assert rows["claude-like"] == {
         "agent": "claude-like",
         "kind": "execute",
@@ -156,10 +157,11 @@ def test_the_text_table_marks_the_changed_row(runs: Path) -> None:
     done = check(runs, "--policy", "reject")
     assert done.returncode == 1
     header, *rows, summary = done.stdout.splitlines()
-    assert header.split() == ["agent", "kind", "title", "was", "reject", "changed"]
+    assert header.split() == ["run", "agent", "kind", "title", "was", "by", "reject", "by", "changed"]
     assert summary == "3 of 3 decisions changed"
-    pong = next(row for row in rows if row.startswith("demo-pong"))
-    assert "allow_once (allow)" in pong and "reject_once (reject)" in pong and pong.endswith("*")
+    pong = next(row for row in rows if "demo-pong" in row)
+    assert pong.startswith("runs.jsonl:")  # which run asked: its record's file and line
+    assert "allow_once  allow" in pong and "reject_once  reject" in pong and pong.endswith("*")
 
 
 def test_against_compares_two_policies_instead_of_the_records(runs: Path) -> None:
@@ -284,3 +286,20 @@ def test_a_policy_imported_from_claude_checks_the_records_as_it_is(runs: Path, t
     assert rows["codex-like"]["now"] == {"decision": "allow_once", "rule": "allow Bash(git status:*)"}
     assert rows["demo-pong"]["now"] == {"decision": "allow_once", "rule": "allow Write(proof.txt)"}
     assert [name for name, row in rows.items() if row["changed"]] == ["claude-like"]
+
+
+def test_a_policies_only_file_runs_an_agent_given_inline(tmp_path: Path) -> None:
+    """What `policy import claude` writes has no [[agent]]: `--agent 'NAME=COMMAND'` is the agent."""
+    claude = tmp_path / "settings.json"
+    claude.write_text(json.dumps({"permissions": {"allow": ["Write(proof.txt)"]}}))
+    imported = acp_tui("policy", "import", "claude", str(claude))
+    assert imported.returncode == 0, imported.stderr
+    policies = tmp_path / "claude.toml"
+    policies.write_text(imported.stdout)
+    agent = shlex.join([sys.executable, SCRIPTED_AGENT, "text=done"])
+    config = ("--config", str(policies))
+    done = acp_tui("run", *config, "--agent", f"n={agent}", "--prompt", "hi", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["output"] == "done"
+    alone = acp_tui("run", *config, "--prompt", "hi")  # no agent anywhere: said
+    assert alone.returncode == 2 and "no agents" in alone.stderr

@@ -84,7 +84,7 @@ async def test_cancel_on_one_slow_run_aborts_only_that_one() -> None:
         assert slow.query_one(AnswerView).text.startswith("partial")
         assert not group_alive(getattr(slow.run, "pid", 0) or 0)
         assert steady.result is None and steady.live
-        await pilot.press("ctrl+k")  # cancel all
+        await pilot.press("C", "y")  # cancel all, confirmed
         await wait_until(pilot, all_finished(app))
         assert steady.result is not None
         assert steady.result.stop_reason is SubagentStopReason.ABORTED

@@ -68,7 +68,7 @@ async def test_the_table_answers_and_the_focused_rows_diff() -> None:
         assert table.row_count == 3
         first = [str(cell) for cell in table.get_row_at(0)]
         assert first[0] == "1. first [b]bold[/b]"  # the name stays text, never markup
-        assert first[-1] == "1 (+1 -0)" and first[-2] == "1/1/0"
+        assert first[1:] == ["completed", "2.00 s", "—", "—", "1/1/0", "1 (+1 -0)", "0.50 s", "1"]
         answers = [view.text for view in screen.query(AnswerView)]  # drawn as Markdown, escapes visible
         assert answers == ["# Answer one\n\\x1b[31mred", "Answer two", "Answer three"]
         diff = shown_diff(app)
@@ -91,6 +91,40 @@ async def test_the_table_answers_and_the_focused_rows_diff() -> None:
         await pilot.press("up", "a")
         await pilot.pause()
         assert app.results == [1]
+
+
+class Narrow(App[None]):
+    """At 80x24: the chosen run's answer and diff, a follow-up's turn, an error where no answer."""
+
+    def on_mount(self) -> None:
+        records = [
+            *RECORDS,
+            record("second", "", None, turn=2, stop_reason="error", error="agent exited with code 1: boom"),
+        ]
+        self.push_screen(CompareScreen(records, focused=3, title="Round 1"))
+
+
+async def test_at_80x24_the_chosen_runs_answer_is_the_one_shown_and_every_cell_is_whole() -> None:
+    app = Narrow()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        table = screen.query_one("#runs", DataTable)
+        shown = [box for box in screen.query(".answer") if box.display]
+        assert len(shown) == 2 and shown[-1].has_class("focused")  # the chosen, with one beside it
+        assert "4. second t2" in str(screen.query_one("#diff").border_title)
+        said = str(shown[-1].query_one(".no-answer", Static).render())
+        assert said == "(no answer) agent exited with code 1: boom"
+        assert [column.label.plain for column in table.ordered_columns][:7] == [
+            "run", "stop", "total", "cost", "tokens", "a/✓/✗", "files"
+        ]  # fmt: skip
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # nothing cut at the edge
+        assert screen.query_one("#answers").size.height >= 8  # more than a two-line box
+        footer = {binding.binding.description for binding in screen.active_bindings.values()}
+        assert {"Close", "Apply diff"} <= footer and "Board" not in footer  # its own keys, not the grid's
+        await pilot.press("up", "up", "up")
+        shown = [box for box in screen.query(".answer") if box.display]
+        assert shown[0].has_class("focused") and "1. first" in str(screen.query_one("#diff").border_title)
 
 
 async def test_escape_closes_with_nothing_chosen() -> None:

@@ -11,6 +11,7 @@ from textual.widgets import Button, Static
 
 from acp_tui.ui import keys as key_table
 from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.board_screen import COLUMNS as board_columns
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
@@ -52,7 +53,7 @@ async def test_c_after_enter_cancels_the_first_pane_and_leaves_the_prompt_unchan
         assert first.state == "cancelled" and str(first.result.stop_reason) == "aborted"  # type: ignore[union-attr]
         assert area.text == "the task"
         assert [p.live for p in pane_list(app)[1:]] == [True, True]
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -94,7 +95,7 @@ async def test_tab_walks_the_panes_only_in_reading_order() -> None:
         await pilot.press("ctrl+left")
         assert two.has_focus
         assert all(not button.focusable for button in app.query(Button))
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -227,7 +228,9 @@ async def test_the_board_lists_every_run_and_enter_reopens_a_closed_one() -> Non
             ("error", "bad"),
             ("refusal", "shy"),
         ]
-        assert "exited with code 3" in rows[1][4]
+        await pilot.press("down")  # the highlighted run's reason, whole, under the table
+        assert "exited with code 3" in str(board.query_one("#board-details", Static).render())
+        await pilot.press("up")
         await pilot.press("f", "f")  # all -> live -> the first state present
         assert board.state_filter == "completed" and table.row_count == 1  # type: ignore[attr-defined]
         await pilot.press("f", "f", "f")  # error, refusal, back to all
@@ -241,6 +244,27 @@ async def test_the_board_lists_every_run_and_enter_reopens_a_closed_one() -> Non
         reopened = app.focused
         assert isinstance(reopened, RunPane) and reopened.agent == "good" and reopened.state == "completed"
         assert reopened.query_one(AnswerView).text == "fine"
+
+
+async def test_the_board_at_80_columns_shows_every_column_and_a_follow_ups_turn(tmp_path: Path) -> None:
+    from tests.conversations.test_app import kept
+
+    app = SupervisorApp(settings(kept("kept", tmp_path / "s"), scripted_preset("other"), prompt="first"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("f", *"again", "enter")
+        await wait_until(pilot, lambda: len(app.session.attempts) == 3 and all_finished(app)())
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, BoardScreen))
+        await pilot.pause()
+        table = app.screen.query_one("DataTable")
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]  # type: ignore[attr-defined]
+        assert [row[2] for row in rows] == ["r1·a1", "r1·a1", "r1·a1·t2"]  # the turn, in full
+        assert table.ordered_columns[2].width >= len("r1·a1·t2")  # type: ignore[attr-defined]
+        assert [row[-1] for row in rows] == ["first", "first", "again"]  # the prompt column, in sight
+        assert [column.label.plain for column in table.ordered_columns] == list(board_columns)  # type: ignore[attr-defined]
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # no sideways scroll
 
 
 async def test_z_zooms_the_focused_pane_and_back() -> None:
@@ -268,7 +292,7 @@ async def test_question_mark_lists_every_key_and_the_palette_has_the_app_command
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         keys = " ".join(f" {key} " for _, rows in key_table.help_sections() for key, _ in rows)
         for key in (
-            "ctrl+k",
+            " C ",
             "tab",
             "1 … 9",
             " c ",
@@ -318,7 +342,7 @@ async def test_enter_again_while_a_round_runs_asks_first() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await wait_until(pilot, lambda: len(pane_list(app)) == 2)
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -406,7 +430,7 @@ async def test_the_app_keys_work_from_the_board_and_the_grid_ones_wait() -> None
         await pilot.resize_terminal(120, 30)  # the grid follows the width even behind the board
         await pilot.pause()
         assert isinstance(app.screen, BoardScreen)
-        await pilot.press("ctrl+k")  # cancel all works from the board
+        await pilot.press("C", "y")  # cancel all works from the board
         await wait_until(pilot, all_finished(app))
         assert all(p.state == "cancelled" for p in pane_list(app))
         await pilot.press("escape")

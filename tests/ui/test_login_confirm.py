@@ -199,4 +199,4 @@ async def test_other_runs_keep_streaming_while_a_login_has_the_terminal(
         assert app._terminal_lent
         done.touch()
         await wait_until(pilot, lambda: not app._terminal_lent)
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")

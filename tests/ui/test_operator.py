@@ -21,6 +21,7 @@ from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.activity_screen import ActivityScreen
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.compare_screen import CompareScreen
+from acp_tui.ui.screens.confirm_screen import CancelAllScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
@@ -123,7 +124,7 @@ async def test_agent_on_the_command_line_checks_exactly_the_presets_it_names(tmp
 # Keys --------------------------------------------------------------------------------------------
 
 
-async def test_the_prompts_editing_keys_are_its_own_and_ctrl_k_cancels_all_elsewhere() -> None:
+async def test_the_prompts_editing_keys_are_its_own_and_cancel_all_asks_first() -> None:
     app = SupervisorApp(settings(scripted_preset("slow", forever=1), prompt="first second third"))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("enter")
@@ -141,7 +142,13 @@ async def test_the_prompts_editing_keys_are_its_own_and_ctrl_k_cancels_all_elsew
         area.text = "ab"
         await pilot.press("home", "x", "end", "y")
         assert area.text == "xaby" and pane.live
-        await pilot.press("escape", "ctrl+k")  # on the panes: every live run cancelled
+        await pilot.press("escape", "ctrl+k")  # on the panes: nothing (it was cancel-all, one Enter away)
+        assert pane.live and area.text == "xaby"
+        await pilot.press("C")  # cancel all: asked first, the focus on no
+        assert isinstance(app.screen, CancelAllScreen) and app.focused is app.screen.query_one("#no")
+        await pilot.press("enter")
+        assert not isinstance(app.screen, CancelAllScreen) and pane.live
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
         assert pane.state == "cancelled"
         titles = [command.title for command in app.get_system_commands(app.screen)]
@@ -150,7 +157,7 @@ async def test_the_prompts_editing_keys_are_its_own_and_ctrl_k_cancels_all_elsew
 
 async def test_keys_typed_ahead_apply_in_order_and_enter_sends_the_text_as_edited() -> None:
     """One burst, as the terminal driver posts keys: `Home Delete Delete Enter` sends `go`, and a key
-    typed after Enter is not in what was sent."""
+    typed after Enter acts on the new round's pane (`z` zooms it), not in the prompt."""
     app = SupervisorApp(settings(scripted_preset("echo", text="said {prompt}"), prompt="XYgo"))
     async with app.run_test(size=(100, 30)) as pilot:
         for key, character in (
@@ -163,7 +170,8 @@ async def test_keys_typed_ahead_apply_in_order_and_enter_sends_the_text_as_edite
             app.post_message(events.Key(key, character))
         await wait_until(pilot, all_finished(app))
         assert panes(app)["echo"].query_one(AnswerView).text == "said go"
-        assert app.query_one(PromptArea).text == "zgo"  # typed after Enter, at the cursor: not sent
+        assert app.query_one(PromptArea).text == "go"
+        assert app.screen.maximized is panes(app)["echo"]
 
 
 async def test_f1_opens_the_help_from_the_prompt_a_pane_and_the_board() -> None:
@@ -171,7 +179,7 @@ async def test_f1_opens_the_help_from_the_prompt_a_pane_and_the_board() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         assert app.query_one(PromptArea).has_focus
         await pilot.press("question_mark")  # in the prompt, `?` is a character
-        assert app.query_one(PromptArea).text == "?hello" and app.screen is app.main_screen
+        assert app.query_one(PromptArea).text == "hello?" and app.screen is app.main_screen
         for where in ("prompt", "pane", "board"):
             if where == "pane":
                 await pilot.press("enter")
@@ -273,7 +281,7 @@ async def test_the_ask_dialog_opens_at_its_top_and_never_focuses_a_lasting_optio
         labels = {button.name: str(button.label) for button in screen.query(".option").results()}  # type: ignore[attr-defined]
         assert "lasting" in labels["aa"] and "lasting" in labels["ra"] and "lasting" not in labels["a1"]
         await pilot.press("escape")
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -338,15 +346,19 @@ async def test_the_log_and_the_panel_never_cut_decision_rule_or_wait(tmp_path: P
             await wait_until(pilot, lambda: app.screen is app.main_screen)
 
 
-def test_policy_check_prints_whole_rule_names() -> None:
+def test_policy_check_prints_whole_rule_names_beside_their_decisions_and_the_run() -> None:
     row = Row(
+        "runs.jsonl:3 r1·a2",
         "claude",
         "edit",
         "Write proof.txt",
         Decision("allow_once", LONG_RULE),
-        Decision("reject_once", "default"),
+        Decision("reject_once", "writes ask (ask: reject)"),
     )
-    assert f"allow_once ({LONG_RULE})" in text_table([row])
+    header, line, _ = text_table([row]).splitlines()
+    assert header.split() == ["run", "agent", "kind", "title", "was", "by", "now", "by", "changed"]
+    assert line.startswith("runs.jsonl:3 r1·a2  claude") and f"allow_once  {LONG_RULE}" in line
+    assert "reject_once  writes ask (ask: reject)" in line and "((" not in line and "))" not in line
 
 
 # The grid ----------------------------------------------------------------------------------------
@@ -381,7 +393,7 @@ async def test_x_keeps_the_live_panes() -> None:
         await pilot.press("X")
         await wait_until(pilot, lambda: [pane.agent for pane in pane_list(app)] == ["slow"])
         assert app.focused is panes(app)["slow"]
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
 
 
@@ -564,6 +576,26 @@ async def test_export_dir_in_the_config_names_the_folder(tmp_path: Path) -> None
         await one_round(app, pilot)
         await pilot.press("ctrl+s")
     assert len(list((tmp_path / "exports-here").glob("acp-tui-*"))) == 3
+
+
+async def test_the_palettes_screenshot_saves_in_the_state_folder_or_says_why_not(
+    monkeypatch: pytest.MonkeyPatch, acp_home: Path
+) -> None:
+    """Textual saves into ~/Downloads, which need not exist: `Failed to save screenshot`, no more."""
+    monkeypatch.setenv("HOME", str(acp_home / "no-such-home"))
+    app = SupervisorApp(settings(scripted_preset("one")))
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        [command] = [c for c in app.get_system_commands(app.screen) if c.title == "Screenshot"]
+        command.callback()
+        await wait_until(pilot, lambda: bool(toasts(app)))
+        [saved] = list(paths.screenshots_dir().glob("acp-tui-*.svg"))
+        assert toasts(app) == [f"Screenshot saved: {saved.with_suffix('')}.svg"]
+        assert "<svg" in saved.read_text()
+        app.clear_notifications()
+        app.deliver_screenshot(path=str(saved))  # a file where the folder should be
+        await wait_until(pilot, lambda: bool(toasts(app)))
+        [note] = toasts(app)
+        assert note.startswith(f"Screenshot not saved in {saved}: ") and "Not a directory" in note
 
 
 # F2 ----------------------------------------------------------------------------------------------

@@ -50,15 +50,15 @@ async def test_cancelling_the_run_while_the_modal_is_open_answers_cancelled() ->
         await wait_until(pilot, lambda: bool(app.asks))
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
-        await pilot.press("ctrl+k")
+        pane = panes(app)["asker"]
+        pane.action_cancel()  # its Cancel (the mouse's), under the dialog
         await wait_until(pilot, all_finished(app))
         await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
-        pane = panes(app)["asker"]
         assert pane.result is not None
         assert pane.result.stop_reason is SubagentStopReason.ABORTED
         [record] = pane.result.permissions
         assert (record.decision, record.rule) == ("cancelled", "cancelled")
-        assert app.asks == [] and "needs you" not in app.sub_title  # the request left the queue
+        assert app.asks == [] and "need" not in app.sub_title  # the request left the queue
 
 
 async def test_the_permission_log_shows_what_was_asked_and_decided() -> None:

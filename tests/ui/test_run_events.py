@@ -30,7 +30,7 @@ from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.summary import SILENT_AFTER
 from acp_tui.ui.widgets.run_pane import RunPane
 from acp_tui.ui.widgets.status_badge import StatusBadge
-from tests.ui.helpers import scripted_preset, settings, wait_until
+from tests.ui.helpers import all_finished, scripted_preset, settings, wait_until
 
 
 def feeder(app: SupervisorApp, attempt: Attempt) -> Callable[[AttemptEvent], None]:
@@ -84,5 +84,20 @@ async def test_stop_steps_usage_and_agent_info_show_on_the_pane() -> None:
         result = SubagentResult(SubagentStopReason.ABORTED, "partial", error="timed out", ended_by="sigkill")
         feed(Finished(result))
         await wait_until(pilot, lambda: error_line().startswith("timed out"))  # the end shown
-        assert badge.status == "aborted"  # not cancelled by the user: the stop reason itself
+        assert badge.status == "cancelled"  # the screen's one word for `aborted`, whoever stopped it
         assert error_line() == "timed out · killed (ignored cancel)"
+
+
+async def test_a_failed_run_names_the_line_that_explains_and_offers_its_stderr() -> None:
+    cause = "Error: loading /home/u/.codex/config.toml: Read-only file system (os error 30)"
+    frame = "             at ./misc/../sysdeps/unix/sysv/linux/x86_64/clone3.S:81:0"
+    app = SupervisorApp(
+        settings(scripted_preset("codex", stderr=cause, exit=1, exit_at="prompt", exit_message=frame))
+    )
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        [pane] = app.query(RunPane)
+        assert pane.result is not None and pane.result.error == f"agent exited with code 1: {cause}"
+        shown = str(pane.query_one("#error", Static).render())
+        assert "e: its stderr (the last 2 lines)" in shown and "Read-only file system" in shown

@@ -67,7 +67,7 @@ async def settle_every_ending(app: SupervisorApp, pilot: Pilot[None]) -> None:
     found = panes(app)
     cancelled = found["cancelled"]
     await wait_until(pilot, lambda: cancelled.query_one(AnswerView).text == "A partial answer")
-    await cancelled.action_cancel()
+    cancelled.action_cancel()
     # Ended, and painted so (a finished pane's clock stops once it shows its result).
     await wait_until(pilot, lambda: all(p.result and not p.ticking for n, p in found.items() if n != "asker"))
     await wait_until(pilot, lambda: found["asker"].state == "needs-you")

@@ -72,10 +72,14 @@ def _become_terminal_owner() -> None:
 
 
 @contextmanager
-def in_a_pty(argv: list[str], cwd: Path, columns: int = 120, rows: int = 40) -> Iterator[Terminal]:
-    """`argv` (run by our Python) on a pseudo-terminal of its own, as its controlling terminal."""
+def in_a_pty(
+    argv: list[str], cwd: Path, columns: int = 120, rows: int = 40, typed: bytes = b""
+) -> Iterator[Terminal]:
+    """`argv` (run by our Python) on a pseudo-terminal of its own, as its controlling terminal;
+    `typed` is typed before it starts (the terminal then in its cooked mode, as a shell leaves it)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    os.write(master, typed)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
     process = subprocess.Popen(
         [sys.executable, *argv],
@@ -99,8 +103,8 @@ def in_a_pty(argv: list[str], cwd: Path, columns: int = 120, rows: int = 40) -> 
 
 
 @contextmanager
-def app_in_a_pty(config: Path, columns: int = 120, rows: int = 40) -> Iterator[Terminal]:
-    with in_a_pty(["-m", "acp_tui", "--config", str(config)], ROOT, columns, rows) as terminal:
+def app_in_a_pty(config: Path, columns: int = 120, rows: int = 40, typed: bytes = b"") -> Iterator[Terminal]:
+    with in_a_pty(["-m", "acp_tui", "--config", str(config)], ROOT, columns, rows, typed) as terminal:
         yield terminal
 
 
@@ -158,6 +162,20 @@ def test_closing_the_terminal_with_live_runs_ends_everything(tmp_path: Path) -> 
         for pid in agents_pids:
             stat = Path(f"/proc/{pid}/stat")
             assert not stat.exists() or stat.read_text().split()[2] in "ZX"
+
+
+def test_an_enter_typed_before_the_app_holds_the_terminal_sends_and_the_terminal_is_given_back(
+    tmp_path: Path,
+) -> None:
+    """The terminal's cooked mode turned that Enter into a newline (ctrl+j: a new line in the prompt)."""
+    config = agents_file(tmp_path, {"echo": [SCRIPTED_AGENT, "text=said {prompt}"]})
+    with app_in_a_pty(config, typed=b"\r") as terminal:
+        before = termios.tcgetattr(terminal.master)
+        assert before[0] & termios.ICRNL and before[3] & termios.ICANON  # cooked, as the shell left it
+        terminal.wait_for(lambda: b"said Explain" in terminal.seen() and b"1 completed" in terminal.seen())
+        terminal.type(b"\x03")  # ctrl+c: nothing live, it quits at once
+        terminal.process.wait(timeout=20)
+        assert termios.tcgetattr(terminal.master) == before  # the terminal's own mode again
 
 
 def test_sigterm_is_honoured_with_live_runs(tmp_path: Path) -> None:

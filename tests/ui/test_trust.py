@@ -57,7 +57,7 @@ async def test_a_request_never_takes_the_keys_being_typed() -> None:
         await pilot.press(*"1 more thing")
         assert area.text == "1 more thing"
         assert not isinstance(app.screen, PermissionScreen) and pane.permissions == []
-        assert pane.state == "needs-you" and "1 needs you (a)" in app.sub_title
+        assert pane.state == "needs-you" and "1 request needs you (a)" in app.sub_title
 
 
 async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them() -> None:
@@ -71,7 +71,7 @@ async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them(
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.asks) == 2)
         assert [p.agent for p in app.asks] == ["first", "second"]
-        assert "2 needs you (a)" in app.sub_title
+        assert "2 requests need you (a)" in app.sub_title
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         screen = app.screen
@@ -86,9 +86,11 @@ async def test_requests_queue_in_order_with_a_count_and_decide_later_keeps_them(
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await pilot.press("enter")  # the focused reject
         await wait_until(pilot, lambda: [p.agent for p in app.asks] == ["second"])
-        assert "1 needs you (a)" in app.sub_title
-        await pilot.press("a")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        assert "1 request needs you (a)" in app.sub_title
+        screen = app.screen  # the next one opened in its place
+        assert isinstance(screen, PermissionScreen) and screen.agent == "second"
+        await pilot.press("a")  # no second dialog over it
+        assert app.screen is screen
         await pilot.press("1")  # allow, chosen by number
         await wait_until(pilot, all_finished(app))
         first, second = panes(app)["first"], panes(app)["second"]
@@ -122,9 +124,9 @@ async def test_each_request_belongs_to_its_own_run_of_the_same_agent() -> None:
         first, second = list(app.query(RunPane))
         assert [p.attempt for p in app.asks] == [first.attempt, second.attempt]
         assert first.state == second.state == "needs-you"
-        await first.action_cancel()  # its run ends: its request leaves the queue, the other stays
+        first.action_cancel()  # its run ends: its request leaves the queue, the other stays
         await wait_until(pilot, lambda: len(app.asks) == 1)
         assert app.asks[0].attempt is second.attempt and second.state == "needs-you"
-        await pilot.press("ctrl+k")
+        await pilot.press("C", "y")
         await wait_until(pilot, all_finished(app))
         assert app.asks == []

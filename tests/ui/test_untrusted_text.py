@@ -53,7 +53,7 @@ async def test_a_hostile_agent_is_shown_literally_everywhere(tmp_path: Path) -> 
         pane = next(iter(panes(app).values()))
         await wait_until(pilot, lambda: pane.state == "needs-you")
         assert pane.has_focus  # the request took no key and no focus
-        assert "1 needs you (a)" in app.sub_title
+        assert "1 request needs you (a)" in app.sub_title
         shown = screen_text(app)
         assert "[@click=app.screenshot('f','/tmp/x')]click me[/]" in shown
         assert "\\x1b]52;c;cHduZWQ=\\x07" in shown and "\\u202eevil" in shown and "surrogate" in shown

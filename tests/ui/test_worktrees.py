@@ -248,10 +248,10 @@ async def test_a_live_isolated_run_closed_or_quit_leaves_no_worktree_and_no_proc
         assert worktree is not None
         closed.focus()
         await pilot.press("x")  # live: disposed, its partial change recorded, its worktree removed
-        await wait_until(pilot, lambda: worktree.removed and not worktree.path.exists())
+        await wait_until(pilot, lambda: len(worktrees_of(repo)) == 2)  # in the background
+        assert worktree.removed and not worktree.path.exists()
         assert worktree.change is not None and worktree.change.stat is not None
         assert worktree.change.stat.files == 1
-        assert len(worktrees_of(repo)) == 2
         await app.action_quit()
     assert worktrees_of(repo) == [str(repo)]
     assert not (repo / "a.txt").exists()

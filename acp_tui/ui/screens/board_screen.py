@@ -20,34 +20,43 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from acp_tui.core.text import one_line
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.ui import text
-from acp_tui.ui.summary import format_seconds, usage_summary
+from acp_tui.ui.summary import SILENT_AFTER, format_amount, format_seconds, usage_summary
+from acp_tui.ui.widgets.fitted_table import FittedTable
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.status_badge import LIVE_STATES, STATE_COLOURS, colour_key, label
 
-# What answers "who is stuck?" first: state, agent, silence, the reason; then the rest.
-COLUMNS = ("state", "agent", "r·a", "silent", "reason", "elapsed", "perms a/✓/✗", "tokens", "prompt")
-WIDTHS = (11, 14, 5, 7, 28, 8, 11, 14, 40)
+# What answers "who is stuck?" first, all of it in 80 columns: the state, who, which turn, for how long
+# (or how long silent), its permissions, its cost, its prompt. The highlighted run's reason (its error)
+# and usage have the line under the table, whole.
+COLUMNS = ("state", "agent", "r·a", "time", "a/✓/✗", "cost", "prompt")
+FLEXIBLE = ("agent", "prompt")
 
 
-def _row(attempt: Attempt, now: float) -> tuple[object, ...]:
+def _clock(attempt: Attempt, now: float) -> str:
+    """The pane's clock: the time it took, or runs; `silent 40 s` once a live run has said nothing."""
+    if attempt.result is not None:
+        return format_seconds(attempt.result.duration_s)
+    since = now - (attempt.last_output_at or attempt.started_at)
+    if since >= SILENT_AFTER:
+        return f"silent {format_seconds(since, live=True)}"
+    return format_seconds(now - attempt.started_at, live=True)
+
+
+def _row(attempt: Attempt, now: float) -> tuple[Text, ...]:
     state = attempt.state
-    result = attempt.result
-    elapsed = result.duration_s if result else now - attempt.started_at
-    silent = "" if result else format_seconds(now - (attempt.last_output_at or attempt.started_at), live=True)
-    records = result.permissions if result else attempt.permissions
+    records = attempt.permissions
     allowed = sum(r.decision.startswith("allow") for r in records)
-    reason = (result.error or str(result.stop_reason)) if result else ""
+    cost = attempt.usage.cost if attempt.usage else None
     return (
         Text(label(state), style=f"bold {STATE_COLOURS[colour_key(state)]}"),
         text.rich_text(attempt.agent),
-        attempt.label,
-        silent,
-        text.rich_text(reason),
-        format_seconds(elapsed, live=result is None),
-        f"{len(records)}/{allowed}/{len(records) - allowed}",
-        usage_summary(attempt.usage),
+        Text(attempt.label),
+        Text(_clock(attempt, now)),
+        Text(f"{len(records)}/{allowed}/{len(records) - allowed}"),
+        Text(f"{format_amount(cost.amount)} {one_line(cost.currency, 5)}" if cost else ""),
         text.rich_text(attempt.first_line),
     )
 
@@ -56,15 +65,21 @@ def _sort_key(attempt: Attempt, column: int, now: float) -> tuple[object, ...]:
     keys: list[Callable[[Attempt], object]] = [
         lambda a: label(a.state),
         lambda a: a.agent,
-        lambda a: (a.round_no, a.attempt_no),
-        lambda a: -(now - (a.last_output_at or a.started_at)) if a.result is None else 0,
-        lambda a: (a.result.error or "") if a.result else "",
+        lambda a: (a.round_no, a.attempt_no, a.turn),
         lambda a: -(a.result.duration_s if a.result else now - a.started_at),
-        lambda a: -len(a.result.permissions if a.result else a.permissions),
-        lambda a: -(a.usage.used if a.usage else 0),
+        lambda a: -len(a.permissions),
+        lambda a: -(a.usage.cost.amount if a.usage and a.usage.cost else 0),
         lambda a: a.first_line,
     ]
     return (keys[column](attempt), attempt.id)
+
+
+def _details(attempt: Attempt) -> str:
+    """The line under the table: the highlighted run's reason and usage, whole."""
+    result = attempt.result
+    reason = (result.error or "") if result else ""
+    parts = (f"{attempt.agent} {attempt.label}", reason, usage_summary(attempt.usage))
+    return " · ".join(part for part in parts if part)
 
 
 class BoardScreen(Screen[Attempt | None]):
@@ -75,6 +90,7 @@ class BoardScreen(Screen[Attempt | None]):
         & > #dialog { height: 1fr; border: round $primary; border-title-style: bold; padding: 0 1; }
         & DataTable { height: 1fr; min-height: 5; }
         & #board-hint { height: 1; color: $text-muted; }
+        & #board-details { height: auto; max-height: 3; }
     }
     """
     BINDINGS = [
@@ -89,14 +105,13 @@ class BoardScreen(Screen[Attempt | None]):
         self.session = session
         self.sort_column: int | None = None
         self.state_filter: str | None = None
+        self.rows: list[Attempt] = []  # the table's, in its order
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("", id="board-hint")
-            table: DataTable[object] = DataTable(zebra_stripes=True, cursor_type="row", id="board")
-            for name, width in zip(COLUMNS, WIDTHS, strict=True):
-                table.add_column(name, width=width)
-            yield table
+            yield FittedTable(COLUMNS, flexible=FLEXIBLE, id="board")
+            yield Static("", id="board-details", markup=False)
         yield KeyFooter()
 
     def action_close(self) -> None:
@@ -112,7 +127,7 @@ class BoardScreen(Screen[Attempt | None]):
         while it is open."""
         self.sort_column = None
         self.state_filter = None
-        table = self.query_one(DataTable)
+        table = self.query_one(FittedTable)
         table.move_cursor(row=0, animate=False)
         self.fill()
         self.ticker.resume()
@@ -137,14 +152,11 @@ class BoardScreen(Screen[Attempt | None]):
         return attempt.state == self.state_filter
 
     def fill(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(FittedTable)
         now = time.monotonic()
-        keep = table.cursor_row
-        table.clear()
-        for attempt in self.shown():
-            table.add_row(*_row(attempt, now), key=str(attempt.id))
-        if table.row_count:
-            table.move_cursor(row=min(keep, table.row_count - 1), animate=False)
+        self.rows = self.shown()
+        table.show([_row(attempt, now) for attempt in self.rows])
+        self._show_details()
         total = len(self.session.attempts)
         where = f"state {self.state_filter}" if self.state_filter else "all states"
         order = f"sorted by {COLUMNS[self.sort_column]}" if self.sort_column is not None else "in start order"
@@ -152,20 +164,26 @@ class BoardScreen(Screen[Attempt | None]):
             f"{table.row_count} of {total} runs · {where} · {order} · enter: go to its pane"
         )
 
+    def _highlighted(self) -> Attempt | None:
+        row = self.query_one(FittedTable).cursor_row
+        return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    @on(DataTable.RowHighlighted)
+    def _show_details(self) -> None:
+        attempt = self._highlighted()
+        self.query_one("#board-details", Static).update(text.line(_details(attempt)) if attempt else "")
+
     def action_jump(self) -> None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        chosen = next((a for a in self.session.attempts if str(a.id) == key), None)
-        self.dismiss(chosen)
+        chosen = self._highlighted()
+        if chosen is not None:
+            self.dismiss(chosen)
 
     @on(DataTable.RowSelected)
     def _selected(self) -> None:
         self.action_jump()
 
     def action_sort(self) -> None:
-        self.sort_by(self.query_one(DataTable).cursor_column)
+        self.sort_by(self.query_one(FittedTable).cursor_column)
 
     @on(DataTable.HeaderSelected)
     def _header(self, event: DataTable.HeaderSelected) -> None:

@@ -21,18 +21,50 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static
 
+from acp_tui.core.model import stop_word
 from acp_tui.core.text import one_line, visible
-from acp_tui.reports.compare import COLUMNS, heading, row
+from acp_tui.reports.compare import COLUMNS, NAME_LIMIT, row
+from acp_tui.ui import text
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.fitted_table import FittedTable
+from acp_tui.ui.widgets.key_footer import KeyFooter
 
 if TYPE_CHECKING:
     from acp_tui.reports.records import RunRecord
 
 # A diff is drawn whole by Rich's Syntax; past this it is cut for the screen (the record keeps it).
 SHOWN_DIFF_CHARS = 200_000
+ANSWER_WIDTH = 30  # an answer box's least width: as many side by side as fit, the chosen one among them
+# The report's table (`reports.compare.row`) as the screen labels it, in the order a narrow screen
+# keeps its columns: the last two are left out where they do not fit.
+TABLE = (
+    ("run", "Agent"),
+    ("stop", "Stop reason"),
+    ("total", "Total"),
+    ("cost", "Cost"),
+    ("tokens", "Tokens"),
+    ("a/✓/✗", "Permissions asked/allowed/denied"),
+    ("files", "Files changed"),
+    ("1st chunk", "First chunk"),
+    ("hidden", "Hidden updates"),
+)
+
+
+def run_name(number: int, record: RunRecord) -> str:
+    """`2. codex`, and its turn when it is a follow-up's (`4. scribe t2`): never two alike."""
+    later = f" t{record.turn}" if record.turn > 1 else ""
+    return f"{number}. {one_line(record.name, NAME_LIMIT)}{later}"
+
+
+def table_row(number: int, record: RunRecord) -> tuple[Text, ...]:
+    cells = dict(zip(COLUMNS, row(record), strict=True))
+    cells["Agent"] = run_name(number, record)
+    cells["Stop reason"] = stop_word(record.stop_reason)  # the screen's word
+    return tuple(Text(cells[column], no_wrap=True, overflow="ellipsis") for _, column in TABLE)
 
 
 def diff_renderable(record: RunRecord) -> Text | Syntax:
@@ -58,9 +90,9 @@ class CompareScreen(ModalScreen[int | None]):
     CSS_PATH = "compare_screen.tcss"
     BINDINGS = [
         Binding("escape,q,v", "close", "Close"),
-        Binding("a", "apply", "Apply this run's diff"),
-        Binding("pageup", "scroll_answer('page_up')", "Scroll the answer", show=False),
-        Binding("pagedown", "scroll_answer('page_down')", "Scroll the answer", show=False),
+        Binding("a", "apply", "Apply diff"),
+        Binding("pageup", "scroll_answer('page_up')", "Answer up"),
+        Binding("pagedown", "scroll_answer('page_down')", "Answer down"),
     ]
 
     def __init__(
@@ -81,21 +113,17 @@ class CompareScreen(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("", id="title")
-            yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+            labels = [label for label, _ in TABLE]
+            yield FittedTable(labels, ("run",), optional=("1st chunk", "hidden"), id="runs")
             yield Horizontal(id="answers")
             with VerticalScroll(id="diff"):
                 yield Static(id="diff-view")
-            yield Label(
-                "up/down: choose a run · pgup/pgdn: its answer · a: apply its diff to the checkout · "
-                "escape: close",
-                classes="hint",
-            )
+            yield Label("up / down: choose a run, its answer and its diff", classes="hint")
+        yield KeyFooter()
 
     async def on_mount(self) -> None:
-        table = self.query_one("#runs", DataTable)
-        table.add_columns(*COLUMNS)
         await self._fill()
-        table.focus()
+        self.query_one("#runs", FittedTable).focus()
 
     async def follow(self, records: Sequence[RunRecord], title: str, *, chosen: int = 0) -> None:
         """The round again, more of its runs ended; `chosen`: the run chosen, in `records`."""
@@ -110,20 +138,14 @@ class CompareScreen(ModalScreen[int | None]):
 
     async def _fill_now(self) -> None:
         self.query_one("#title", Label).update(Text(one_line(self.title_text, 120), style="bold"))
-        table = self.query_one("#runs", DataTable)
-        table.clear()
-        for number, record in enumerate(self.records, 1):
-            cells = row(record)
-            table.add_row(Text(f"{number}. {cells[0]}"), *(Text(cell) for cell in cells[1:]))
+        table = self.query_one("#runs", FittedTable)
+        table.show([table_row(number, record) for number, record in enumerate(self.records, 1)])
         answers = self.query_one("#answers", Horizontal)
         await answers.remove_children()
-        boxes = []
-        for number, record in enumerate(self.records, 1):
-            title = Label(Text(f"{number}. {one_line(record.name, 60)}", style="bold"))
-            output = record.output
-            body = FinishedAnswer(output) if output else Static(Text("(no answer)", style="dim"))
-            boxes.append(Vertical(title, body, classes="answer"))
-        await answers.mount_all(boxes)
+        await answers.mount_all(
+            Vertical(Label(Text(run_name(number, record), style="bold")), _answer(record), classes="answer")
+            for number, record in enumerate(self.records, 1)
+        )
         if self.records:
             self.chosen = min(self.chosen, len(self.records) - 1)
             table.move_cursor(row=self.chosen)
@@ -133,15 +155,23 @@ class CompareScreen(ModalScreen[int | None]):
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show(event.cursor_row)
 
+    def on_resize(self) -> None:
+        self._show(self.chosen)
+
     def _show(self, index: int) -> None:
+        """The chosen run's row, answer (with as many others beside it as fit) and diff."""
         if not self.records:
             self.query_one("#diff-view", Static).update(Text("no runs in this round", style="dim"))
             return
         self.chosen = index
-        for i, answer in enumerate(self.query(".answer")):
+        boxes = list(self.query(".answer"))
+        fit = max(1, (self.size.width - 4) // ANSWER_WIDTH)  # the dialog's border and padding taken
+        first = min(max(0, index - fit + 1), max(0, len(boxes) - fit))
+        for i, answer in enumerate(boxes):
             answer.set_class(i == index, "focused")
+            answer.display = first <= i < first + fit
         record = self.records[index]
-        self.query_one("#diff", VerticalScroll).border_title = f"diff of {heading(index + 1, record)}"
+        self.query_one("#diff", VerticalScroll).border_title = f"diff of {run_name(index + 1, record)}"
         self.query_one("#diff-view", Static).update(diff_renderable(record))
 
     def action_apply(self) -> None:
@@ -158,6 +188,15 @@ class CompareScreen(ModalScreen[int | None]):
         view = next((v for i, v in enumerate(views) if i == self.chosen), None)
         if view is not None and view.query(AnswerView):
             getattr(view.query_one(AnswerView), f"scroll_{where}")(animate=False)
+
+
+def _answer(record: RunRecord) -> Widget:
+    """The run's answer as its pane drew it; with none, why (its error), never a bare blank."""
+    if record.output:
+        return FinishedAnswer(record.output)
+    error = record.error
+    said = text.literal(f"(no answer) {error}" if error else "(no answer)")
+    return Static(said, classes="no-answer -error" if error else "no-answer")
 
 
 class FinishedAnswer(AnswerView):

@@ -47,6 +47,12 @@ class ConfirmScreen(DialogScreen[bool]):
         self.dismiss(False)
 
 
+class CancelAllScreen(ConfirmScreen):
+    """Cancel every live run? One key away from `c`: asked first, the focus on no."""
+
+    BINDINGS = [Binding("escape,n", "no", "No"), Binding("y", "yes", "Cancel them")]
+
+
 class QuitScreen(ConfirmScreen):
     """Quit with runs live or a request waiting? `y` quits; any other key stays (a second ctrl+c
     quits at once: that is the app's binding; the app's other keys wait, see `check_action`)."""

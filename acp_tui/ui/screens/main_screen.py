@@ -13,7 +13,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, cast
 
-from textual import events, on
+from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -24,12 +24,12 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header, Static
-from textual.widgets._header import HeaderTitle
 
+from acp_tui import compat
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.widgets.key_footer import KeyFooter
-from acp_tui.ui.widgets.prompt_bar import PromptArea, PromptBar
+from acp_tui.ui.widgets.prompt_bar import PromptBar, Submission
 from acp_tui.ui.widgets.round_box import MIN_PANE_HEIGHT, RoundBox
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ STATE_ORDER = (
     "max-tokens",
     "refusal",
     "cancelled",
-    "aborted",
     "error",
 )
 
@@ -68,6 +67,8 @@ class Shell(Protocol):
     def next_preset(self, agent: str) -> AgentPreset: ...
 
     def want_spares(self) -> None: ...
+
+    def confirm_login(self, pane: RunPane, argv: list[str]) -> None: ...
 
 
 def display_command(argv: list[str]) -> str:
@@ -158,19 +159,25 @@ class MainScreen(Screen[object]):
 
     # Rounds and panes ------------------------------------------------------------------------
 
-    @on(PromptBar.Submitted)
-    async def fan_out(self, event: PromptBar.Submitted) -> None:
+    async def action_send_prompt(self) -> None:
+        """Enter in the prompt: the round goes out and the focus moves to its first pane before
+        this returns (so the key typed next acts there)."""
+        submission = self.query_one(PromptBar).submission()
+        if submission is not None:
+            await self.fan_out(submission)
+
+    async def fan_out(self, submission: Submission) -> None:
         app = self.supervisor
-        if event.follow_up is not None:
-            await self.follow_up(event.follow_up, event.prompt)
+        if submission.follow_up is not None:
+            await self.follow_up(submission.follow_up, submission.prompt)
             return
-        gone = [agent for agent in event.agents if agent not in app.settings.names]
+        gone = [agent for agent in submission.agents if agent not in app.settings.names]
         if gone:  # removed from the config file by a reload
             self.notify(f"No longer in the config: {text.safe_notice(', '.join(gone))}", markup=False)
-            event.agents = [agent for agent in event.agents if agent not in gone]
-            if not event.agents:
+            submission.agents = [agent for agent in submission.agents if agent not in gone]
+            if not submission.agents:
                 return
-        busy = [agent for agent in event.agents if app.session.live_for(agent)]
+        busy = [agent for agent in submission.agents if app.session.live_for(agent)]
         if busy:
             from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 
@@ -180,15 +187,17 @@ class MainScreen(Screen[object]):
                 agents=", ".join(busy) + (" is" if len(busy) == 1 else " are"),
             )
 
-            def answered(yes: bool | None) -> None:
+            async def answered(yes: bool | None) -> None:
                 if yes:
-                    self.run_worker(
-                        self.send_round(event.prompt, event.agents, event.worktree, event.sandbox)
+                    await self.send_round(
+                        submission.prompt, submission.agents, submission.worktree, submission.sandbox
                     )
 
-            self.app.push_screen(ConfirmScreen(question, "Send anyway (y)", "Not now (n)"), answered)
+            # Pushed by the app, which then sends the round before it routes the key typed after `y`.
+            confirm = ConfirmScreen(question, "Send anyway (y)", "Not now (n)")
+            self.app.call_later(self.app.push_screen, confirm, answered)
             return
-        await self.send_round(event.prompt, event.agents, event.worktree, event.sandbox)
+        await self.send_round(submission.prompt, submission.agents, submission.worktree, submission.sandbox)
 
     async def send_round(
         self, prompt: str, agents: list[str], worktree: bool = False, sandbox: bool = False
@@ -200,7 +209,7 @@ class MainScreen(Screen[object]):
         attempts = app.session.new_round(prompt, presets, app.policies, worktree=worktree)
         panes = await self.show(attempts)
         app.want_spares()  # the next round's spares, for those just taken
-        panes[0].focus(scroll_visible=False)
+        self.set_focus(panes[0], scroll_visible=False)
         box = self._box(attempts[0].round_no)
         if box is not None:  # the new round from its header down
             self.call_after_refresh(self.runs.scroll_to_widget, box, animate=False, top=True)
@@ -260,11 +269,15 @@ class MainScreen(Screen[object]):
             preset = replace(preset, sandbox="workspace")
         attempt = app.session.retry(old.attempt, app.policies.get(old.agent, old.policy), preset)
         [pane] = await self.show([attempt], after=old)
-        pane.focus()
+        self.set_focus(pane)
 
-    def on_run_pane_follow_up_requested(self, event: RunPane.FollowUpRequested) -> None:
-        self.query_one(PromptBar).enter_follow_up(event.pane.attempt)
+    def follow_up_on(self, pane: RunPane) -> None:
+        """`f`: the prompt, in follow-up mode for the pane's conversation, has the focus."""
+        self.query_one(PromptBar).enter_follow_up(pane.attempt)
         self.supervisor.want_spares()
+
+    def confirm_login(self, pane: RunPane, argv: list[str]) -> None:
+        self.supervisor.confirm_login(pane, argv)
 
     def follow_up_preset(self, previous: Attempt) -> tuple[AgentPreset, str]:
         """The preset and policy a follow-up on `previous` runs with: the agent's of now (F2's
@@ -286,22 +299,16 @@ class MainScreen(Screen[object]):
             [pane] = await self.show([previous])
         app.driver.start(attempt)
         pane.continue_with(attempt)
-        pane.focus()
+        self.set_focus(pane)
         self.update_subtitle()
-
-    async def on_run_pane_rerun_requested(self, event: RunPane.RerunRequested) -> None:
-        await self.rerun(event.pane)
 
     def on_run_pane_state_changed(self, event: RunPane.StateChanged) -> None:
         self.update_subtitle()
 
-    async def on_run_pane_closed(self, event: RunPane.Closed) -> None:
-        """The pane leaves the grid (its attempt stays in the session); the welcome returns when
-        none is left, and the focus goes to a neighbour. The run is stopped and its worktree goes
-        (recorded first), unless kept."""
-        await self._close([event.pane])
-
-    async def _close(self, closing: list[RunPane]) -> None:
+    async def close_panes(self, closing: list[RunPane]) -> None:
+        """The panes leave the grid (their attempts stay in the session); the welcome returns when
+        none is left, and the focus goes to a neighbour. Their runs are stopped and their worktrees
+        go (recorded first), unless kept: in the background, however long that takes."""
         panes = self.panes()
         index = min((panes.index(pane) for pane in closing if pane in panes), default=0)
         for pane in closing:
@@ -314,14 +321,17 @@ class MainScreen(Screen[object]):
         self.relayout()
         self.update_subtitle()
         if panes:
-            panes[min(index, len(panes) - 1)].focus()
+            self.set_focus(panes[min(index, len(panes) - 1)])
         else:
             await self.runs.mount(Static(self.welcome(), id="welcome"))
             self.action_focus_prompt()
         for pane in closing:
-            left = await self.supervisor.driver.close(pane.attempt)
-            if left:
-                self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
+            self.run_worker(self._dispose(pane.attempt), group="close")
+
+    async def _dispose(self, attempt: Attempt) -> None:
+        left = await self.supervisor.driver.close(attempt)
+        if left:
+            self.notify(text.safe_notice(left), severity="error", markup=False, timeout=20)
 
     async def action_close_finished(self) -> None:
         """`X`: every finished pane leaves the grid (their runs stay in the board and the export)."""
@@ -329,7 +339,7 @@ class MainScreen(Screen[object]):
         if not finished:
             self.notify("No finished pane to close.")
             return
-        await self._close(finished)
+        await self.close_panes(finished)
         plural = "" if len(finished) == 1 else "s"
         self.notify(f"Closed {len(finished)} finished pane{plural} (b: the board has them).")
 
@@ -337,8 +347,9 @@ class MainScreen(Screen[object]):
         """Every pane on the grid, in reading order: round by round."""
         return [pane for box in self.boxes() for pane in box.panes()]
 
-    @on(PromptArea.LeaveFollowUp)
-    def _follow_up_left(self) -> None:
+    def action_leave_follow_up(self) -> None:
+        """Escape in the prompt, in follow-up mode: the next prompt goes to the checked agents again."""
+        self.query_one(PromptBar).leave_follow_up()
         self.supervisor.want_spares()  # the follow-up's spare is no longer wanted
 
     def pane_for(self, attempt: Attempt) -> RunPane | None:
@@ -366,11 +377,14 @@ class MainScreen(Screen[object]):
         for attempt in self.supervisor.session.attempts:
             key = colour_key(attempt.state)
             counts[key] = counts.get(key, 0) + 1
-        parts = [
-            f"{counts[key]} {key.replace('-', ' ')}" + (" (a)" if key == "needs-you" else "")
-            for key in STATE_ORDER
-            if counts.get(key)
-        ]
+        asks = len(self.supervisor.driver.asks)
+        parts = []
+        for key in STATE_ORDER:
+            if key == "needs-you":  # the requests waiting, not the runs with one: the dialog's count
+                if asks:
+                    parts.append(f"{asks} request{'s need' if asks != 1 else ' needs'} you (a)")
+            elif counts.get(key):
+                parts.append(f"{counts[key]} {key.replace('-', ' ')}")
         sub_title = " · ".join(parts) if parts else "no run yet"
         if sub_title == self.app.sub_title:
             return
@@ -379,21 +393,35 @@ class MainScreen(Screen[object]):
         self.app.set_reactive(App.sub_title, sub_title)
         header = self.query(Header)
         if header:
-            header.first().query_one(HeaderTitle).update(header.first().format_title())
+            compat.show_sub_title(header.first())
 
     # Focus -------------------------------------------------------------------------------------
 
     def on_descendant_focus(self, event: object) -> None:
         from acp_tui.ui.widgets.run_pane import RunPane
 
-        if isinstance(self.focused, RunPane):
-            self._last_pane = self.focused
+        focused = self.focused
+        if self.maximized is not None and focused is not self.maximized:
+            # The zoom follows the focus from pane to pane; anything else (the prompt) ends it.
+            self.maximized = focused if isinstance(focused, RunPane) else None
+        if isinstance(focused, RunPane):
+            self._last_pane = focused
             # In sight once laid out, however it got the focus (a new round, tab, a digit, the board).
-            self.call_after_refresh(self._into_view, self.focused)
+            self.call_after_refresh(self._into_view, focused)
 
     def _into_view(self, pane: RunPane) -> None:
         if pane.is_attached and pane.has_focus and self.maximized is None:
             self.runs.scroll_to_widget(pane, animate=False)
+
+    def watch_maximized(self, old: Widget | None, new: Widget | None) -> None:
+        """However the zoom changes (z, escape, the focus moving on), the panes show it."""
+        from acp_tui.ui.widgets.run_pane import RunPane
+
+        if isinstance(old, RunPane):
+            old.zoomed(False)
+        if isinstance(new, RunPane):
+            new.zoomed(True)
+        self.refresh_bindings()  # the footer's `z Unzoom`
 
     def action_focus_prompt(self) -> None:
         self.query_one(PromptBar).focus_prompt()
@@ -404,10 +432,10 @@ class MainScreen(Screen[object]):
         if not panes:
             return
         if self._last_pane in panes:
-            self._last_pane.focus()
+            self.set_focus(self._last_pane)
         else:
             newest = max(p.round_no for p in panes)
-            next(p for p in panes if p.round_no == newest).focus()
+            self.set_focus(next(p for p in panes if p.round_no == newest))
 
     def _step_pane(self, step: int) -> None:
         panes = self.panes()
@@ -415,7 +443,7 @@ class MainScreen(Screen[object]):
             return
         focused = self.focused
         index = panes.index(focused) if focused in panes else (-1 if step > 0 else 0)
-        panes[(index + step) % len(panes)].focus()
+        self.set_focus(panes[(index + step) % len(panes)])
 
     def action_next_pane(self) -> None:
         self._step_pane(+1)
@@ -430,21 +458,23 @@ class MainScreen(Screen[object]):
         newest = max(p.round_no for p in panes)
         round_panes = [p for p in panes if p.round_no == newest]
         if n <= len(round_panes):
-            round_panes[n - 1].focus()
+            self.set_focus(round_panes[n - 1])
 
     def action_zoom(self) -> None:
-        from acp_tui.ui.widgets.run_pane import RunPane
-
-        if self.maximized is not None:
-            zoomed = self.maximized
-            self.minimize()
-            if isinstance(zoomed, RunPane):
-                zoomed.zoomed(False)
-            return
+        """`z`: the focused pane over the whole screen, and back (escape too)."""
         focused = self.focused
-        if isinstance(focused, RunPane):
+        if self.maximized is not None:
+            self.minimize()
+        elif focused in self.panes():
             self.maximize(focused, container=False)
-            focused.zoomed(True)
+
+    def action_unzoom(self) -> None:
+        self.minimize()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "unzoom":  # the focused pane's key while zoomed, and then only
+            return self.maximized is not None
+        return True
 
     # The round's commands -----------------------------------------------------------------------
 
@@ -598,20 +628,22 @@ class MainScreen(Screen[object]):
             self.app.install_screen(BoardScreen(self.supervisor.session), BOARD)
         self.app.push_screen(BOARD, self._jump_to)
 
-    def _jump_to(self, attempt: Attempt | None) -> None:
+    async def _jump_to(self, attempt: Attempt | None) -> None:
+        """The board's Enter (the app runs this before it routes the next key): the run's pane has
+        the focus, reopened if it was closed."""
         if attempt is None:
             return
         pane = self.pane_for(attempt)
         if pane is None:  # the conversation's pane again, from its newest turn (`f` goes on from there)
-            self.run_worker(self._reopen(self.supervisor.session.latest_turn(attempt)))
+            await self._reopen(self.supervisor.session.latest_turn(attempt))
         else:
-            pane.focus()
+            self.set_focus(pane)
 
     async def _reopen(self, attempt: Attempt) -> None:
         """A closed pane comes back in its round, showing its attempt as it ended (or as it goes on)."""
         attempt.open = True
         [pane] = await self.show([attempt])
-        pane.focus()
+        self.set_focus(pane)
 
     def action_permissions_panel(self) -> None:
         """Every permission request of the session, and what another policy would decide."""

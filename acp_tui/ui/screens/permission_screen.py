@@ -73,17 +73,7 @@ class PermissionScreen(DialogScreen[str | None]):
     def compose_dialog(self) -> ComposeResult:
         where = f" · {self.label}" if self.label else ""
         yield Static(text.markup("$agent$where asks permission", agent=self.agent, where=where), id="who")
-        count = len(self.ask.options)
-        picks = f"{count} options below: 1-{count} picks one" if count > 1 else "its answer below"
-        yield Static(
-            text.markup(
-                "request $n of $total waiting · $picks · escape: later",
-                n=str(self.position),
-                total=str(self.waiting),
-                picks=picks,
-            ),
-            id="queue",
-        )
+        yield Static(self.queue_line, id="queue", markup=False)
         yield Static(text.literal(self.ask.title), id="title")
         facts = f"kind: {self.ask.kind or 'unspecified'}"
         if self.ask.locations:
@@ -116,6 +106,18 @@ class PermissionScreen(DialogScreen[str | None]):
             if not self.ask.options:
                 yield Button("Answer cancelled (no options offered)", id="cancelled", compact=True)
             yield Button("Decide later (it stays queued)", id="later", compact=True)
+
+    @property
+    def queue_line(self) -> str:
+        count = len(self.ask.options)
+        picks = f"{count} options below: 1-{count} picks one" if count > 1 else "its answer below"
+        return f"request {self.position} of {self.waiting} waiting · {picks} · escape: later"
+
+    def show_queue(self, position: int, waiting: int) -> None:
+        """The queue moved (a request joined or left): where this one stands in it now."""
+        self.position, self.waiting = position, waiting
+        if self.is_mounted:
+            self.query_one("#queue", Static).update(self.queue_line)
 
     def on_mount(self) -> None:
         # A refusal for this once, else nothing decided: never an approval, never a lasting choice.

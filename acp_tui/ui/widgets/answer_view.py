@@ -43,13 +43,9 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from rich.cells import cell_len, set_cell_size
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from rich.theme import Theme
 from textual.app import App
@@ -59,6 +55,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
+from acp_tui import compat
 from acp_tui.core.text import visible
 
 DISPLAY_CAP = 256 * 1024  # characters of an answer kept on screen (the tail)
@@ -73,26 +70,9 @@ RENDER_SHARE = 0.1  # ...and long enough that rendering them takes at most this 
 _parser = MarkdownIt().enable("strikethrough").enable("table")
 
 TASK_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\](?=\s)", re.MULTILINE)
-CLIP_MARK = "\u2192"  # → at the end of a code line that did not fit
-
-
-class _CodeBlock(CodeBlock):
-    """A code block whose lines are never wrapped: a line too long is clipped, with a marker."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = max(1, options.max_width - 2)  # the block's padding of one cell each side
-        lines = [
-            line if cell_len(line) <= width else set_cell_size(line, width - 1) + CLIP_MARK
-            for line in str(self.text).rstrip().expandtabs(4).splitlines()
-        ]
-        yield Syntax("\n".join(lines), self.lexer_name, theme=self.theme, word_wrap=False, padding=1)
-
-
-class _Markdown(RichMarkdown):
-    elements = {**RichMarkdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
-
-
-_template = _Markdown("")
+# Rich's Markdown, made once: a code block's lines wrap at the view's width (Rich's `CodeBlock`), so
+# that a narrow pane cuts none of it.
+_template = RichMarkdown("")
 
 
 def markdown_theme(variables: dict[str, str]) -> Theme:
@@ -375,6 +355,9 @@ class AnswerView(ScrollView, can_focus=False):
             self.scroll_target_y = self.scroll_y = self.max_scroll_y
 
     def on_resize(self) -> None:
+        self.fit()
+
+    def fit(self) -> None:
         """A new width: only what is shown is rendered at it (a zoom, a resized terminal, a pane
         that moved); the other blocks keep a height guessed from their last render, and are
         rendered when they are shown."""
@@ -414,7 +397,7 @@ class AnswerView(ScrollView, can_focus=False):
     def render_lines(self, crop: Region) -> list[Strip]:
         if self._unpainted:  # changed while off screen: Textual's lines of it are stale
             self._unpainted = False
-            self._styles_cache.clear()
+            compat.forget_painted_lines(self)
         self._line_style = self.rich_style  # once a frame, not once a line: it walks every ancestor
         strips = super().render_lines(crop)
         height = max(1, self.size.height)

@@ -3,10 +3,11 @@ child stays in sight however narrow the terminal (a horizontal row hid what pass
 
 from __future__ import annotations
 
-from textual._resolve import resolve_box_models
 from textual.geometry import NULL_OFFSET, Region, Size
 from textual.layout import ArrangeResult, Layout, WidgetPlacement
 from textual.widget import Widget
+
+from acp_tui.compat import resolve_box_models
 
 
 class FlowLayout(Layout):

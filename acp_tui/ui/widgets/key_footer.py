@@ -20,8 +20,7 @@ class KeyFooter(Footer):
             (key, active.binding.description, active.enabled, active.binding.show)
             for key, active in screen.active_bindings.items()
         )
-        if shown == self._shown and self.children:
-            self._bindings_ready = True
+        if shown == self._shown and self.children:  # shown already (so Textual's footer is ready)
             return
         self._shown = shown
         super().bindings_changed(screen)

@@ -18,11 +18,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from textual import events, on
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Button, Label, TextArea
 
 from acp_tui.session.attempts import Attempt
@@ -34,18 +33,9 @@ from acp_tui.ui.widgets.toggle import Toggle
 class PromptArea(TextArea):
     """A TextArea where Enter sends and history lives at the edges.
 
-    Every key is handled here, in the order typed, the text box's own bindings (home, delete,
-    ctrl+k, ...) included: left to bubble up to the app as bindings, they ran after an Enter typed
-    behind them had already sent the text (`Home Delete Delete Enter` sent it unedited).
+    What a key does here is done before the next key is routed (`ui.key_order`): Enter sends the
+    round and moves the focus to it, escape leaves follow-up mode, before this returns.
     """
-
-    @dataclass
-    class Send(Message):
-        text: str  # the prompt as it was when Enter was typed
-
-    @dataclass
-    class LeaveFollowUp(Message):
-        pass
 
     def __init__(self, value: str, *, id: str | None = None) -> None:
         super().__init__(
@@ -56,41 +46,24 @@ class PromptArea(TextArea):
         self._walk: int | None = None  # index in history while walking it
         self._draft = ""
 
-    async def _on_key(self, event: events.Key) -> None:
-        key = event.key
+    async def on_key(self, event: events.Key) -> None:
+        """Ours before the text box's: a key handled here never reaches it (`prevent_default`)."""
+        key, row = event.key, self.cursor_location[0]
         if key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Send(self.text))
-            return
-        if key == "escape" and self.follow_up_mode:
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.LeaveFollowUp())
-            return
-        if key in ("ctrl+j", "shift+enter", "newline"):
-            event.stop()
-            event.prevent_default()
+            await self.app.run_action("screen.send_prompt")
+        elif key == "escape" and self.follow_up_mode:
+            await self.app.run_action("screen.leave_follow_up")
+        elif key in ("ctrl+j", "shift+enter", "newline"):
             start, end = self.selection
-            self._replace_via_keyboard("\n", start, end)
-            return
-        row, _ = self.cursor_location
-        if key == "up" and row == 0 and self.sent:
-            event.stop()
-            event.prevent_default()
+            self.replace("\n", start, end, maintain_selection_offset=False)
+        elif key == "up" and row == 0 and self.sent:
             self._step_history(-1)
-            return
-        if key == "down" and row == self.document.line_count - 1 and self._walk is not None:
-            event.stop()
-            event.prevent_default()
+        elif key == "down" and row == self.document.line_count - 1 and self._walk is not None:
             self._step_history(+1)
+        else:
             return
-        for binding in self._bindings.key_to_bindings.get(key, ()):
-            if await self.app.run_action(binding.action, self):
-                event.stop()
-                event.prevent_default()
-                return
-        await super()._on_key(event)
+        event.stop()
+        event.prevent_default()
 
     def _step_history(self, step: int) -> None:
         if self._walk is None:
@@ -125,6 +98,17 @@ class SendTo(Flow):
             box.value = check
 
 
+@dataclass
+class Submission:
+    """What Enter sends: the prompt, and to whom."""
+
+    prompt: str
+    agents: list[str]
+    worktree: bool = False  # each run in its own git worktree
+    sandbox: bool = False  # every agent confined (sandbox = "workspace")
+    follow_up: Attempt | None = None  # the turn this prompt follows up on (its agent alone)
+
+
 class PromptBar(Vertical):
     DEFAULT_CSS = """
     PromptBar {
@@ -142,14 +126,6 @@ class PromptBar(Vertical):
         #targets Label { padding: 0 1 0 0; color: $text-muted; }
     }
     """
-
-    @dataclass
-    class Submitted(Message):
-        prompt: str
-        agents: list[str]
-        worktree: bool = False  # each run in its own git worktree
-        sandbox: bool = False  # every agent confined (sandbox = "workspace")
-        follow_up: Attempt | None = None  # the turn this prompt follows up on (its agent alone)
 
     def __init__(
         self, policies: Mapping[str, str], prompt: str = "", checked: Collection[str] | None = None
@@ -226,32 +202,35 @@ class PromptBar(Vertical):
         self.area.text = ""
         self.focus_prompt()
 
-    @on(PromptArea.LeaveFollowUp)
     def leave_follow_up(self) -> None:
         self.follow_up = None
         self.area.follow_up_mode = False
         self.remove_class("-follow-up")
         self.on_mount()
 
-    @on(PromptArea.Send)
-    @on(Button.Pressed, "#run")
-    def submit(self, event: PromptArea.Send | Button.Pressed) -> None:
-        event.stop()
-        prompt = (event.text if isinstance(event, PromptArea.Send) else self.value).strip()
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "run":  # the mouse's Enter
+            event.stop()
+            await self.app.run_action("screen.send_prompt")
+
+    def submission(self) -> Submission | None:
+        """The prompt as typed, to the agents it goes to; None (and why, in a toast) when there is
+        nothing to send."""
+        prompt = self.value.strip()
         if not prompt:
             self.notify("Type a prompt first.", severity="warning")
-            return
+            return None
         if self.follow_up is not None:
             self.area.remember(prompt)
-            self.post_message(self.Submitted(prompt, [self.follow_up.agent], follow_up=self.follow_up))
+            submission = Submission(prompt, [self.follow_up.agent], follow_up=self.follow_up)
             self.leave_follow_up()
-            return
+            return submission
         agents = self.selected()
         if not agents:
             self.notify("Select at least one agent.", severity="warning")
-            return
+            return None
         self.area.remember(prompt)
-        self.post_message(self.Submitted(prompt, agents, self.worktree, self.sandbox))
+        return Submission(prompt, agents, self.worktree, self.sandbox)
 
     def show_policies(self, policies: Mapping[str, str]) -> None:
         for box in self.query_one(SendTo).agents():
@@ -259,6 +238,8 @@ class PromptBar(Vertical):
                 box.label = self._label(box.name, policies[box.name])
 
     def focus_prompt(self) -> None:
+        """The prompt has the focus, its cursor at the end of the text (nothing selected: a key would
+        replace it): typing goes on from there, ctrl+u clears it."""
         area = self.area
-        area.focus()
-        area.selection = area.selection.cursor(area.cursor_location)  # never selected: a key would replace it
+        self.screen.set_focus(area)  # now: the key typed next goes to it
+        area.move_cursor(area.document.end)

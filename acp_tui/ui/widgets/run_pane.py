@@ -14,7 +14,7 @@ import shlex
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -86,6 +86,19 @@ def _pane_css() -> str:
     )
 
 
+class Grid(Protocol):
+    """What a pane asks of the screen that shows it (`MainScreen`). Each returns once the focus is
+    where the work leaves it, so that the key typed next acts there (`ui.key_order`)."""
+
+    async def close_panes(self, panes: list[RunPane]) -> None: ...
+
+    async def rerun(self, old: RunPane) -> None: ...
+
+    def follow_up_on(self, pane: RunPane) -> None: ...
+
+    def confirm_login(self, pane: RunPane, argv: list[str]) -> None: ...
+
+
 class RunPane(Vertical, can_focus=True):
     """A pane for one attempt of one agent preset."""
 
@@ -145,7 +158,7 @@ class RunPane(Vertical, can_focus=True):
             color: $text-muted;
             &.-shown {{ display: block; }}
         }}
-        &.-zoomed #stderr.-shown {{ height: 1fr; }}
+        &.-maximized #stderr.-shown {{ height: 1fr; }}
     }}
     """
 
@@ -156,29 +169,6 @@ class RunPane(Vertical, can_focus=True):
         pane: RunPane
         state: str
 
-    @dataclass
-    class RerunRequested(Message):
-        pane: RunPane
-
-    @dataclass
-    class LoginRequested(Message):
-        """Run this login in the terminal (the app asks first), then re-run the pane's prompt."""
-
-        pane: RunPane
-        argv: list[str]
-
-    @dataclass
-    class FollowUpRequested(Message):
-        """The next prompt goes to this pane's agent alone, continuing its session."""
-
-        pane: RunPane
-
-    @dataclass
-    class Closed(Message):
-        """The screen takes the pane out of the grid; its attempt stays in the session."""
-
-        pane: RunPane
-
     def __init__(self, attempt: Attempt, driver: SessionDriver) -> None:
         super().__init__(classes="run-pane")
         self.attempt = attempt
@@ -188,7 +178,6 @@ class RunPane(Vertical, can_focus=True):
         self.ticking = False  # the screen's clock ticks it (`tick`) while its run goes on
         self._stats_lines = 1
         self._clock = ""
-        self._options = options_summary(attempt.preset.options)  # the session's, once it started
         # Stderr is shown a few times a second, at most its last lines: a child flooding stderr
         # must not cost a widget update per line.
         self._stderr_unshown: deque[str] = deque(maxlen=STDERR_LINES)
@@ -279,7 +268,8 @@ class RunPane(Vertical, can_focus=True):
             self.border_title = text.line(self.agent, 40)
 
     def _show_subtitle(self) -> None:
-        options = f" · {self._options}" if self._options else ""
+        summary = options_summary(self.attempt)  # the session's, once it started
+        options = f" · {summary}" if summary else ""
         sandbox = " · sandbox" if self.attempt.preset.sandbox == "workspace" else ""
         self.border_subtitle = text.markup(
             "$where · $policy$sandbox$options",
@@ -309,7 +299,6 @@ class RunPane(Vertical, can_focus=True):
                 self._stderr_unshown.append(event.text)
             elif isinstance(event, SessionStarted):
                 self._show_title()
-                self._options = options_summary(event.options, event.offered)
                 self._show_subtitle()
             elif isinstance(event, WorktreeReady | ChangeRecorded):
                 self._show_worktree()
@@ -355,9 +344,13 @@ class RunPane(Vertical, can_focus=True):
         note = ending_note(result, self.attempt.stop_step)
         message = " · ".join(part for part in (result.error, note) if part)
         login, refused = login_offer(self.attempt)
+        failed = result.stop_reason is SubagentStopReason.ERROR
         # The command comes from the agent: named before the key runs it (whole in the confirm).
         hint = f"L: log in in the terminal, then run again: {shlex.join(login)}" if login else refused or ""
-        self._show_error(message, failed=result.stop_reason is SubagentStopReason.ERROR, hint=hint)
+        if failed and not hint and result.stderr_tail:  # the error names one line; the rest is there
+            lines = len(result.stderr_tail)
+            hint = f"e: its stderr (the last {lines} lines)" if lines > 1 else "e: its stderr (one line)"
+        self._show_error(message, failed=failed, hint=hint)
         if self.has_focus:
             self.refresh_bindings()  # `L` may be on offer now
         if result.truncated:
@@ -511,7 +504,7 @@ class RunPane(Vertical, can_focus=True):
         self._show_prompt(whole=True)
 
     def on_blur(self) -> None:
-        self._show_prompt(whole=self.has_class("-zoomed"))
+        self._show_prompt(whole=self.has_class("-maximized"))
 
     def _show_prompt(self, *, whole: bool) -> None:
         asked = self.query_one("#asked", Static)
@@ -524,20 +517,28 @@ class RunPane(Vertical, can_focus=True):
         asked.set_class(whole, "-whole")
 
     def zoomed(self, on: bool) -> None:
-        self.set_class(on, "-zoomed")
+        """Zoomed (Textual's maximize: the pane has its `-maximized` class), the whole prompt shows.
+        The answer fits its width again once laid out: the reflow after a maximize ends sends no
+        Resize to a widget that was in sight throughout (its lines stayed cut at the zoomed width)."""
         self._show_prompt(whole=on or self.has_focus)
+        self.call_after_refresh(self.query_one(AnswerView).fit)
 
     # Actions ---------------------------------------------------------------------------------
 
     @on(Button.Pressed, "#cancel")
-    async def action_cancel(self) -> None:
+    def action_cancel(self) -> None:
+        """The run says `cancelling` at once; its disposal goes on in the background."""
         if self.attempt.live:
-            await self.driver.cancel(self.attempt)
+            self.driver.cancel_soon(self.attempt, "cancelled by the user", by_user=True)
+
+    @property
+    def grid(self) -> Grid:
+        return cast(Grid, self.screen)
 
     def action_login(self) -> None:
         argv, _ = login_offer(self.attempt)
         if argv:
-            self.post_message(self.LoginRequested(self, argv))
+            self.grid.confirm_login(self, argv)
 
     def action_follow_up(self) -> None:
         """`f`: follow up on this conversation, unless it cannot be continued (said on the pane)."""
@@ -547,7 +548,7 @@ class RunPane(Vertical, can_focus=True):
                 self.attempt.result.error if self.attempt.result else None, hint=f"no follow-up: {why}"
             )
             return
-        self.post_message(self.FollowUpRequested(self))
+        self.grid.follow_up_on(self)
 
     def continue_with(self, attempt: Attempt) -> None:
         """The next turn of this pane's conversation: shown under the previous ones, as it streams."""
@@ -566,13 +567,13 @@ class RunPane(Vertical, can_focus=True):
         self.show_state()
         self.follow()
 
-    def action_rerun(self) -> None:
+    async def action_rerun(self) -> None:
         """A new attempt beside this one (the screen makes it): this one stays as it is."""
-        self.post_message(self.RerunRequested(self))
+        await self.grid.rerun(self)
 
-    def action_close(self) -> None:
-        self.attempt.open = False
-        self.post_message(self.Closed(self))
+    async def action_close(self) -> None:
+        """The pane leaves the grid (its attempt stays in the session: the board and the export)."""
+        await self.grid.close_panes([self])
 
     def action_scroll_answer(self, where: str) -> None:
         """`up`, `down`, `page_up`, `page_down`, `home` or `end` (which follows the answer again)."""

@@ -1,8 +1,8 @@
 """A run's state at a glance: one colour per state, shared with the pane's border (`STATE_COLOURS`).
 
 States: the live phases (`waiting`, `spawning`, `initializing`, `prompting`), `needs-you` (a
-permission request waits for the user), `cancelling`, and the stop reasons. An `aborted` run that
-the user cancelled says `cancelled` in words (its stop reason stays `aborted` in the data).
+permission request waits for the user), `cancelling`, and the stop reasons in the screen's words
+(`core.model.stop_word`: `cancelled`, where the data says `aborted`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ STATE_COLOURS = {
     "completed": "#4ebf71",
     "max-tokens": "#d9822b",
     "refusal": "#3fb6c6",
-    "aborted": "#8a8f98",
     "cancelled": "#8a8f98",
     "error": "#e5484d",
 }

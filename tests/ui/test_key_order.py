@@ -1,0 +1,176 @@
+"""Keys typed in one burst act where the focus is once the keys before them have done their work,
+in the order typed (`ui.key_order`). A burst is posted to the app all at once, as a terminal delivers
+fast typing: nothing waits between two keys (Pilot's `press` waits for the app after each)."""
+
+from __future__ import annotations
+
+from textual import events
+
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.screens.permission_screen import PermissionScreen
+from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.key_footer import KeyFooter
+from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.run_pane import RunPane
+from tests.ui.helpers import all_finished, demo_preset, scripted_preset, settings, wait_until
+
+SIZE = (150, 40)
+NAMED = {"enter": "\r", "space": " ", "slash": "/"}
+
+
+def burst(app: SupervisorApp, *keys: str) -> None:
+    """Keys as the terminal delivers them when typed fast: all queued before the app handles one.
+    A key of several characters that is no key name is typed character by character."""
+    for key in keys:
+        if len(key) > 1 and key not in NAMED and not key.startswith("ctrl+"):
+            burst(app, *(NAMED_BY_CHARACTER.get(c, c) for c in key))
+            continue
+        character = NAMED.get(key, key if len(key) == 1 else None)
+        app.post_message(events.Key(key, character))
+
+
+NAMED_BY_CHARACTER = {" ": "space"}
+
+
+def pane_list(app: SupervisorApp) -> list[RunPane]:
+    return list(app.query(RunPane))
+
+
+def two_forever() -> SupervisorApp:
+    return SupervisorApp(
+        settings(
+            scripted_preset("one", forever=1), scripted_preset("two", forever=1), prompt="Explain the task"
+        )
+    )
+
+
+async def test_c_typed_right_after_enter_cancels_the_new_rounds_first_pane() -> None:
+    app = two_forever()
+    async with app.run_test(size=SIZE) as pilot:
+        burst(app, "enter", "c")
+        await wait_until(pilot, lambda: len(pane_list(app)) == 2 and pane_list(app)[0].result is not None)
+        first, second = pane_list(app)
+        assert first.state == "cancelled" and second.live
+        assert app.query_one(PromptArea).text == "Explain the task"  # nothing typed into it
+        burst(app, "C", "y")
+        await wait_until(pilot, all_finished(app))
+
+
+async def test_x_typed_right_after_enter_closes_the_new_rounds_first_pane_and_the_next_x_the_next() -> None:
+    app = SupervisorApp(settings(*(scripted_preset(name) for name in ("one", "two", "three"))))
+    async with app.run_test(size=SIZE) as pilot:
+        burst(app, "enter", "x", "x")
+        await wait_until(
+            pilot,
+            lambda: [pane.agent for pane in pane_list(app)] == ["three"] and app.focused in pane_list(app),
+        )
+        assert app.query_one(PromptArea).text == "hello"  # no `x` typed into it
+
+
+async def test_a_burst_from_a_zoomed_pane_leaves_the_zoom_and_types_into_the_prompt() -> None:
+    app = SupervisorApp(settings(scripted_preset("one"), scripted_preset("two"), prompt="Explain the task"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("z")
+        first = pane_list(app)[0]
+        assert app.screen.maximized is first
+        await pilot.pause()
+        footer = [getattr(key, "description", "") for key in app.screen.query_one(KeyFooter).children]
+        assert footer[0] == "Unzoom"  # the footer says how to leave the zoom, first (80 columns cut it)
+        burst(app, "z", "i", "ctrl+u", "write a haiku about cancel", "enter")
+        await wait_until(pilot, lambda: len(pane_list(app)) == 4)
+        assert app.screen.maximized is None
+        assert [pane.attempt.prompt for pane in pane_list(app)[2:]] == ["write a haiku about cancel"] * 2
+        assert all(pane.attempt.attempt_no == 1 for pane in pane_list(app))  # no `r` ran as a command
+        assert app.focused is pane_list(app)[2]
+
+
+async def test_i_inside_the_zoom_ends_it_and_the_zoom_follows_the_focus_between_panes() -> None:
+    app = two_forever()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        first, second = pane_list(app)
+        await pilot.press("z")
+        assert app.screen.maximized is first and first.has_class("-maximized")
+        await pilot.press("tab")
+        assert app.screen.maximized is second and not first.has_class("-maximized")
+        await pilot.press("i")
+        assert app.screen.maximized is None and app.query_one(PromptArea).has_focus
+        await pilot.press("escape", "z", "escape")  # escape leaves the zoom too
+        assert app.screen.maximized is None and not second.has_class("-maximized")
+        burst(app, "C", "y")
+        await wait_until(pilot, all_finished(app))
+
+
+async def test_i_returns_to_the_prompt_with_the_cursor_at_the_end() -> None:
+    app = SupervisorApp(settings(scripted_preset("echo"), prompt="the task"))
+    async with app.run_test(size=SIZE) as pilot:
+        area = app.query_one(PromptArea)
+        assert area.cursor_location == area.document.end  # from the start, too
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        area.move_cursor((0, 0))
+        burst(app, "i", " again")
+        await wait_until(pilot, lambda: area.text == "the task again")
+        burst(app, "escape", "i", "ctrl+u", "new")
+        await wait_until(pilot, lambda: area.text == "new")
+
+
+async def test_answering_a_permission_opens_the_next_and_its_count_is_the_headers() -> None:
+    app = SupervisorApp(
+        settings(
+            *(scripted_preset(name, policy="ask", permission="normal") for name in ("p", "q", "r")),
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter", "tab")  # the second pane: a `1` falling through would focus the first
+        await wait_until(pilot, lambda: len(app.asks) == 3)
+        assert "3 requests need you (a)" in app.sub_title
+        await pilot.press("a")
+        screen = app.screen
+        assert isinstance(screen, PermissionScreen) and "request 1 of 3 waiting" in screen.queue_line
+        burst(app, "1")  # allow the first: the next opens at once
+        await wait_until(pilot, lambda: len(app.asks) == 2)
+        screen = app.screen
+        assert isinstance(screen, PermissionScreen) and screen.pending is app.asks[0]
+        assert "request 1 of 2 waiting" in screen.queue_line and "2 requests need you" in app.sub_title
+        burst(app, "1", "1")  # both the others, the second `1` in the dialog that the first opened
+        await wait_until(pilot, all_finished(app))
+        assert not isinstance(app.screen, PermissionScreen)
+        assert [pane.attempt.permissions[0].option_id for pane in pane_list(app)] == ["a1"] * 3
+        assert app.focused is pane_list(app)[1]  # no `1` fell through to the panes
+
+
+async def test_an_answer_fits_its_pane_again_after_a_zoom_while_another_run_streams() -> None:
+    """With a run streaming beside it, the reflow that ends a zoom sent the zoomed answer no Resize:
+    its lines stayed cut at the zoomed width."""
+    app = SupervisorApp(settings(demo_preset("long", "essay"), demo_preset("busy", "slow")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("enter")
+        long = pane_list(app)[0]
+        await wait_until(pilot, lambda: long.result is not None)
+        await pilot.press("z")
+        await wait_until(pilot, lambda: long.region.width > 70)
+        await pilot.press("z")
+        await wait_until(pilot, lambda: long.region.width < 40)
+        await pilot.pause()
+        view = long.query_one(AnswerView)
+        shown = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+        assert "That is the whole tour. Ask" in shown and "chunk." in shown  # not `... Ask aga`, cut
+        assert view.virtual_size.width == view.scrollable_content_region.width
+        burst(app, "C", "y")
+        await wait_until(pilot, all_finished(app))
+
+
+async def test_keys_after_send_anyway_act_on_the_round_it_sent() -> None:
+    app = two_forever()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: all(pane.run is not None for pane in pane_list(app)))
+        burst(app, "slash", "enter", "y", "c")  # the agents are busy: asked first, then sent
+        await wait_until(pilot, lambda: len(pane_list(app)) == 4 and pane_list(app)[2].result is not None)
+        assert [pane.live for pane in pane_list(app)] == [True, True, False, True]
+        assert app.query_one(PromptArea).text == "Explain the task"
+        burst(app, "C", "y")
+        await wait_until(pilot, all_finished(app))
