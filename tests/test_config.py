@@ -417,7 +417,7 @@ action = "ask"
 def test_the_new_fields_become_presets_policies_and_switches(tmp_path: Path) -> None:
     settings = load_settings(write(tmp_path, FULL))
     codex, again = settings.presets
-    assert settings.bell is False and settings.toasts is False
+    assert settings.notify == "off" and settings.toasts is False
     assert codex.options == {"mode": "read-only", "model": "gpt-5-mini"}
     assert codex.run_timeout == 600.0 and codex.idle_timeout == 90.5
     assert codex.isolation == "worktree" and again.isolation == "none"

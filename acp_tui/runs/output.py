@@ -104,4 +104,3 @@ class StderrTail:
         """Something the child sent that we dropped, said with a sample of it (guarded, then cut)."""
         sample = self.guard(bytes(line[:4096]).decode("utf-8", "replace"))[:NOTE_SAMPLE_CHARS]
         self.note(f"{what}: {sample!r}" if sample else what)
-

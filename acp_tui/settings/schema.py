@@ -272,7 +272,6 @@ class Settings:
     prompt: str = DEFAULT_PROMPT
     source: Path | None = None  # the file the presets came from; None for the demo set
     selected: tuple[str, ...] = ()  # the presets `--agent` named, in order; empty: all of them
-    bell: bool = True
     notify: Notify = "all"
     toasts: bool = True
     export_dir: Path | None = None  # where the app's exports go; None: the state folder's `exports`

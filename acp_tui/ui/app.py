@@ -1,12 +1,13 @@
 """The supervisor app: what is app-wide, and nothing of the grid (that is the main screen's).
 
 The app holds the settings and the choices made for the next runs (F2's policies, options and
-sandbox; tracing), the session and the driver that runs its attempts, the queue of permission
-requests waiting for a person, and the app's ways out: quit, signals, the terminal going away.
-Every way out disposes every live run first.
+sandbox; tracing), the session and the driver that runs its attempts, the queue of what waits for a
+person (permission requests, agents' questions), and the app's ways out: quit, signals, the
+terminal going away. Every way out disposes every live run first.
 
-A permission request of the `ask` policy never takes the focus: it is queued, the pane says
-`needs you`, and `a` opens the oldest.
+A permission request of the `ask` policy, or an agent's question, never takes the focus: it is
+queued, the pane says `needs you`, the terminal is called (`ui.attention`), and `a` opens the
+oldest. A run that ends while the person is elsewhere calls them too.
 """
 
 from __future__ import annotations
@@ -31,18 +32,20 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from acp_tui import compat
+from acp_tui.core.model import stop_word
 from acp_tui.core.text import one_line, without_surrogates
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
+from acp_tui.ui.attention import Attention
 from acp_tui.ui.key_order import KeyOrder
 from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.core.model import ConfigOptionInfo
+    from acp_tui.core.model import ConfigOptionInfo, SubagentResult
     from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
@@ -97,8 +100,8 @@ class SupervisorApp(App[None]):
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
         # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
         self.export_dir = settings.export_dir or paths.exports_dir()
-        # A bell and a toast when a run errors or needs the user (`bell` / `toasts` in the config).
-        self.bell_on = settings.bell
+        # The bell, desktop notifications and toasts when a run errors, ends or needs the user.
+        self.attention = Attention(settings.notify, self._write_to_terminal)
         self.toasts_on = settings.toasts
         self.login_runner: LoginRunner = self._login_in_terminal
         self._terminal_lent = False  # a login has the terminal
@@ -210,11 +213,12 @@ class SupervisorApp(App[None]):
         return self.config_for(attempt.preset, attempt.policy)
 
     def config_for(self, preset: AgentPreset, policy: str) -> AcpProviderConfig:
-        """The core's config for a run of `preset` with `policy`: `ask` answered by a person, the
-        tracing of now."""
-        return self.settings.provider_config(
+        """The core's config for a run of `preset` with `policy`: `ask` and the agent's questions
+        answered by a person, the tracing of now."""
+        config = self.settings.provider_config(
             preset, policy_override=policy, ask_handler=self.driver.asks.ask, trace_dir=self.trace_dir
         )
+        return replace(config, question_handler=self.driver.asks.question)
 
     def _renew_spares(self) -> None:
         """Spares as the settings say (`warm`, `warm_idle`), none of the ones before kept: a reload
@@ -258,7 +262,8 @@ class SupervisorApp(App[None]):
     # Following the attempts -------------------------------------------------------------------
 
     def _attempt_changed(self, attempt: Attempt) -> None:
-        if attempt.result is not None and attempt.id not in self._kept:
+        ended = attempt.result is not None and attempt.id not in self._kept
+        if ended:
             self._keep(attempt)
         if not self.screen_stack:  # the app is shutting down
             return
@@ -271,9 +276,24 @@ class SupervisorApp(App[None]):
         result = attempt.result
         if result is not None:
             self.run_worker(self.main_screen.follow_compare(attempt), group="compare")
-        if result is not None and result.stop_reason == "error":
+        if ended and result is not None:
+            self._tell_ended(attempt, result)
+
+    def _tell_ended(self, attempt: Attempt, result: SubagentResult) -> None:
+        """A failure is said (a toast, the bell); any end is called out to a person elsewhere."""
+        elsewhere = self._elsewhere(attempt)
+        if result.stop_reason == "error":
             reason = f": {result.error}" if result.error else ""
-            self._alert(text.safe_notice(f"{attempt.agent} failed{reason}"), "error")
+            self._alert(f"{attempt.agent} failed{reason}", "error", call=elsewhere)
+        elif elsewhere:
+            self.attention.call(f"{attempt.agent} {attempt.label} ended: {stop_word(result.stop_reason)}")
+
+    def _elsewhere(self, attempt: Attempt) -> bool:
+        """The person is not looking at `attempt`'s pane: another pane is zoomed, a dialog or a
+        screen is open over the grid, or the terminal is not focused (where it says so)."""
+        zoomed = self.main_screen.maximized
+        shown = zoomed is None or zoomed is self.main_screen.pane_for(attempt)
+        return not (self.app_focus and len(self.screen_stack) == 1 and shown)
 
     async def _reopen_session(self) -> None:
         """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
@@ -317,54 +337,64 @@ class SupervisorApp(App[None]):
         """A request joined the queue (say so) or left it (close its dialog if it is shown); an open
         dialog counts the queue as it is now."""
         from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
+        from acp_tui.ui.screens.question_screen import QuestionScreen
 
         if not self.screen_stack:
             return
         if pending in self.asks:
-            self._alert(
-                f"{text.safe_notice(pending.agent)} needs you: {text.safe_notice(pending.ask.title)} "
-                "(a to answer)",
-                "warning",
-            )
+            asks = "asks you" if pending.is_question else "needs you"
+            self._alert(f"{pending.agent} {asks}: {pending.what} (a to answer)", "warning", call=True)
         screen = self.screen
-        if isinstance(screen, PermissionScreen):
+        if isinstance(screen, PermissionScreen | QuestionScreen):
             if screen.pending is pending and pending not in self.asks:  # its run stopped asking
                 screen.dismiss(LATER)  # nothing to answer, and no next one opened under the keys
             elif screen.pending in self.asks:
                 screen.show_queue(self.asks.index(screen.pending) + 1, len(self.asks))
         self.refresh_bindings()
 
-    def _alert(self, message: str, severity: SeverityLevel) -> None:
-        """A run errors or needs the user: the bell and a toast, each unless switched off."""
-        if self.bell_on:
-            self.bell()
+    def _alert(self, message: str, severity: SeverityLevel, *, call: bool) -> None:
+        """A run errors or needs the user: a toast, and the bell (`call`: with a desktop
+        notification), each as the config says (`toasts`, `notify`)."""
+        if call:
+            self.attention.call(message)
+        else:
+            self.attention.bell()
         if self.toasts_on:
-            self.notify(message, severity=severity, markup=False)
+            self.notify(text.safe_notice(message), severity=severity, markup=False)
+
+    def _write_to_terminal(self, sequence: str) -> None:
+        """The bell and notifications, straight to the terminal (not a login's, nor a test's)."""
+        driver = compat.app_driver(self)
+        if driver is not None and not self.is_headless and not self._terminal_lent:
+            driver.write(sequence)
 
     def action_answer_permission(self) -> None:
-        """`a`: the oldest request waiting; once it is answered, the next opens in its place (the
-        keys typed after the answer are aimed at it)."""
+        """`a`: the oldest request or question waiting; once it is answered, the next opens in its
+        place (the keys typed after the answer are aimed at it)."""
+        from acp_tui.core.elicitation import ElicitationAsk
         from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
+        from acp_tui.ui.screens.question_screen import QuestionScreen
 
         if not self.asks:
-            self.notify("No permission request is waiting.")
+            self.notify("No permission request or question is waiting.")
             return
         pending = self.asks[0]
         attempt = pending.attempt
-        screen = PermissionScreen(
-            pending.agent,
-            pending.ask,
-            position=1,
-            waiting=len(self.asks),
-            label=attempt.label if attempt is not None else "",
-            policy=attempt.policy if attempt is not None else "ask",
-        )
+        label = attempt.label if attempt is not None else ""
+        screen: PermissionScreen | QuestionScreen
+        if isinstance(pending.ask, ElicitationAsk):
+            screen = QuestionScreen(pending.agent, pending.ask, waiting=len(self.asks), label=label)
+        else:
+            policy = attempt.policy if attempt is not None else "ask"
+            screen = PermissionScreen(
+                pending.agent, pending.ask, waiting=len(self.asks), label=label, policy=policy
+            )
         screen.pending = pending
 
-        def answered(option_id: str | None) -> None:
-            if option_id == LATER:
+        def answered(answer: Any) -> None:
+            if answer == LATER:
                 return
-            self.driver.asks.answer(pending, option_id)
+            self.driver.asks.answer(pending, answer)
             if self.asks:
                 self.action_answer_permission()
 
@@ -390,11 +420,12 @@ class SupervisorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         from acp_tui.ui.screens.confirm_screen import QuitScreen
         from acp_tui.ui.screens.permission_screen import PermissionScreen
+        from acp_tui.ui.screens.question_screen import QuestionScreen
 
         if isinstance(self.screen, QuitScreen):  # y quits, a second ctrl+c too; any other key stays
             return action in ("request_quit", "quit")
         if action == "answer_permission":  # one dialog at a time: the next opens once it is answered
-            return bool(self.asks) and not isinstance(self.screen, PermissionScreen)
+            return bool(self.asks) and not isinstance(self.screen, PermissionScreen | QuestionScreen)
         return True
 
     # Logging in ----------------------------------------------------------------------------------
@@ -545,7 +576,7 @@ class SupervisorApp(App[None]):
         self.policies.clear()  # the prompt bar shows this very dict
         self.policies.update(kept.policies)
         self.option_choices, self.sandboxes, self.offered = kept.options, kept.sandboxes, kept.offered
-        self.bell_on, self.toasts_on = new.bell, new.toasts
+        self.attention.mode, self.toasts_on = new.notify, new.toasts
         self.export_dir = new.export_dir or paths.exports_dir()
         self._renew_spares()
         self.run_worker(self._settings_reloaded(old, overruled))

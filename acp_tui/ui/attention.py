@@ -62,16 +62,16 @@ class Attention:
         self, mode: Notify, write: Callable[[str], None], env: Mapping[str, str] | None = None
     ) -> None:
         self.mode: Notify = mode
-        self._write = write
+        self.write = write
         self._env = os.environ if env is None else env
 
     def call(self, text: str) -> None:
         """Something waits for the person, or ended while they were elsewhere."""
         if self.mode == "off":
             return
-        self._write(BEL if self.mode == "bell" else BEL + notification(text, self._env))
+        self.write(BEL if self.mode == "bell" else BEL + notification(text, self._env))
 
     def bell(self) -> None:
         """Something went wrong where the person is looking: the bell alone."""
         if self.mode != "off":
-            self._write(BEL)
+            self.write(BEL)

@@ -108,8 +108,8 @@ KEYS: tuple[Key, ...] = (
         ("end", "end"),
     )),
     # Anywhere.
-    Key("a", "answer_permission", "answer the oldest permission request waiting for you (the ask policy)",
-        "app", footer="Answer", command="Answer permission"),
+    Key("a", "answer_permission", "answer the oldest permission request (the ask policy) or agent's question "
+        "waiting for you", "app", footer="Answer", command="Answer a request or question"),
     Key("b", "board", "the board: every run of the session, sortable, filterable; enter jumps to it", "grid",
         footer="Board", command="Board"),
     # Not ctrl+k, the text boxes' delete-to-the-end: one Enter too many made it cancel every run.

@@ -95,16 +95,7 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
     def compose_dialog(self) -> ComposeResult:
         where = f" · {self.label}" if self.label else ""
         yield Static(text.markup("$agent$where asks you", agent=self.agent, where=where), id="who")
-        how = "enter in a field accepts once the form is valid · " if self.is_form else "y copies the URL · "
-        yield Static(
-            text.markup(
-                "question $n of $total waiting · $how" + "escape: later",
-                n=str(self.position),
-                total=str(self.waiting),
-                how=how,
-            ),
-            id="queue",
-        )
+        yield Static(self.queue_line, id="queue", markup=False)
         yield Static(text.literal(self.ask.message), id="message")
         if self.is_form:
             yield from self._compose_form()
@@ -149,6 +140,17 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
     @property
     def is_form(self) -> bool:
         return self.ask.mode == "form"
+
+    @property
+    def queue_line(self) -> str:
+        how = "enter in a field accepts once the form is valid" if self.is_form else "y copies the URL"
+        return f"question {self.position} of {self.waiting} waiting · {how} · escape: later"
+
+    def show_queue(self, position: int, waiting: int) -> None:
+        """The queue moved (a request joined or left): where this one stands in it now."""
+        self.position, self.waiting = position, waiting
+        if self.is_mounted:
+            self.query_one("#queue", Static).update(self.queue_line)
 
     # What the person entered -------------------------------------------------------------------
 

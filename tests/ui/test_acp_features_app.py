@@ -1,0 +1,90 @@
+"""What ACP 1.21 offers, in the app (Pilot against real agents over stdio): an agent's question
+queued and answered in its dialog, the terminal called when something waits for the person or a
+run ends while they are elsewhere."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from textual import events
+from textual.widgets import Input, Select
+
+from acp_tui.core.elicitation import DECLINE
+from acp_tui.settings.schema import AgentPreset
+from acp_tui.ui.app import SupervisorApp
+from acp_tui.ui.attention import Attention
+from acp_tui.ui.screens.permission_screen import PermissionScreen
+from acp_tui.ui.screens.question_screen import QuestionScreen
+from tests.helpers import FEATURES_AGENT
+from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
+
+SIZE = (150, 40)
+
+
+def feat(name: str, *options: str) -> AgentPreset:
+    return AgentPreset(name, sys.executable, (FEATURES_AGENT, "commands=none", *options))
+
+
+def listening(app: SupervisorApp) -> list[str]:
+    """What the app writes to call the person (BEL, OSC 9), kept instead of written."""
+    written: list[str] = []
+    app.attention = Attention("all", written.append, env={})
+    return written
+
+
+async def test_a_question_waits_for_the_person_who_answers_it_in_its_dialog() -> None:
+    app = SupervisorApp(settings(feat("feat", "elicit=form")))
+    written = listening(app)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.asks))
+        assert written == ["\x07\x1b]9;acp-tui: feat asks you: Where should this go? (a to answer)\x07"]
+        assert panes(app)["feat"].attempt.state == "needs-you"
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        assert isinstance(app.focused, Input) and app.focused.id == "field-0"
+        app.screen.query_one("#field-5", Select).value = "eu"
+        await pilot.press(*"web", "enter")
+        await wait_until(pilot, all_finished(app))
+        result = panes(app)["feat"].result
+        assert result is not None
+        [record] = result.elicitations
+        assert (record.action, record.by) == ("accept", "person")
+        content = {"name": "web", "replicas": 2, "confirm": False, "region": "eu", "tier": "free"}
+        assert record.content == content
+        said = json.loads(result.output.split("[elicitation form: ", 1)[1].split("]", 1)[0])
+        assert said == {"action": "accept", "content": content}
+
+
+async def test_a_run_ending_while_the_person_is_elsewhere_calls_them() -> None:
+    asker = scripted_preset("asker", policy="ask", permission="normal")
+    app = SupervisorApp(settings(asker, feat("quick")))
+    written = listening(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.asks) and panes(app)["quick"].result is not None)
+        assert not any("quick" in w for w in written)  # it ended in sight: nobody called
+        panes(app)["quick"].focus()
+        await pilot.press("z")  # another pane fills the screen
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("1")  # allowed: the asker's run ends while `quick` is zoomed
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        ended = [w for w in written if "ended" in w]
+        assert ended == ["\x07\x1b]9;acp-tui: asker r1·a1 ended: completed\x07"]
+
+
+async def test_an_unfocused_terminal_is_elsewhere() -> None:
+    app = SupervisorApp(settings(feat("quick", "elicit=url")))
+    written = listening(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.asks))
+        app.post_message(events.AppBlur())  # the terminal says it lost the focus
+        await wait_until(pilot, lambda: not app.app_focus)
+        app.driver.asks.answer(app.asks[0], DECLINE)  # answered elsewhere: no key reaches the app
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+    assert written[-1] == "\x07\x1b]9;acp-tui: quick r1·a1 ended: completed\x07"
