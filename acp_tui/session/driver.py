@@ -388,6 +388,7 @@ class SessionDriver:
             over = over_budget(attempt.spent, attempt.preset.budget_usd)
             if over is not None and attempt.cancel_reason is None:  # past its budget: it stops
                 self.cancel_soon(attempt, over)
+            self._changed(attempt)  # what the session has spent changed
         elif isinstance(event, ToolCallChanged):
             attempt.live_tool_calls[event.call.id] = event.call
         elif isinstance(event, NetworkRefused):

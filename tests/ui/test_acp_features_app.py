@@ -88,3 +88,33 @@ async def test_an_unfocused_terminal_is_elsewhere() -> None:
         await wait_until(pilot, all_finished(app))
         await pilot.pause()
     assert written[-1] == "\x07\x1b]9;acp-tui: quick r1·a1 ended: completed\x07"
+
+
+async def test_the_header_says_what_the_session_spent_per_currency() -> None:
+    app = SupervisorApp(
+        settings(
+            feat("a", "costs=0.01,0.02"), feat("b", "costs=0.5"), feat("c", "costs=1.25", "currency=EUR")
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        assert "spent" not in app.sub_title
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        assert app.sub_title.endswith(" · spent 1.25 EUR, 0.52 USD")
+
+
+async def test_a_pane_past_its_budget_is_cancelled_naming_it() -> None:
+    spender = AgentPreset(
+        "spender",
+        sys.executable,
+        (FEATURES_AGENT, "commands=none", "costs=0.02,0.04,0.06", "forever=1", "delay=0.05"),
+        budget_usd=0.05,
+    )
+    app = SupervisorApp(settings(spender))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        result = panes(app)["spender"].result
+        assert result is not None and result.stop_reason == "aborted"
+        assert result.error == "over budget: spent 0.0600 USD, more than budget_usd = 0.05"
