@@ -25,6 +25,7 @@ from acp_tui.core.costs import spent, totals
 from acp_tui.core.events import EventStream
 from acp_tui.core.model import (
     AgentInfo,
+    CommandInfo,
     ConfigOptionInfo,
     Cost,
     NetworkRefusal,
@@ -102,6 +103,7 @@ class Attempt:
     agent_info: AgentInfo | None = None
     options: dict[str, str] = field(default_factory=dict)  # the session's, once it started
     offered: tuple[ConfigOptionInfo, ...] = ()
+    commands: tuple[CommandInfo, ...] = ()  # the slash commands its agent offers, as it last said
     spawned_at: float | None = None  # the run's start, after its worktree was made
     first_output_at: float | None = None
     last_output_at: float | None = None

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from acp_tui.core.costs import over_budget
 from acp_tui.core.model import (
+    CommandsOffered,
     Finished,
     HiddenUpdate,
     NetworkRefused,
@@ -393,6 +394,9 @@ class SessionDriver:
             attempt.live_tool_calls[event.call.id] = event.call
         elif isinstance(event, NetworkRefused):
             attempt.live_network_refused.append(event.refusal)
+        elif isinstance(event, CommandsOffered):
+            attempt.commands = event.commands
+            self._changed(attempt)
         elif isinstance(event, SessionStarted):
             attempt.agent_info = event.agent
             attempt.options = dict(event.options)

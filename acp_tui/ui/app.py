@@ -45,7 +45,7 @@ from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.core.model import ConfigOptionInfo, SubagentResult
+    from acp_tui.core.model import CommandInfo, ConfigOptionInfo, SubagentResult
     from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
@@ -97,6 +97,7 @@ class SupervisorApp(App[None]):
         self.option_choices: dict[str, dict[str, str]] = {}
         self.sandboxes: dict[str, SandboxMode] = {}
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
+        self.commands: dict[str, tuple[CommandInfo, ...]] = {}  # per preset: last session's or a probe's
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
         # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
         self.export_dir = settings.export_dir or paths.exports_dir()
@@ -149,7 +150,9 @@ class SupervisorApp(App[None]):
         driver = compat.app_driver(self)
         if isinstance(driver, SupervisorDriver):
             driver.on_terminal_lost = self.terminal_lost
-        self.main_screen.query_one(PromptBar).focus_prompt()
+        bar = self.main_screen.query_one(PromptBar)
+        bar.commands = self.commands
+        bar.focus_prompt()
         self.main_screen.update_subtitle()
         if self.saved is not None:  # a session reopened (a new one is made at its first end)
             self.run_worker(self._reopen_session(), group="reopen")
@@ -269,6 +272,8 @@ class SupervisorApp(App[None]):
             return
         if attempt.offered:
             self.offered[attempt.agent] = attempt.offered
+        if attempt.commands:
+            self.commands[attempt.agent] = attempt.commands
         pane = self.main_screen.pane_for(attempt)
         if pane is not None:
             pane.show_state()
@@ -545,6 +550,7 @@ class SupervisorApp(App[None]):
     async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
         """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
         from acp_tui.acp.probe import describe_agent
+        from acp_tui.core.model import CommandInfo
         from acp_tui.ui.screens.policy_screen import offered_of
 
         if agent not in self.settings.names:
@@ -554,6 +560,8 @@ class SupervisorApp(App[None]):
         offered = offered_of(record)
         if offered:
             self.offered[agent] = offered
+        if record["commands"]:
+            self.commands[agent] = tuple(CommandInfo(**command) for command in record["commands"])
         error = record.get("error")
         return offered, error if isinstance(error, str) else None
 
@@ -613,6 +621,7 @@ class SupervisorApp(App[None]):
         # The checks stay as they were; an agent the file added comes checked.
         checked = {*bar.selected(), *(name for name in self.settings.names if name not in bar.policies)}
         new = PromptBar(self.policies, self.settings.prompt, checked)
+        new.commands = self.commands
         await self.main_screen.mount(new, after=bar)
         if bar.sandbox:  # never unconfined by a reload
             new.toggle_sandbox()

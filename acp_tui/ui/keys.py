@@ -58,6 +58,9 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+a,ctrl+e,ctrl+k,ctrl+u,ctrl+w,home,end", "", "the text box's editing keys: ctrl+a or home to "
         "the line start, ctrl+e or end to its end, ctrl+k deletes to the end, ctrl+u to the start, ctrl+w "
         "the word before", "prompt", label="ctrl+a/e/k/u/w"),
+    Key("slash", "", "at the start of the prompt: the slash commands the checked agents offer (each with its "
+        "description and agents); up / down pick one, tab or enter completes it, escape hides them", "prompt",
+        label="/"),
     Key("tab", "", "to the send-to boxes (then to the panes); shift+tab back", "prompt",
         intro="the send-to boxes (space checks one, * all)"),
     Key("escape", "focus_panes", "leave the prompt for the panes", "grid", footer=None),

@@ -118,3 +118,38 @@ async def test_a_pane_past_its_budget_is_cancelled_naming_it() -> None:
         result = panes(app)["spender"].result
         assert result is not None and result.stop_reason == "aborted"
         assert result.error == "over budget: spent 0.0600 USD, more than budget_usd = 0.05"
+
+
+async def test_slash_shows_the_checked_agents_commands_and_completes_one() -> None:
+    from acp_tui.ui.widgets.command_menu import CommandMenu
+    from acp_tui.ui.widgets.prompt_bar import PromptBar
+
+    app = SupervisorApp(
+        settings(
+            AgentPreset("a", sys.executable, (FEATURES_AGENT,)),
+            AgentPreset("b", sys.executable, (FEATURES_AGENT, "commands=test:Run them all|lint:Lint")),
+            prompt="",
+        )
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.main_screen.query_one(PromptBar)
+        menu = bar.query_one(CommandMenu)
+        await pilot.press("/")
+        assert not menu.shown  # no agent has said what it offers yet
+        await pilot.press("backspace", *"hello", "enter")
+        await wait_until(pilot, all_finished(app))
+        await wait_until(pilot, lambda: set(app.commands) == {"a", "b"})
+        app.main_screen.action_focus_prompt()
+        await pilot.press("ctrl+u", "/")
+        assert [(o.command.name, o.agents) for o in menu.offers] == [
+            ("lint", ("b",)),
+            ("test", ("a", "b")),
+            ("web", ("a",)),
+        ]
+        await pilot.press("t")
+        assert [o.command.name for o in menu.offers] == ["test"]
+        await pilot.press("tab")
+        assert bar.value == "/test " and not menu.shown
+        await pilot.press(*"now", "enter")
+        await wait_until(pilot, lambda: len(app.session.attempts) == 4 and all_finished(app)())
+        assert {a.result.output for a in app.session.attempts[2:] if a.result} == {"Echo: /test now"}
