@@ -153,3 +153,26 @@ async def test_slash_shows_the_checked_agents_commands_and_completes_one() -> No
         await pilot.press(*"now", "enter")
         await wait_until(pilot, lambda: len(app.session.attempts) == 4 and all_finished(app)())
         assert {a.result.output for a in app.session.attempts[2:] if a.result} == {"Echo: /test now"}
+
+
+async def test_a_boolean_option_is_a_switch_in_f2_and_the_next_run_gets_it() -> None:
+    from acp_tui.ui.screens.policy_screen import AgentsScreen
+    from acp_tui.ui.widgets.toggle import Toggle
+
+    app = SupervisorApp(settings(feat("feat", "bool_options=1")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        assert panes(app)["feat"].result.output.endswith("fast=False]")  # type: ignore[union-attr]
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        switch = app.screen.query_one("#options-0 Toggle", Toggle)
+        assert switch.name == "option-0-1" and switch.value is False
+        switch.focus()
+        await pilot.press("space", "enter")  # on, and applied
+        await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
+        assert app.option_choices["feat"] == {"fast": "true"}
+        app.main_screen.action_focus_prompt()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.session.attempts) == 2 and all_finished(app)())
+        assert app.session.attempts[1].result.output.endswith("fast=True]")  # type: ignore[union-attr]

@@ -2,7 +2,8 @@
 for the next runs, and the rules of the policy picked: the policy lab's switchboard.
 
 The values of an agent's options come from its last session in the app or from a probe (`p`, or
-the row's Probe button: `acp-tui probe` in a worker). Everything shown that came from an agent or
+the row's Probe button: `acp-tui probe` in a worker); a boolean option is a switch beside the
+selects. Everything shown that came from an agent or
 the config file is literal text on one line.
 
 By keyboard: tab walks the choices (the focused one and its agent's row are highlighted), space or
@@ -135,10 +136,12 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             select.value = row.policy if row.policy in self.policies else Select.NULL
             self.query_one(f"#sandbox-{i}", Toggle).value = row.sandbox == "workspace"
             for j, option in enumerate(row.offered):
-                name = f"option-{i}-{j}"
-                for chosen in self.query(f"#options-{i} Select").results(Select):
-                    if chosen.name == name:
-                        chosen.value = row.options.get(option.id, option.current)
+                widget = self._option_widget(i, j)
+                value = row.options.get(option.id, option.current)
+                if isinstance(widget, Toggle):
+                    widget.value = value == "true"
+                elif isinstance(widget, Select):
+                    widget.value = value
         self.query_one("#status", Static).update("")
         if self.rows:
             self.query_one("#agent-0 .policy", Select).focus()
@@ -188,6 +191,10 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         widgets: list[Widget] = []
         for j, option in enumerate(row.offered):
             value = row.options.get(option.id, option.current)
+            if option.type == "boolean":  # a switch beside the selects: on or off
+                label = text.line(option.category or option.name or option.id, 30)
+                widgets.append(Toggle(label, value=value == "true", name=f"option-{i}-{j}", compact=True))
+                continue
             values = list(option.values) if value in option.values else [value, *option.values]
             widgets.append(
                 Select(
@@ -277,13 +284,20 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         row = self.rows[i]
         chosen = dict(row.options)
         for j, option in enumerate(row.offered):
-            name = f"option-{i}-{j}"
-            select = next((s for s in self.query(f"#options-{i} Select") if s.name == name), None)
-            if not isinstance(select, Select) or not isinstance(select.value, str):
+            widget = self._option_widget(i, j)
+            value = widget.value if isinstance(widget, Select) else None
+            if isinstance(widget, Toggle):
+                value = "true" if widget.value else "false"
+            if not isinstance(value, str):
                 continue
-            if select.value != option.current or option.id in chosen:
-                chosen[option.id] = select.value
+            if value != option.current or option.id in chosen:
+                chosen[option.id] = value
         return chosen
+
+    def _option_widget(self, i: int, j: int) -> Widget | None:
+        """The select (or, for a boolean option, the switch) of row `i`'s option `j`."""
+        name = f"option-{i}-{j}"
+        return next((w for w in self.query_one(f"#options-{i}", Grid).children if w.name == name), None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "apply":  # Enter picks in an open menu, and presses a focused button
