@@ -176,3 +176,17 @@ async def test_a_boolean_option_is_a_switch_in_f2_and_the_next_run_gets_it() -> 
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.session.attempts) == 2 and all_finished(app)())
         assert app.session.attempts[1].result.output.endswith("fast=True]")  # type: ignore[union-attr]
+
+
+async def test_the_pane_shows_the_context_gauge_from_usage_update_s_size() -> None:
+    from acp_tui.ui.widgets.context_gauge import ContextGauge
+
+    app = SupervisorApp(settings(feat("feat", "costs=0.01,0.02,0.03", "size=4000")))
+    async with app.run_test(size=SIZE) as pilot:
+        gauge = app.main_screen.query_one(ContextGauge) if app.main_screen.query(ContextGauge) else None
+        assert gauge is None  # no pane yet
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        gauge = panes(app)["feat"].query_one(ContextGauge)
+        assert str(gauge.render()) == "ctx ▕████▌ ▏ 75%"  # 3000 of 4000 tokens

@@ -11,7 +11,8 @@ from acp_tui.ui.widgets.context_gauge import ContextGauge, bar, gauge_text
 def test_the_bar_and_the_percent() -> None:
     assert bar(0.0, 4) == "    " and bar(1.0, 4) == "████" and bar(0.5, 4) == "██  "
     assert bar(1 / 32, 4) == "▏   " and bar(2.0, 3) == "███" and bar(-1, 3) == "   "
-    assert gauge_text(Usage(used=34_000, size=100_000)) == "ctx ▕███▍      ▏ 34%"
+    assert gauge_text(Usage(used=34_000, size=100_000), width=10) == "ctx ▕███▍      ▏ 34%"
+    assert gauge_text(Usage(used=34_000, size=100_000)) == "ctx ▕██    ▏ 34%"
     assert gauge_text(Usage(used=5, size=0)) == "" and gauge_text(None) == ""
 
 

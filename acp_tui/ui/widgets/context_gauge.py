@@ -22,8 +22,8 @@ def bar(fraction: float, width: int) -> str:
     return ("█" * whole + (BLOCKS[part] if part else "")).ljust(width, " ")
 
 
-def gauge_text(usage: Usage | None, width: int = 10) -> str:
-    """`ctx ▕███▍      ▏ 34%`, or nothing before the agent reports a context size."""
+def gauge_text(usage: Usage | None, width: int = 6) -> str:
+    """`ctx ▕██    ▏ 34%`, or nothing before the agent reports a context size."""
     if usage is None or usage.size <= 0:
         return ""
     fraction = usage.used / usage.size

@@ -59,6 +59,7 @@ from acp_tui.ui.summary import (
     usage_summary,
 )
 from acp_tui.ui.widgets.answer_view import AnswerView, in_sight
+from acp_tui.ui.widgets.context_gauge import ContextGauge
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, StatusBadge, colour_key
 
 if TYPE_CHECKING:
@@ -232,6 +233,7 @@ class RunPane(Vertical, can_focus=True):
         with Horizontal(classes="pane-header"):
             yield StatusBadge(self.state, id="badge")
             yield Static("", id="usage", markup=False)
+            yield ContextGauge(id="gauge")
             yield Static("", id="elapsed", markup=False)
             cancel = Button("Cancel", id="cancel", variant="error", compact=True)
             cancel.can_focus = False  # by mouse only: Enter on a focused button cancelled a wrong run
@@ -478,6 +480,7 @@ class RunPane(Vertical, can_focus=True):
             self._stats_dirty = False
             usage = usage_summary(self.attempt.usage)
             self.query_one("#usage", Static).update(usage, layout=False)  # its width is the row's rest
+            self.query_one(ContextGauge).usage = self.attempt.last_usage
             lines = [
                 line
                 for line in (
