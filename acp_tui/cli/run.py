@@ -14,7 +14,7 @@ import click
 from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of, usage_errors
 from acp_tui.settings.logs import route_logging
 from acp_tui.settings.presets import parse_option_specs, with_options
-from acp_tui.settings.schema import AgentPreset, ConfigError
+from acp_tui.settings.schema import ConfigError
 
 if TYPE_CHECKING:
     from acp_tui.reports.records import RunRecord
@@ -179,7 +179,9 @@ def run_command(
                 ctx,
             )
         where = os.path.abspath(cwd or presets[0].cwd or os.getcwd())
-        follow_ups = [_agent_session(presets[0], load_session, where)]
+        from acp_tui.reports.records import agent_session_record
+
+        follow_ups = [agent_session_record(presets[0], load_session, where)]
     jobs = []
     for preset in presets:
         if overlay:
@@ -271,19 +273,3 @@ def _latest_turns(ctx: click.Context, path: Path, only: Sequence[str]) -> list[R
     if not latest:
         raise click.UsageError(f"--continue {label}: no run to follow up on", ctx)
     return list(latest.values())
-
-
-def _agent_session(preset: AgentPreset, session_id: str, cwd: str) -> RunRecord:
-    """A session the agent keeps, as the record of a turn to follow up (`--load`): its id and
-    where it is continued; nothing else is known of it."""
-    from acp_tui.reports.records import RunRecord
-
-    return RunRecord.model_validate(
-        {
-            "name": preset.name,
-            "command": preset.argv,
-            "stop_reason": "completed",
-            "session_id": session_id,
-            "cwd": cwd,
-        }
-    )

@@ -329,6 +329,16 @@ def run_record(
     return RunRecord.model_validate(fields, strict=False)
 
 
+def agent_session_record(
+    preset: AgentPreset, session_id: str, cwd: str, title: str | None = None
+) -> RunRecord:
+    """A session the agent keeps (`session/list`), as the record of an ended turn that a follow-up
+    continues (`acp-tui run --load`, the app's list of an agent's sessions): its id, where it is
+    continued (ours to choose: never the cwd the agent lists), its title as the prompt."""
+    said = {"name": preset.name, "command": preset.argv, "prompt": title or "", "stop_reason": "completed"}
+    return RunRecord.model_validate({**said, "session_id": session_id, "cwd": cwd})
+
+
 def isolation_keys(fields: Mapping[str, Any] | None, secrets: list[str]) -> dict[str, Any]:
     """A worktree's keys as a record holds them: the one place its diff is masked. A secret the
     agent wrote into a file shows as `***` (an unmasked diff exists only in the live worktree)."""

@@ -25,6 +25,7 @@ from acp_tui.core.costs import spent, totals
 from acp_tui.core.events import EventStream
 from acp_tui.core.model import (
     AgentInfo,
+    AgentSessionInfo,
     CommandInfo,
     ConfigOptionInfo,
     Cost,
@@ -334,6 +335,15 @@ class Session:
         )
         self.attempts.append(attempt)
         return attempt
+
+    def agent_session(self, preset: AgentPreset, session: AgentSessionInfo, cwd: str) -> Attempt:
+        """A session the agent keeps (`session/list`), as the ended turn a follow-up continues, in
+        `cwd`: in a round of its own, and not one of this session's attempts (no run of ours)."""
+        from acp_tui.reports.records import agent_session_record
+
+        self.rounds += 1
+        record = agent_session_record(preset, session.session_id, cwd, session.title or session.session_id)
+        return Attempt.from_record(record.numbered(self.rounds, 1), preset, next(self._ids))
 
     def follow_up(
         self, previous: Attempt, prompt: str, policy: str, preset: AgentPreset | None = None

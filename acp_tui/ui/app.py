@@ -45,7 +45,7 @@ from acp_tui.ui.screens.main_screen import MainScreen, display_command
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.core.model import CommandInfo, ConfigOptionInfo, SubagentResult
+    from acp_tui.core.model import AgentSessionInfo, CommandInfo, ConfigOptionInfo, SubagentResult
     from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
@@ -512,7 +512,14 @@ class SupervisorApp(App[None]):
                 self.policies.update(chosen.policies)
                 self.option_choices.update(chosen.options)
                 self.sandboxes.update(chosen.sandboxes)
-                self.main_screen.query_one(PromptBar).show_policies(self.policies)
+                bar = self.main_screen.query_one(PromptBar)
+                bar.show_policies(self.policies)
+                if (
+                    chosen.session is not None
+                ):  # one of the agent's own sessions: the next prompt continues it
+                    agent, session = chosen.session
+                    preset = self.next_preset(agent)
+                    bar.enter_follow_up(self.session.agent_session(preset, session, _cwd_of(preset)))
                 self.want_spares()  # spares of a changed preset are not its next run's
 
         self.push_screen(self._agents_screen(), apply)
@@ -545,7 +552,7 @@ class SupervisorApp(App[None]):
             for name in self.settings.names
         ]
         rules = {name: policy.describe() for name, policy in self.settings.policies.items()}
-        return AgentsScreen(rows, self.settings.policy_names, rules, self.probe_agent)
+        return AgentsScreen(rows, self.settings.policy_names, rules, self.probe_agent, self.agent_sessions)
 
     async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
         """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
@@ -564,6 +571,16 @@ class SupervisorApp(App[None]):
             self.commands[agent] = tuple(CommandInfo(**command) for command in record["commands"])
         error = record.get("error")
         return offered, error if isinstance(error, str) else None
+
+    async def agent_sessions(self, agent: str) -> tuple[tuple[AgentSessionInfo, ...], str | None]:
+        """The sessions a preset's agent keeps (`session/list`), or why none could be listed."""
+        from acp_tui.acp.agent_sessions import agent_sessions
+
+        if agent not in self.settings.names:
+            return (), "no longer in the config"
+        return await agent_sessions(
+            self.settings.provider_config(self.next_preset(agent), policy_override="reject")
+        )
 
     def action_reload_config(self) -> None:
         """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
@@ -807,6 +824,6 @@ def make_app(
     return SupervisorApp(settings, store=store, reopened=reopened)
 
 
-def _cwd_of(config: AcpProviderConfig) -> str:
+def _cwd_of(config: AcpProviderConfig | AgentPreset) -> str:
     """Where a run of `config` works when nothing else says (a round's runs outside a worktree)."""
     return os.path.abspath(config.cwd or os.getcwd())

@@ -118,7 +118,8 @@ KEYS: tuple[Key, ...] = (
     # Not ctrl+k, the text boxes' delete-to-the-end: one Enter too many made it cancel every run.
     Key("C", "cancel_all", "cancel every live run, after a confirm whose focus is on no (y cancels them)",
         "app", footer="Stop all", command="Cancel all"),
-    Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes",
+    Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes, "
+        "s lists the sessions the agent keeps (enter continues one)",
         "app", priority=True, command="Agents", intro="the agents (policy, sandbox, mode, model)"),
     Key("ctrl+g", "toggle_worktree", "worktree on / off: each run of the next rounds in its own git "
         "worktree of HEAD", "grid", priority=True, command="Worktrees"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from textual import events
 from textual.widgets import Input, Select
@@ -190,3 +191,58 @@ async def test_the_pane_shows_the_context_gauge_from_usage_update_s_size() -> No
         await pilot.pause()
         gauge = panes(app)["feat"].query_one(ContextGauge)
         assert str(gauge.render()) == "ctx ▕████▌ ▏ 75%"  # 3000 of 4000 tokens
+
+
+async def test_f2_lists_the_agent_s_own_sessions_and_the_chosen_one_is_continued(tmp_path: Any) -> None:
+    from textual.widgets import OptionList
+
+    from acp_tui.ui.screens.agent_sessions_screen import AgentSessionsScreen
+    from acp_tui.ui.screens.policy_screen import AgentsScreen
+    from tests.test_acp_features_cli import SESSIONS_AGENT
+
+    store = tmp_path / "store"
+    kept = AgentPreset("kept", sys.executable, (SESSIONS_AGENT, f"store={store}", "list=1"))
+    app = SupervisorApp(settings(kept, prompt="remember blue"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # a session of the agent's, which it keeps
+        await wait_until(pilot, all_finished(app))
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        await pilot.press("s")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, AgentSessionsScreen) and bool(app.screen.sessions)
+        )
+        [session] = app.screen.sessions  # type: ignore[attr-defined]
+        assert session.title == "remember blue"
+        assert app.screen.query_one(OptionList).option_count == 1
+        await pilot.press("enter")  # continue it: F2 applied and closed, the prompt follows it up
+        await wait_until(pilot, lambda: app.screen is app.main_screen)
+        await pilot.press(*"which colour?", "enter")
+        await wait_until(pilot, lambda: len(app.session.attempts) == 2 and all_finished(app)())
+        turn = app.session.attempts[1]
+        assert (
+            turn.result is not None and turn.result.output == "turn 2: which colour? (after: remember blue)"
+        )
+        assert turn.session_id == session.session_id
+
+
+async def test_f2_says_in_one_line_that_an_agent_keeps_no_list(tmp_path: Any) -> None:
+    from textual.widgets import Static
+
+    from acp_tui.ui.screens.agent_sessions_screen import AgentSessionsScreen
+    from acp_tui.ui.screens.policy_screen import AgentsScreen
+
+    app = SupervisorApp(settings(feat("plain")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentSessionsScreen))
+
+        def status() -> str:
+            return str(app.screen.query_one("#status", Static).render())
+
+        await wait_until(pilot, lambda: "session/list)" in status() and "asking" not in status())
+        assert status() == "plain does not list its sessions (it offers no session/list)"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))

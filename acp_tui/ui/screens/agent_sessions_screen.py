@@ -1,12 +1,15 @@
 """The sessions an agent keeps (`session/list`), to continue one in a pane.
 
-Opened at once, it says it is asking; `show` gives it the sessions (newest first, as the agent
-listed them: title, working directory, last activity, id) or the one line saying why there are
-none (the agent offers no `session/list`, it failed). Enter continues the highlighted one; escape
-closes. Titles, paths and ids come from the agent: shown literally, on one line each.
+Opened at once, it says it is asking (`lister`, in a worker of its own: closing the screen ends
+it); `show` gives it the sessions (as the agent listed them: title, working directory, last
+activity, id) or the one line saying why there are none (the agent offers no `session/list`, it
+failed). Enter continues the highlighted one; escape closes. Titles, paths and ids come from the
+agent: shown literally, on one line each.
 """
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,6 +23,7 @@ from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 
 TITLE_CHARS = 60
+Listed = tuple[tuple[AgentSessionInfo, ...], str | None]  # the sessions, or why there are none
 
 
 class AgentSessionsScreen(DialogScreen[AgentSessionInfo | None]):
@@ -33,10 +37,11 @@ class AgentSessionsScreen(DialogScreen[AgentSessionInfo | None]):
     }
     """
 
-    def __init__(self, agent: str) -> None:
+    def __init__(self, agent: str, lister: Callable[[], Awaitable[Listed]] | None = None) -> None:
         super().__init__()
         self.agent = agent
         self.sessions: tuple[AgentSessionInfo, ...] = ()
+        self._lister = lister
 
     def compose_dialog(self) -> ComposeResult:
         yield Static(text.markup("the sessions $agent keeps", agent=self.agent), id="who")
@@ -45,6 +50,12 @@ class AgentSessionsScreen(DialogScreen[AgentSessionInfo | None]):
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
+        if self._lister is not None:
+            self.run_worker(self._list(self._lister), exit_on_error=False)
+
+    async def _list(self, lister: Callable[[], Awaitable[Listed]]) -> None:
+        found, error = await lister()
+        self.show(error if error is not None else found)
 
     def show(self, found: tuple[AgentSessionInfo, ...] | str) -> None:
         """The sessions the agent listed, or why there are none (one line)."""

@@ -8,7 +8,8 @@ the config file is literal text on one line.
 
 By keyboard: tab walks the choices (the focused one and its agent's row are highlighted), space or
 up/down opens a choice, Enter applies them all (on a button, it presses that button), escape leaves
-without applying.
+without applying. `s` lists the sessions the focused row's agent keeps (`session/list`): the one
+chosen is continued (the choices applied, the prompt bar in follow-up mode on it).
 """
 
 from __future__ import annotations
@@ -25,15 +26,17 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Button, Select, Static
 
-from acp_tui.core.model import ConfigOptionInfo
+from acp_tui.core.model import AgentSessionInfo, ConfigOptionInfo
 from acp_tui.policy.names import BUILTIN
 from acp_tui.settings.provider_config import SandboxMode
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
+from acp_tui.ui.screens.agent_sessions_screen import AgentSessionsScreen, Listed
 from acp_tui.ui.widgets.toggle import Toggle
 
 # What the screen asks the app for: the options an agent offers, or the one-line error.
 Prober = Callable[[str], Awaitable[tuple[tuple[ConfigOptionInfo, ...], str | None]]]
+Lister = Callable[[str], Awaitable[Listed]]  # an agent's own sessions (`acp.agent_sessions`)
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class AgentsChoice:
     policies: dict[str, str]  # preset -> policy
     options: dict[str, dict[str, str]]  # preset -> option id -> value id, for the next runs
     sandboxes: dict[str, SandboxMode] = field(default_factory=dict)  # preset -> its sandbox
+    session: tuple[str, AgentSessionInfo] | None = None  # an agent's own session to continue
 
 
 def offered_of(record: Mapping[str, Any]) -> tuple[ConfigOptionInfo, ...]:
@@ -104,6 +108,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         Binding("escape", "close", "Close"),
         Binding("enter", "apply", "Apply", priority=True),  # unless a menu is open, or on a button
         Binding("p", "probe", "Probe agent"),
+        Binding("s", "sessions", "Its sessions"),
     ]
 
     def __init__(
@@ -112,12 +117,14 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         policies: Sequence[str],
         rules: Mapping[str, Sequence[str]],
         prober: Prober | None = None,
+        lister: Lister | None = None,
     ) -> None:
         super().__init__()
         self.rows = list(rows)
         self.policies = list(policies)
         self.rules = dict(rules)
         self.prober = prober
+        self.lister = lister
         self._shown_policy = self.rows[0].policy if self.rows else ""
         self._opened = False
 
@@ -181,7 +188,9 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             yield Button("Apply", variant="primary", id="apply", compact=True)
             yield Button("Cancel", id="cancel", compact=True)
         yield Static(
-            "values: the agent's last session, or p (probe) · ctrl+r reloads the config file", classes="hint"
+            "values: the agent's last session, or p (probe) · s: the sessions it keeps"
+            " · ctrl+r reloads the config",
+            classes="hint",
         )
 
     def _option_widgets(self, i: int, row: AgentRow) -> list[Widget]:
@@ -276,6 +285,21 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             await options.mount_all(self._option_widgets(i, row))
             self.rows[i] = row  # once its selects are there: Apply reads them by this row
 
+    # The agent's own sessions --------------------------------------------------------------------
+
+    def action_sessions(self) -> None:
+        i = self._row_of(self.focused)
+        lister = self.lister
+        if lister is None or not self.rows:
+            return
+        agent = self.rows[0 if i is None else i].name
+
+        def chosen(session: AgentSessionInfo | None) -> None:
+            if session is not None:
+                self._apply((agent, session))
+
+        self.app.push_screen(AgentSessionsScreen(agent, lambda: lister(agent)), chosen)
+
     # The answer ---------------------------------------------------------------------------------
 
     def _chosen_options(self, i: int) -> dict[str, str]:
@@ -306,6 +330,9 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
 
     @on(Button.Pressed, "#apply")
     def action_apply(self) -> None:
+        self._apply()
+
+    def _apply(self, session: tuple[str, AgentSessionInfo] | None = None) -> None:
         policies = {}
         for i, row in enumerate(self.rows):
             value = self.query_one(f"#agent-{i} .policy", Select).value
@@ -315,7 +342,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             row.name: "workspace" if self.query_one(f"#sandbox-{i}", Toggle).value else "none"
             for i, row in enumerate(self.rows)
         }
-        self.dismiss(AgentsChoice(policies, options, sandboxes))
+        self.dismiss(AgentsChoice(policies, options, sandboxes, session))
 
     @on(Button.Pressed, "#cancel")
     def cancel(self) -> None:
