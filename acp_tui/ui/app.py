@@ -238,7 +238,8 @@ class SupervisorApp(App[None]):
     def want_spares(self) -> None:
         """Spares for what the next prompt will start: a child per agent of the next round that
         works in its own directory (not a worktree: its cwd is not known yet), its session open;
-        and, in follow-up mode, one for that turn's agent, taken through `initialize` only."""
+        and one for each conversation in view whose turn has ended (the follow-up mode's first),
+        taken through `initialize` only, so that `f` a few seconds later is warm."""
         spares = self.driver.spares
         if spares is None or not self.screen_stack:
             return
@@ -253,13 +254,13 @@ class SupervisorApp(App[None]):
                 if preset.warm and not isolated:
                     config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
                     wanted.append(Wanted(config, _cwd_of(config)))
-            previous = self.main_screen.query_one(PromptBar).follow_up
-            if previous is not None and previous.preset.warm and previous.cwd:
+            for previous in self.main_screen.follow_ups_in_view():
                 preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
                 config = self.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
-                wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
+                if preset.warm and previous.cwd:
+                    wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
         spares.want(wanted)
 
     # Following the attempts -------------------------------------------------------------------
@@ -283,6 +284,7 @@ class SupervisorApp(App[None]):
             self.run_worker(self.main_screen.follow_compare(attempt), group="compare")
         if ended and result is not None:
             self._tell_ended(attempt, result)
+            self.want_spares()  # its follow-up's, while the person reads the answer
 
     def _tell_ended(self, attempt: Attempt, result: SubagentResult) -> None:
         """A failure is said (a toast, the bell); any end is called out to a person elsewhere."""

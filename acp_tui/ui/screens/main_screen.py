@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 BOARD = "board"  # the board's installed screen
 INTRO_WIDTH = 74  # the first screen's lines of keys fit 80 columns
+MAX_WARM_FOLLOW_UPS = 4  # follow-up spares at most: each is an agent's process, idle until taken
 STATE_ORDER = (
     "live",
     "needs-you",
@@ -352,6 +353,24 @@ class MainScreen(Screen[object]):
         """Escape in the prompt, in follow-up mode: the next prompt goes to the checked agents again."""
         self.query_one(PromptBar).leave_follow_up()
         self.supervisor.want_spares()  # the follow-up's spare is no longer wanted
+
+    def follow_ups_in_view(self) -> list[Attempt]:
+        """The turns a follow-up may continue next: the follow-up mode's, then the latest turn of
+        each pane in sight (the zoomed one alone while zoomed) that ended and can be continued,
+        the focused pane's first; `MAX_WARM_FOLLOW_UPS` at most."""
+        from acp_tui.ui.widgets.run_pane import RunPane
+
+        previous = self.query_one(PromptBar).follow_up
+        found = [previous] if previous is not None else []
+        panes = [self.maximized] if isinstance(self.maximized, RunPane) else self.panes()
+        view = self.runs.region
+        in_sight = [pane for pane in panes if pane.region.overlaps(view)]
+        in_sight.sort(key=lambda pane: not pane.has_focus)
+        for pane in in_sight:
+            turn = pane.attempt
+            if turn not in found and turn.cannot_follow_up(asking_the_agent=True) is None:
+                found.append(turn)
+        return found[:MAX_WARM_FOLLOW_UPS]
 
     def pane_for(self, attempt: Attempt) -> RunPane | None:
         """The pane of `attempt`'s conversation: one pane shows every turn of it."""
