@@ -13,8 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import anyio
-
 from acp_tui.core.elicitation import (
     CANCEL,
     DECLINE,
@@ -24,9 +22,9 @@ from acp_tui.core.elicitation import (
     ElicitationRecord,
     QuestionHandler,
 )
-from acp_tui.policy.ask import asking_run
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import TextGuard
+from acp_tui.runs.waiting import Waits
 
 
 class QuestionBroker:
@@ -43,16 +41,12 @@ class QuestionBroker:
         self._handler = handler
         self._guard = guard
         self._deadlines = deadlines
-        self._asker = asker  # whose question it is, for the queue (`asking_run`)
+        self._waits = Waits(asker)  # whose question it is, for the queue
         self._on_record = on_record
-        self._waiting: set[anyio.CancelScope] = set()
-        self._halted = False
 
     def halt(self) -> None:
         """The run stops: every question waiting is answered `cancel`, and so is any later one."""
-        self._halted = True
-        for scope in self._waiting:
-            scope.cancel()
+        self._waits.halt()
 
     async def ask(self, ask: ElicitationAsk) -> ElicitationAnswer:
         ask = self._guarded(ask)
@@ -77,25 +71,12 @@ class QuestionBroker:
         return answer
 
     async def _answer(self, ask: ElicitationAsk) -> tuple[ElicitationAnswer, str]:
-        if self._halted:
-            return CANCEL, "cancelled"
-        if self._handler is None or ask.mode not in ("form", "url"):
-            return DECLINE, "no one"
-        token = asking_run.set(self._asker)
-        try:
-            with anyio.CancelScope() as scope:
-                self._waiting.add(scope)
-                try:
-                    answer = await self._handler(ask)
-                except Exception:
-                    return CANCEL, "failed"
-                finally:
-                    self._waiting.discard(scope)
-            if scope.cancelled_caught:
-                return CANCEL, "cancelled"
-        finally:
-            asking_run.reset(token)
-        return answer, "person"
+        """The answer and who gave it: nobody to ask (or a mode we do not show) declines at once."""
+        handler = self._handler
+        if handler is None or ask.mode not in ("form", "url"):
+            return (CANCEL, "cancelled") if self._waits.halted else (DECLINE, "no one")
+        answer, cut = await self._waits.answer(lambda: handler(ask))
+        return (answer, "person") if answer is not None else (CANCEL, cut or "cancelled")
 
     def _guarded(self, ask: ElicitationAsk) -> ElicitationAsk:
         guard = self._guard
