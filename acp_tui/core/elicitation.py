@@ -19,6 +19,7 @@ Pure: the UI builds its dialog from the form, `acp-tui run` declines without loo
 from __future__ import annotations
 
 import datetime
+import itertools
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -33,6 +34,7 @@ FieldKind: TypeAlias = Literal["string", "number", "integer", "boolean", "choice
 # a choice (None: none), the values of a multi-select.
 Entry: TypeAlias = str | bool | tuple[str, ...] | None
 
+MAX_FIELDS = 64  # a form of more is not one a person fills in: it can only be declined
 FORMATS = {
     "email": "an email address",
     "uri": "a URI (scheme:...)",
@@ -154,6 +156,7 @@ class ElicitationForm:
     title: str
     description: str
     fields: tuple[FormField, ...]
+    left_out: int = 0  # fields past `MAX_FIELDS`: the form cannot be accepted
 
     @classmethod
     def from_schema(cls, schema: Any) -> ElicitationForm:
@@ -167,9 +170,10 @@ class ElicitationForm:
         )
         fields = tuple(
             _field(str(name), prop if isinstance(prop, dict) else {}, str(name) in required)
-            for name, prop in properties.items()
+            for name, prop in itertools.islice(properties.items(), MAX_FIELDS)
         )
-        return cls(_text(schema.get("title")), _text(schema.get("description")), fields)
+        left_out = max(0, len(properties) - MAX_FIELDS)
+        return cls(_text(schema.get("title")), _text(schema.get("description")), fields, left_out)
 
     def validate(self, entries: Mapping[str, Entry]) -> tuple[dict[str, Any], dict[str, str]]:
         """(the content to accept with, the errors by field name): the form can be accepted once

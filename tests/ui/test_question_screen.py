@@ -117,3 +117,19 @@ async def test_a_url_is_shown_with_its_host_first_and_never_opened() -> None:
         assert app.clipboard == url
         await pilot.click("#accept")
     assert app.answers == [ElicitationAnswer.accept()]
+
+
+async def test_a_form_too_big_to_fill_can_only_be_declined_and_long_text_is_cut() -> None:
+    schema = {"properties": {f"f{n}": {"type": "string"} for n in range(70)}}
+    ask = ElicitationAsk("form", "x" * 50_000, ElicitationForm.from_schema(schema), schema=schema)
+    assert ask.form is not None and (len(ask.form.fields), ask.form.left_out) == (64, 6)
+    app = Host(QuestionScreen("ed", ask))
+    async with app.run_test(size=(80, 40)) as pilot:
+        assert app.screen.query_one("#accept", Button).disabled
+        assert "6 more fields than acp-tui shows: it can only be declined" in shown(app)
+        assert str(app.screen.query_one("#message", Static).render()).endswith("… (cut)")
+        await pilot.press("enter")  # valid fields, yet nothing is sent
+        assert app.answers == []
+        app.screen.query_one("#decline", Button).press()  # below, past the fields
+        await pilot.pause()
+    assert app.answers == [DECLINE]

@@ -38,6 +38,8 @@ from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 
 LATER = "\x00later"  # dismissed with this: the question stays in the queue
+TEXT_CHARS = 2000  # an agent's message or description shown, at most (the rest is cut, and says so)
+TITLE_CHARS = 80
 PLACEHOLDERS = {
     "email": "name@example.com",
     "uri": "https://…",
@@ -96,14 +98,14 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
         where = f" · {self.label}" if self.label else ""
         yield Static(text.markup("$agent$where asks you", agent=self.agent, where=where), id="who")
         yield Static(self.queue_line, id="queue", markup=False)
-        yield Static(text.literal(self.ask.message), id="message")
+        yield Static(text.literal(_cut(self.ask.message)), id="message")
         if self.is_form:
             yield from self._compose_form()
         else:
             yield Static(
                 text.markup("it leads to [b]$host[/b]", host=self.ask.host or "(no host)"), id="host"
             )
-            yield Static(text.literal(self.ask.url or ""), id="url")
+            yield Static(text.literal(_cut(self.ask.url or "")), id="url")
             yield Static(text.line("acp-tui never opens it: open it yourself if you wish."), classes="about")
         with Horizontal(id="answers"):
             accept = "Accept" if self.is_form else "Accept (I will go there myself)"
@@ -114,19 +116,26 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
 
     def _compose_form(self) -> ComposeResult:
         if self.form.title:
-            yield Static(text.literal(self.form.title), classes="title")
+            yield Static(text.line(self.form.title, TITLE_CHARS), classes="title")
         if self.form.description:
-            yield Static(text.literal(self.form.description), classes="about")
+            yield Static(text.literal(_cut(self.form.description)), classes="about")
+        if self.form.left_out:
+            yield Static(
+                text.line(f"{self.form.left_out} more fields than acp-tui shows: it can only be declined"),
+                classes="error",
+            )
         for index, form_field in enumerate(self.form.fields):
             with Vertical(classes="field"):
                 required = " *" if form_field.required else ""
                 if form_field.kind != "boolean":
                     yield Static(
-                        text.markup("$title$required", title=form_field.title, required=required),
+                        text.markup(
+                            "$title$required", title=form_field.title[:TITLE_CHARS], required=required
+                        ),
                         classes="title",
                     )
                 if form_field.description:
-                    yield Static(text.literal(form_field.description), classes="about")
+                    yield Static(text.literal(_cut(form_field.description)), classes="about")
                 yield _input(form_field, f"field-{index}", required)
                 yield Static("", id=f"error-{index}", classes="error")
 
@@ -173,7 +182,7 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
             error = errors.get(form_field.name, "") if index in self._touched else ""
             self.query_one(f"#error-{index}", Static).update(text.line(error))
         if self.is_form:
-            self.query_one("#accept", Button).disabled = bool(errors)
+            self.query_one("#accept", Button).disabled = bool(errors) or bool(self.form.left_out)
         return content, errors
 
     @on(Input.Changed)
@@ -204,11 +213,12 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
     def _accept_form(self) -> None:
         self._touched.update(range(len(self.form.fields)))
         content, errors = self._check()
-        if not errors:
+        if not errors and not self.form.left_out:
             self.dismiss(ElicitationAnswer.accept(content))
             return
-        wrong = next(i for i, f in enumerate(self.form.fields) if f.name in errors)
-        self.query_one(f"#field-{wrong}").focus()
+        wrong = next((i for i, f in enumerate(self.form.fields) if f.name in errors), None)
+        if wrong is not None:
+            self.query_one(f"#field-{wrong}").focus()
 
     @on(Button.Pressed, "#decline")
     def decline(self) -> None:
@@ -232,7 +242,7 @@ def _input(form_field: FormField, widget_id: str, required: str) -> Widget:
     """The widget that takes one field's value, as the field's kind asks."""
     initial = form_field.initial
     if form_field.kind == "boolean":
-        label = text.markup("$title$required", title=form_field.title, required=required)
+        label = text.markup("$title$required", title=form_field.title[:TITLE_CHARS], required=required)
         return _Box(label, value=bool(initial), id=widget_id, classes="input", compact=True)
     if form_field.kind == "choice":
         options = [(text.rich_text(choice.title), choice.value) for choice in form_field.choices]
@@ -250,3 +260,7 @@ def _input(form_field: FormField, widget_id: str, required: str) -> Widget:
     placeholder = PLACEHOLDERS.get(form_field.format or "", "")
     value = initial if isinstance(initial, str) else ""
     return Input(value, placeholder=placeholder, type=kind, id=widget_id, classes="input", compact=True)
+
+
+def _cut(said: str) -> str:
+    return said if len(said) <= TEXT_CHARS else said[:TEXT_CHARS] + "… (cut)"
