@@ -20,6 +20,8 @@ SLOW = (
     "tests/sandbox/",  # bubblewrap, a user of our own, daemons left inside
     "tests/browser/",  # a server, Chromium
     "tests/hostile/",  # floods, storms, soaks, SIGKILLed supervisors, fuzzing
+    "tests/remote/test_ssh",  # an sshd, a user, network namespaces, cut links
+    "tests/remote/test_podman.py",  # an image built, a container
     "tests/core/test_foreign_agent.py",  # node (and npm install, the first time)
     "tests/lab/test_rules.py::test_rules_on_the_typescript_example_agents_edit",
     "tests/core/test_subreaper.py::test_as_an_unprivileged_user",

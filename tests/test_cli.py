@@ -95,7 +95,7 @@ ASK_CONFIG = '[[agent]]\nname = "asker"\ncommand = "true"\npolicy = "ask"\n'
             ["--cwd", "/nonexistent/dir"],
             "Invalid value for '--cwd': Directory '/nonexistent/dir' does not exist.",
         ),
-        (["--frobnicate"], "No such option '--frobnicate'. Did you mean '--format'?"),
+        (["--frobnicate"], "No such option '--frobnicate'. (Did you mean one of: '--format', '--remote'?)"),
         (
             ["--agent", "x=cmd 'open"],
             '--agent "x=cmd \'open": cannot split the command: No closing quotation',

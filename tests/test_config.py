@@ -573,7 +573,7 @@ POLICY = AGENT + "[[policy.p.rule]]\n"
             'agent "a": unknown key "bell" (expected name, command, args, cwd, env, policy,'
             " handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation, max_file_bytes,"
             " sandbox, sandbox_writable, sandbox_readable, sandbox_hidden, sandbox_sockets, sandbox_network,"
-            " warm, budget_usd or replay)",
+            " remote, remote_options, remote_cwd, warm, budget_usd or replay)",
         ),
         ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
         ('notify = "loud"\n' + AGENT, '"notify" must be "off", "bell" or "all"'),

@@ -25,6 +25,7 @@ PROBE_KEYS = [
     "client_capabilities",
     "error",
     "sandbox",
+    "remote",
 ]
 
 

@@ -33,7 +33,7 @@ from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
 from acp_tui.process.confined import SandboxSpec
 from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.runs.base import RunBase
-from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Launch
+from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Launch, RemoteCarrier
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
 
@@ -50,10 +50,17 @@ TakeRun = Callable[["AcpHandshake", SubagentRequest], RunBase]
 
 def carrier_for(config: AcpProviderConfig) -> Carrier:
     """Where a config's agent runs (the one place a carrier is chosen)."""
+    if config.remote is not None:
+        return RemoteCarrier(
+            config.remote, tuple(config.remote_options), config.handshake_timeout, config.term_grace
+        )
     return LOCAL
 
 
 def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
+    """What a config's agent is started as, in `cwd`. Its environment is ours scrubbed with its
+    own `env` on top; beyond a link, its own `env` alone (the far side scrubs its own environment,
+    and nothing of ours travels)."""
     protect_own_environment()
     sandbox = None
     if config.sandbox == "workspace":
@@ -65,7 +72,7 @@ def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
             git_dirs=config.sandbox_git_dirs,
             network=config.sandbox_network,
         )
-    env = child_environment(config.env)
+    env = dict(config.env) if config.remote is not None else child_environment(config.env)
     return Launch(config.command, tuple(config.args), cwd, env, sandbox)
 
 
@@ -74,7 +81,8 @@ class AcpHandshake:
         self, config: AcpProviderConfig, cwd: str, *, presession: bool = False, on_take: TakeRun | None = None
     ) -> None:
         self.config = config
-        self.cwd = cwd
+        self.cwd = cwd  # beyond a link, the far side's once it said (see `initialize`)
+        self.asked_cwd = cwd
         self.presession = presession
         self.guard = TextGuard(config.secrets())
         self.tail = StderrTail(self.guard)
@@ -168,8 +176,11 @@ class AcpHandshake:
     # The handshake's steps, each within the handshake timeout ---------------------------------
 
     async def initialize(self, deadlines: Deadlines) -> None:
-        assert self.setup is not None
+        """The agent's start (beyond a link: the far side reached, the agent running there, in
+        the cwd it says) and `initialize`, within the handshake timeout."""
+        assert self.setup is not None and self.child is not None
         with deadlines.handshake_step():
+            self.cwd = self.setup.cwd = await self.child.started_in(self.cwd)
             await self.setup.initialize()
 
     async def open_session(self, deadlines: Deadlines, *, continuing: str | None = None) -> str:
@@ -194,7 +205,10 @@ class AcpHandshake:
         setup = self.setup
         step = setup.step if setup is not None else "initialize"
         if isinstance(exc, TimeoutError):
-            return self.timed_out()
+            unreached = self.child.unreached(self.config.handshake_timeout) if self.child else None
+            return unreached or self.timed_out()
+        if isinstance(exc, ChildStartError):  # the far side never ran it
+            return str(exc)
         if isinstance(exc, SessionSetupError):
             return str(exc)
         if isinstance(exc, acp.RequestError):
@@ -257,7 +271,7 @@ class AcpHandshake:
     def done(self) -> bool:
         """It can serve no run: it failed, ended, its child exited, or a run took it already."""
         child = self.child
-        gone = child is not None and child.leader.returncode is not None
+        gone = child is not None and child.leader.process.returncode is not None
         return self.run is not None or self.failure is not None or self._released.is_set() or gone
 
     def take(self, request: SubagentRequest) -> RunBase:
@@ -265,14 +279,19 @@ class AcpHandshake:
         session already, the session it continues) are `request`'s; its clocks start now.
         ValueError if the spare cannot serve it (another cwd, taken, ended, or its session is not
         the one asked for)."""
-        cwd = request.cwd or self.config.cwd or os.getcwd()
+        cwd = self.config.cwd_for(request.cwd)
         if self.done() or self._on_take is None:
             raise ValueError("not a spare that can be taken")
-        if os.path.realpath(cwd) != os.path.realpath(self.cwd):
+        if not self._works_in(cwd):
             raise ValueError(f"a spare working in {self.cwd} cannot run in {cwd}")
         if self.presession and request.session_id is not None:
             raise ValueError("a spare with a session of its own cannot continue another")
         return self._on_take(self, request)
+
+    def _works_in(self, cwd: str) -> bool:
+        if self.config.remote is not None:  # the far side's paths, as asked
+            return cwd in (self.asked_cwd, self.cwd)
+        return os.path.realpath(cwd) == os.path.realpath(self.cwd)
 
     async def dispose(self) -> None:
         """A spare no run took: ended, its processes gone. (A run's spare ends with the run.)"""

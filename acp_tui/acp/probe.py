@@ -50,7 +50,10 @@ async def describe_agent(
     # The agent describes itself, as it comes: none of the preset's options are set.
     config = dataclasses.replace(config, options={})
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
-        run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
+        # On the far side, an empty folder of ours would be one more thing to leave behind: there,
+        # the session is set up where the agent runs (remote_cwd, else the login's home).
+        cwd = empty if config.remote is None else None
+        run = ProbeRun(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
         await run.start()
         try:
             async for event in run.events():
@@ -66,8 +69,13 @@ async def describe_agent(
         error = "no session was created"
     record = describe(setup, error) if setup is not None else _nothing(error)
     record["sandbox"] = config.sandbox
-    if config.sandbox == "workspace":  # what this kernel gives it
+    record["remote"] = config.remote
+    if config.sandbox == "workspace" and config.remote is None:  # what this kernel gives it
         record["sandbox_network"] = describe_network(config.sandbox_network)
+    elif config.sandbox == "workspace":
+        from acp_tui.process.link import describe_far_network
+
+        record["sandbox_network"] = describe_far_network(config.sandbox_network)
     return record, created and error is None
 
 

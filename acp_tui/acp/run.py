@@ -10,7 +10,6 @@ when told to stop), `session/close`, and the stop reason mapped as the RFC says.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +38,7 @@ class AcpSubagentRun(RunBase):
         """`handshake`: a spare's, already started (a warm start); else the run makes its own."""
         self.config = config
         self.warm = handshake is not None
-        cwd = handshake.cwd if handshake else request.cwd or config.cwd or os.getcwd()
+        cwd = handshake.cwd if handshake else config.cwd_for(request.cwd)
         self.request = dataclasses.replace(request, cwd=cwd)
         self._link = handshake or AcpHandshake(config, cwd)
         super().__init__(config, policy, cwd=cwd, abort=abort, questions=config.question_handler)
@@ -93,6 +92,9 @@ class AcpSubagentRun(RunBase):
             await link.initialize(self.deadlines)
         setup = link.setup
         assert setup is not None
+        if link.cwd != self.cwd:  # beyond a link: where the far side said the agent works
+            self.cwd = link.cwd
+            self.request = dataclasses.replace(self.request, cwd=link.cwd)
         session_id = link.session_id
         if session_id is None:
             session_id = await link.open_session(self.deadlines, continuing=self.request.session_id)

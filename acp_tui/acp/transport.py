@@ -25,10 +25,13 @@ import asyncio
 import json
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_tui.acp.trace import TraceWriter
 from acp_tui.core.files import parse_json
+
+if TYPE_CHECKING:
+    from acp_tui.process.group import Stdin
 
 READ_SIZE = 1 << 16
 # Messages handed to the SDK between two yields to the event loop: a child streaming as fast as its
@@ -131,7 +134,7 @@ class StdioTransport:
     def __init__(
         self,
         stdout: asyncio.StreamReader,
-        stdin: asyncio.StreamWriter,
+        stdin: Stdin,
         *,
         max_line_bytes: int,
         on_note: Callable[[str, bytes | bytearray], None],

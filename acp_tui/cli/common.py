@@ -42,6 +42,29 @@ def settings_of(ctx: click.Context, config: Path | None, agents: Sequence[str]) 
         return load_settings(config or parent.get("config"), (*parent.get("agents", ()), *agents))
 
 
+def remote_option() -> Callable[[F], F]:
+    return click.option(
+        "--remote",
+        metavar="URL",
+        help="Run every agent there: ssh://[USER@]HOST[:PORT], docker://CONTAINER, podman://CONTAINER "
+        "or kubectl://[CONTEXT/]NAMESPACE/POD[/CONTAINER]; command, args and env are the far side's.",
+    )
+
+
+def with_remote(ctx: click.Context, preset: AgentPreset, url: str | None) -> AgentPreset:
+    """`--remote URL`: the preset run there (its local cwd has no meaning there), else as it is."""
+    if url is None:
+        return preset
+    from dataclasses import replace
+
+    preset = replace(preset, remote=url, cwd=None, create_cwd=False)
+    try:
+        preset.check_remote()
+    except ConfigError as exc:
+        raise click.UsageError(f"--remote: {exc}", ctx) from None
+    return preset
+
+
 def secrets_of(presets: Iterable[AgentPreset]) -> list[str]:
     return [value for preset in presets for value in preset.secrets()]
 

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
+from acp_tui.cli.common import (
+    AGENT_HELP,
+    config_option,
+    done,
+    remote_option,
+    secrets_of,
+    settings_of,
+    with_remote,
+)
 from acp_tui.settings.logs import route_logging
 
 
@@ -20,8 +28,11 @@ from acp_tui.settings.logs import route_logging
     is_flag=True,
     help='Confine the agent with bubblewrap, as sandbox = "workspace": does it still start?',
 )
+@remote_option()
 @click.pass_context
-def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str, sandbox: bool) -> int:
+def probe_command(
+    ctx: click.Context, agent: str, config: Path | None, fmt: str, sandbox: bool, remote: str | None
+) -> int:
     """Start an agent, set a session up in an empty temporary directory, print what it is and
     offers (modes, config options, login methods), and dispose it. No prompt is sent.
 
@@ -29,7 +40,7 @@ def probe_command(ctx: click.Context, agent: str, config: Path | None, fmt: str,
     still printed), 2 for a usage or config error.
     """
     settings = settings_of(ctx, config, (agent,))
-    preset = settings.selected_presets()[-1]
+    preset = with_remote(ctx, settings.selected_presets()[-1], remote)
     if sandbox:
         preset = replace(preset, sandbox="workspace")
     route_logging(secrets_of([preset]))

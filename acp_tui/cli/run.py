@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of, usage_errors
+from acp_tui.cli.common import (
+    AGENT_HELP,
+    config_option,
+    done,
+    remote_option,
+    secrets_of,
+    settings_of,
+    usage_errors,
+    with_remote,
+)
 from acp_tui.settings.logs import route_logging
 from acp_tui.settings.presets import parse_option_specs, with_options
 from acp_tui.settings.schema import ConfigError
@@ -106,6 +115,7 @@ if TYPE_CHECKING:
     is_flag=True,
     help='Confine every agent to its cwd (or worktree) with bubblewrap, as sandbox = "workspace".',
 )
+@remote_option()
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -126,6 +136,7 @@ def run_command(
     continue_file: Path | None,
     load_session: str | None,
     budget_usd: float | None,
+    remote: str | None,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
 
@@ -163,30 +174,33 @@ def run_command(
     follow_ups: list[RunRecord] = []
     presets = list(settings.selected_presets())
     if continue_file is not None:
-        if cwd is not None or worktree or base is not None:
+        if cwd is not None or worktree or base is not None or remote is not None:
             raise click.UsageError(
-                "--continue runs where each record ran: no --cwd, --worktree or --base", ctx
+                "--continue runs where each record ran: no --cwd, --worktree, --base or --remote", ctx
             )
         from acp_tui.reports.records import preset_for
 
         follow_ups = _latest_turns(ctx, continue_file, settings.selected if agents else ())
         presets = [preset_for(record, settings) for record in follow_ups]
-    if load_session is not None:
-        if continue_file is not None or worktree or base is not None or len(presets) != 1:
-            raise click.UsageError(
-                "--load continues one session of one agent: exactly one --agent, no --continue, "
-                "--worktree or --base",
-                ctx,
-            )
-        where = os.path.abspath(cwd or presets[0].cwd or os.getcwd())
-        from acp_tui.reports.records import agent_session_record
-
-        follow_ups = [agent_session_record(presets[0], load_session, where)]
+    if load_session is not None and (
+        continue_file is not None or worktree or base is not None or len(presets) != 1
+    ):
+        raise click.UsageError(
+            "--load continues one session of one agent: exactly one --agent, no --continue, "
+            "--worktree or --base",
+            ctx,
+        )
     jobs = []
     for preset in presets:
         if overlay:
             preset = replace(preset, env={**preset.env, **overlay})
-        preset = with_options(preset, chosen_options)
+        preset = with_remote(ctx, with_options(preset, chosen_options), remote)
+        if cwd is not None and preset.remote is not None:
+            raise click.UsageError(
+                f'--cwd is a folder here: agent "{preset.name}" runs on the far side of its remote, '
+                "in its remote_cwd",
+                ctx,
+            )
         if sandbox:
             preset = replace(preset, sandbox="workspace")
         if budget_usd is not None:
@@ -196,6 +210,11 @@ def run_command(
         except ConfigError as exc:
             raise click.UsageError(f"{exc}; choose another with --policy", ctx) from None
         jobs.append(Job(preset, provider_config, policy or preset.policy))
+    if load_session is not None:
+        from acp_tui.reports.records import agent_session_record
+
+        where = jobs[0].config.cwd_for(os.path.abspath(cwd) if cwd is not None else None)
+        follow_ups = [agent_session_record(jobs[0].preset, load_session, where)]
 
     isolation = None
     if not follow_ups:
@@ -233,12 +252,14 @@ def _isolation_plan(
     # The demo's scratch dir only keeps its writes out of the user's checkout: a worktree does that.
     cwds = [
         os.path.abspath(cwd or (None if job.preset.create_cwd else job.preset.cwd) or os.getcwd())
-        if isolated_job
+        if isolated_job and job.preset.remote is None
         else None
         for job, isolated_job in zip(jobs, isolated, strict=True)
     ]
+    # Those on the far side of a link find their checkout over there, as their runs start.
+    far = frozenset(i for i, job in enumerate(jobs) if isolated[i] and job.preset.remote is not None)
     try:
-        return plan(cwds, base=base, keep=keep)
+        return plan(cwds, base=base, keep=keep, far=far)
     except IsolationError as exc:
         raise click.UsageError(f"--worktree: {exc}", ctx) from None
 

@@ -208,3 +208,35 @@ def private_dir(path: str | Path) -> Path:
     if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
         raise PermissionError(f"{path}: not our folder (owned by uid {info.st_uid})")
     return path
+
+
+_O_PATH = getattr(os, "O_PATH", None)
+
+
+def restore_owner_bits(top: str | Path) -> None:
+    """u+rwx on `top` and on every folder under it, following no link: an agent may `chmod 555`
+    a folder of its own (a worktree, a git directory) or folders in it, and nothing in them could
+    be deleted."""
+    give_owner_rwx(str(top))
+    for _, folders, _, folder_fd in os.fwalk(top, follow_symlinks=False):
+        for name in folders:  # before fwalk goes into them (top-down)
+            give_owner_rwx(name, folder_fd)
+
+
+def give_owner_rwx(name: str, dir_fd: int | None = None) -> None:
+    """u+rwx on the folder `name` (relative to `dir_fd`), never through a link; quietly not, when
+    it cannot be (gone, not ours)."""
+    with contextlib.suppress(OSError):
+        if _O_PATH is None:  # no O_PATH (macOS): lchmod is there instead
+            mode = os.lstat(name, dir_fd=dir_fd).st_mode
+            if stat.S_ISDIR(mode) and mode & 0o700 != 0o700:
+                os.chmod(name, stat.S_IMODE(mode) | 0o700, dir_fd=dir_fd, follow_symlinks=False)
+            return
+        # A handle on the folder itself (a link is refused), then its mode changed through it.
+        fd = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            mode = stat.S_IMODE(os.fstat(fd).st_mode)
+            if mode & 0o700 != 0o700:
+                os.chmod(f"/proc/self/fd/{fd}", mode | 0o700)
+        finally:
+            os.close(fd)

@@ -72,7 +72,7 @@ async def spawn_confined(
             cwd=cwd,
             env=env,
             pass_fds=held.network.pass_fds,
-            preexec=held.network.preexec,
+            preexec=held.confinement.preexec,
             holding=held,
         )
     except BaseException:

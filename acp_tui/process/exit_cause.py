@@ -1,4 +1,5 @@
-"""Which line of a failed child's stderr says why it failed.
+"""Why a child failed: its start in words (`spawn_error_message`, here and in our shim on the far
+side of a link), and which line of its stderr says why it failed.
 
 The last line rarely does: a crash ends with its backtrace (`at ./misc/../sysdeps/unix/sysv/linux/
 x86_64/clone3.S:81:0`), while the cause came before it (`.../.codex/config.toml: Read-only file
@@ -33,3 +34,13 @@ def explaining_line(stderr: Sequence[str]) -> str:
         (line for line in reversed(told) if _ERROR_LIKE.search(line)),
         told[-1] if told else lines[-1] if lines else "",
     )
+
+
+def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:
+    if isinstance(exc, FileNotFoundError) and exc.filename == cwd:
+        return f"working directory not found: {cwd}"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {command}"
+    if isinstance(exc, PermissionError):
+        return f"command not executable: {command}"
+    return f"could not start {command}: {exc.strerror or exc}"

@@ -62,9 +62,37 @@ class Holding(Protocol):
     async def aclose(self) -> None: ...  # once its processes are gone
 
 
+class Stdin(Protocol):
+    """What writes an agent's stdin: a pipe's StreamWriter, or a link's (`process.link`)."""
+
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class FarEnd(Protocol):
+    """An agent on the far side of a link (`process.link.Link`), whose carrier's client is the
+    child here: the agent's stdin and stderr as the run sees them, its exit code and cwd as the
+    far side says them, its end there, and why the link failed."""
+
+    @property
+    def stdin(self) -> Stdin: ...
+    @property
+    def stderr(self) -> asyncio.StreamReader: ...
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def serve(self) -> None: ...  # while the client lives: the heartbeats, the far side's words
+    async def ready(self) -> str: ...  # the agent runs there, in this cwd (LinkFailed: it never will)
+    async def end(self, *, term_grace: float, exit_grace: float, on_step: Callable[[str], None]) -> str: ...
+    def failure(self) -> str | None: ...
+    def unreached(self, timeout: float) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class Child:
-    """A spawned agent: its pipes, the group it leads (pgid == pid), and its run mark."""
+    """A spawned agent: its pipes, the group it leads (pgid == pid), and its run mark. With `far`,
+    the process here is a carrier's client (ssh, docker, kubectl) and the agent runs over there."""
 
     process: asyncio.subprocess.Process
     exited: asyncio.Future[None]
@@ -74,17 +102,38 @@ class Child:
     # Every process found of this run (pid -> start time): still its own once it lost its parent.
     found: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
     holding: Holding | None = field(default=None, compare=False, repr=False)
+    far: FarEnd | None = field(default=None, compare=False, repr=False)
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
     @property
+    def stdin(self) -> Stdin:
+        stdin = self.far.stdin if self.far is not None else self.process.stdin
+        assert stdin is not None
+        return stdin
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    @property
+    def stderr(self) -> asyncio.StreamReader:
+        stderr = self.far.stderr if self.far is not None else self.process.stderr
+        assert stderr is not None
+        return stderr
+
+    @property
     def returncode(self) -> int | None:
-        return self.process.returncode
+        """The agent's exit code (None while it runs; with `far`, also when a lost link never
+        said it)."""
+        return self.far.returncode if self.far is not None else self.process.returncode
 
     async def wait_exit(self, timeout: float | None = None) -> int | None:
-        """The leader's return code once it has exited, or None if `timeout` passed first."""
+        """The leader's return code once it has exited, or None if `timeout` passed first (with
+        `far`: the carrier's client's)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.exited), timeout)
         return self.process.returncode
@@ -190,16 +239,6 @@ def close_pipes(child: Child) -> None:
     """Close our ends of the child's pipes, so a stray holder cannot keep our descriptors."""
     with contextlib.suppress(Exception):
         child.transport.close()
-
-
-def spawn_error_message(exc: OSError, command: str, cwd: str) -> str:
-    if isinstance(exc, FileNotFoundError) and exc.filename == cwd:
-        return f"working directory not found: {cwd}"
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {command}"
-    if isinstance(exc, PermissionError):
-        return f"command not executable: {command}"
-    return f"could not start {command}: {exc.strerror or exc}"
 
 
 async def drain_lines(source: asyncio.StreamReader, on_line: Callable[[str], None]) -> None:
@@ -359,8 +398,13 @@ async def terminate_group(
     """End the child's group and every marked descendant: let them exit by themselves for
     `exit_grace` (the child has seen stdin EOF), then SIGTERM, then SIGKILL what is left after
     `term_grace`. Returns once all is gone, saying how it ended: `exit`, `sigterm` or `sigkill`.
-    `on_step` hears `sigterm` and `sigkill` as they are sent."""
+    `on_step` hears `sigterm` and `sigkill` as they are sent. With `far`, the far side ends the
+    agent's group first (said the same way), then the client here is ended like any child."""
     try:
+        if child.far is not None:
+            how = await child.far.end(term_grace=term_grace, exit_grace=exit_grace, on_step=on_step)
+            await _terminate(child, term_grace=term_grace, exit_grace=0.0, on_step=lambda step: None)
+            return how
         return await _terminate(child, term_grace=term_grace, exit_grace=exit_grace, on_step=on_step)
     finally:
         _reap_adopted(child)
@@ -380,7 +424,7 @@ async def _terminate(
         if await child.wait_exit(exit_grace) is not None:
             await wait_all_gone(child, deadline - loop.time())
     left = survivors(child)
-    if child.returncode is not None and not left:
+    if child.process.returncode is not None and not left:
         return "exit"
     deadline = loop.time() + term_grace
     on_step("sigterm")

@@ -5,7 +5,8 @@ script, outside the sandbox,
     python -I -S launcher.py [--listen PORT --hand-to FD] [--stack NAME] -- bwrap ...
 
 and ends by exec'ing bwrap: the child we hold is bwrap as ever (the same pid, group and pipes), and
-it keeps no descriptor of its own for the agent to inherit. Before that, it makes a network
+it keeps no descriptor of its own for the agent to inherit. Before that, it joins a session keyring
+of its own (see `SessionKeyring`: what the child does where no launcher runs), and makes a network
 namespace of the agent's own, its loopback up, with a user namespace of its own (our ids mapped to
 themselves: it lets us make one unprivileged, and a stack attach to it); then
 - `--listen PORT --hand-to FD`: a listener on its 127.0.0.1:PORT, sent over the unix socket FD to
@@ -35,10 +36,35 @@ _PR_SET_PDEATHSIG = 1
 _CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 _READY_SECONDS = 20.0  # a stack that says nothing by then will not
+# keyctl(2)'s number, the architecture's own (`uname -m`): arm64, riscv and loongarch share one.
+KEYCTL = {
+    "x86_64": 250, "i386": 288, "i686": 288, "aarch64": 219, "arm64": 219, "riscv64": 219,
+    "loongarch64": 219, "armv7l": 311, "armv6l": 311, "armv8l": 311, "ppc64le": 271, "ppc64": 271,
+    "s390x": 280,
+}  # fmt: skip
+_JOIN_SESSION_KEYRING = 1
+_ENOSYS = 38
 
 
 class Refused(Exception):
     """What stops the launcher, in words for the run's error."""
+
+
+class SessionKeyring:
+    """A new, empty session keyring for the sandbox's child, joined before bwrap runs: the kernel's
+    keyrings are no namespace's, and a child inherits ours, whose keys (a login's Kerberos
+    tickets, whatever a program stored there) it may read. bwrap's user namespace gives it a user
+    keyring of its own. Made here, `join()` in the child: one system call, bound beforehand."""
+
+    def __init__(self) -> None:
+        number = KEYCTL.get(os.uname().machine)
+        if number is None:
+            raise Refused(f"cannot give the agent a keyring of its own on {os.uname().machine}")
+        self._number, self._syscall = number, _libc().syscall
+
+    def join(self) -> bool:
+        """True once joined, or where this kernel has no keyrings to share (ENOSYS)."""
+        return self._syscall(self._number, _JOIN_SESSION_KEYRING, None) >= 0 or ctypes.get_errno() == _ENOSYS
 
 
 def own_network() -> None:
@@ -102,7 +128,12 @@ class Stack:
             return [*argv, "--netns", f"/proc/{target}/ns/net"]
         os.dup2(quiet, 1)
         os.set_inheritable(said, True)
-        return ["slirp4netns", "--configure", "--mtu=65520", f"--ready-fd={said}", target, "tap0"]
+        # It parses what the agent sends, outside the sandbox: a seccomp filter of its own narrows
+        # what a flaw there could do, and as root an empty mount namespace and no capability but
+        # binding low ports (its --enable-sandbox: it wants root, here or in a user namespace).
+        argv = ["slirp4netns", "--configure", "--mtu=65520", "--enable-seccomp", f"--ready-fd={said}"]
+        argv += ["--enable-sandbox"] if os.geteuid() == 0 else []
+        return [*argv, target, "tap0"]
 
     def start(self) -> None:
         """Attach it to our network namespace now made; return once it is ready."""
@@ -129,6 +160,8 @@ def main(argv: Sequence[str]) -> None:
     split = list(argv).index("--")
     options, bwrap = list(argv[:split]), list(argv[split + 1 :])
     try:
+        if not SessionKeyring().join():
+            raise Refused(f"cannot give the agent a keyring of its own: {os.strerror(ctypes.get_errno())}")
         stack = Stack(_value(options, "--stack")) if "--stack" in options else None
         own_network()
         if "--listen" in options:

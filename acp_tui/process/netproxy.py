@@ -4,8 +4,14 @@ CONNECT, and plain HTTP in absolute form (`GET http://host/path`), allowed by th
 The agent's network namespace has nothing but a loopback, where it finds this proxy (the launcher
 hands us a listener made there; `HTTP_PROXY` and its kin name it). What it may not reach is refused
 with a 403 and reported (`on_refused(host, port)`), never resolved; what it may is resolved here,
-outside, and spliced both ways. Bounded, whatever a client does: a request head of at most
-`HEAD_BYTES`, complete within `HEAD_SECONDS` (a slow client is dropped, not waited for), at most
+outside, once, and the address connected to is one the name may lead to (`HostPatterns.refusal`:
+never this machine, unless listed); then spliced both ways. Plain HTTP is one request per
+connection, sent on as a server can read it only one way: its request line and header lines
+strictly as RFC 9112 spells them (no bare CR or LF, no folded line, no space before a colon), its
+Host the URL's (RFC 9112 3.2.2: a proxy replaces it), its body the length its single
+Content-Length says (a chunked one is refused: 411), and nothing after it: a server that answers
+many names never sees a request for another. Bounded, whatever a client does: a request head of at
+most `HEAD_BYTES`, complete within `HEAD_SECONDS` (a slow client is dropped, not waited for), at most
 `MAX_CONNECTIONS` at once (more are closed at once), and buffers of a fixed size each way (a reader
 waits while its writer drains).
 """
@@ -14,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from acp_tui.policy.hosts import HostPatterns, as_address
+from acp_tui.policy.hosts import HostPatterns, IpAddress, as_address
 
 HEAD_BYTES = 16 * 1024
 HEAD_SECONDS = 10.0
@@ -37,6 +44,9 @@ _HOP_BY_HOP = {
     b"upgrade",
 }
 
+_REPLACED = _HOP_BY_HOP | {b"host"}  # and those the Connection header names; ours go instead
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110's token: a method, a header's name
+_VISIBLE = re.compile(rb"[\x21-\x7e\x80-\xff]+")  # a request target: no control, no space
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 
 
@@ -53,6 +63,7 @@ class _Request:
     host: str  # as the client named it (an IPv6 address without its brackets)
     port: int
     head: bytes | None  # for plain HTTP: the head to send on (origin form, `Connection: close`)
+    body: int = 0  # for plain HTTP: the length of the body that follows the head
 
 
 async def system_resolver(host: str, port: int) -> list[str]:
@@ -118,7 +129,7 @@ class HostProxy:
                 writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             else:
                 upstream.write(request.head)
-            await _splice(reader, writer, up_reader, upstream)
+            await _splice(reader, writer, up_reader, upstream, None if request.head is None else request.body)
         except _BadRequest as exc:
             with contextlib.suppress(OSError):
                 writer.write(_response(exc.status, str(exc)))
@@ -145,8 +156,16 @@ class HostProxy:
         try:
             async with asyncio.timeout(CONNECT_SECONDS):
                 addresses = [host] if as_address(host) else await self._resolve(host, port)
+        except (OSError, TimeoutError) as exc:
+            raise _BadRequest(502, f"could not reach {host}:{port}: {exc.strerror or exc}") from None
+        allowed, why = self._where_it_may_lead(host, addresses)
+        if not allowed:
+            self._on_refused(host, port)
+            raise _BadRequest(403, f"{host}:{port} resolved to {why}, which a name may not lead to")
+        try:
+            async with asyncio.timeout(CONNECT_SECONDS):
                 failure: OSError = OSError(f"{host} has no address")
-                for address in addresses:
+                for address in allowed:
                     try:
                         return await asyncio.open_connection(address, port, limit=CHUNK)
                     except OSError as exc:
@@ -155,30 +174,89 @@ class HostProxy:
         except (OSError, TimeoutError) as exc:
             raise _BadRequest(502, f"could not reach {host}:{port}: {exc.strerror or exc}") from None
 
+    def _where_it_may_lead(self, host: str, addresses: Sequence[str]) -> tuple[list[str], str]:
+        """The addresses `host` resolved to that it may lead to, and why the others may not."""
+        if as_address(host):
+            return list(addresses), ""  # an address asked for as such: listed, or refused before
+        allowed, why = [], "no address"
+        for text in addresses:
+            address = as_address(text.partition("%")[0])  # a link-local address's %scope aside
+            refusal = (
+                "an unreadable address" if address is None else self._hosts.refusal(host, address, _ours)
+            )
+            if refusal is None:
+                allowed.append(text)
+            else:
+                why = refusal
+        return allowed, why
+
 
 def parse_request(head: bytes) -> _Request:
     """The host and port a request head asks for (CONNECT host:port, or an absolute http:// URL),
-    or `_BadRequest`."""
-    lines = head.split(b"\r\n")
+    and for plain HTTP the head to send on and its body's length; or `_BadRequest`."""
+    lines = head.removesuffix(b"\r\n\r\n").split(b"\r\n")
     parts = lines[0].split(b" ")
-    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+    if (
+        len(parts) != 3
+        or parts[2] not in (b"HTTP/1.0", b"HTTP/1.1")
+        or not _TOKEN.fullmatch(parts[0])
+        or not _VISIBLE.fullmatch(parts[1])
+    ):
         raise _BadRequest(400, "not an HTTP/1 request")
     method, target, version = parts
+    fields = [_field(line) for line in lines[1:]]
     text = target.decode("latin-1")
     if method == b"CONNECT":
         host, _, number = text.rpartition(":")
         return _Request(_unbracketed(host), _port(number), None)
     url = urllib.parse.urlsplit(text)
-    if url.scheme.lower() != "http" or not url.hostname:
+    if url.scheme.lower() != "http" or not url.hostname or url.username is not None:
         raise _BadRequest(400, "a proxy request names an http:// URL (or uses CONNECT)")
     try:
         port = url.port or 80
     except ValueError:
         raise _BadRequest(400, "not a port") from None
+    dropped = _REPLACED.union(*(_words(value) for name, value in fields if name == b"connection"))
+    if any(name == b"transfer-encoding" for name, _ in fields):
+        raise _BadRequest(411, "a plain HTTP body needs a Content-Length")
+    lengths = [value.strip() for name, value in fields if name == b"content-length"]
+    if len(lengths) > 1 or not all(length.isdigit() for length in lengths):
+        raise _BadRequest(400, "not one Content-Length")
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
-    kept = [line for line in lines[1:] if line and line.split(b":", 1)[0].strip().lower() not in _HOP_BY_HOP]
-    out = b"\r\n".join([b" ".join([method, path.encode("latin-1"), version]), *kept, b"Connection: close"])
-    return _Request(url.hostname, port, out + b"\r\n\r\n")
+    authority = url.netloc.encode("latin-1")
+    kept = [line for line, (name, _) in zip(lines[1:], fields, strict=True) if name not in dropped]
+    out = [
+        b" ".join([method, path.encode("latin-1"), version]),
+        b"Host: " + authority,
+        *kept,
+        b"Connection: close",
+    ]
+    return _Request(url.hostname, port, b"\r\n".join(out) + b"\r\n\r\n", int(lengths[0]) if lengths else 0)
+
+
+def _field(line: bytes) -> tuple[bytes, bytes]:
+    """A header line's name (lower case) and value, or `_BadRequest` for anything but RFC 9112's
+    `name: value` (a line a server could read another way: a bare CR or LF, folded, a space
+    before the colon)."""
+    name, colon, value = line.partition(b":")
+    if not colon or not _TOKEN.fullmatch(name) or b"\r" in value or b"\n" in value:
+        raise _BadRequest(400, "not an HTTP/1 header line")
+    return name.lower(), value
+
+
+def _words(value: bytes) -> set[bytes]:
+    return {word.strip().lower() for word in value.split(b",")}
+
+
+def _ours(address: IpAddress) -> bool:
+    """Whether `address` is one of this machine's: only then can a socket be bound to it."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((str(address), 0))
+    except OSError:
+        return False
+    return True
 
 
 def _unbracketed(host: str) -> str:
@@ -192,7 +270,14 @@ def _port(text: str) -> int:
 
 
 def _response(status: int, reason: str) -> bytes:
-    words = {400: "Bad Request", 403: "Forbidden", 408: "Timeout", 431: "Too Large", 502: "Bad Gateway"}
+    words = {
+        400: "Bad Request",
+        403: "Forbidden",
+        408: "Timeout",
+        411: "Length Required",
+        431: "Too Large",
+        502: "Bad Gateway",
+    }
     body = f"acp-tui sandbox: {reason}\n".encode("latin-1", "replace")
     head = f"HTTP/1.1 {status} {words[status]}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}"
     return head.encode() + b"\r\nConnection: close\r\n\r\n" + body
@@ -203,10 +288,16 @@ async def _splice(
     writer: asyncio.StreamWriter,
     up_reader: asyncio.StreamReader,
     upstream: asyncio.StreamWriter,
+    body: int | None,
 ) -> None:
-    """Both ways until both have ended; an end half-closes the other side (a request's end is not
-    its answer's), a broken side ends both."""
-    ways = [asyncio.ensure_future(_copy(reader, upstream)), asyncio.ensure_future(_copy(up_reader, writer))]
+    """Both ways until both have ended (the client's way, `body` bytes of it when given); an end
+    half-closes the other side (a request's end is not its answer's), a broken side ends both."""
+    ways = [
+        asyncio.ensure_future(
+            _copy(reader, upstream) if body is None else _copy_body(reader, upstream, body)
+        ),
+        asyncio.ensure_future(_copy(up_reader, writer)),
+    ]
     try:
         for way in asyncio.as_completed(ways):
             if not await way:
@@ -215,6 +306,21 @@ async def _splice(
         for way in ways:
             way.cancel()
         await asyncio.gather(*ways, return_exceptions=True)
+
+
+async def _copy_body(source: asyncio.StreamReader, sink: asyncio.StreamWriter, size: int) -> bool:
+    """Copy `size` bytes and no more (what follows is never sent); True once they all went."""
+    try:
+        while size:
+            chunk = await source.read(min(size, CHUNK))
+            if not chunk:
+                return False
+            size -= len(chunk)
+            sink.write(chunk)
+            await sink.drain()
+    except OSError:
+        return False
+    return True
 
 
 async def _copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> bool:

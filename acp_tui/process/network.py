@@ -94,10 +94,10 @@ def _landlock_abi() -> int:
 
 
 class SandboxNetwork:
-    """One confined run's network, from before its spawn to its end: how bwrap is wrapped (`way`),
-    what the spawn adds (`pass_fds`, `preexec`) and the agent's environment, and for a host list our
-    proxy, which reports what it refuses to `on_refused(host, port)`. `SandboxError` when this
-    kernel cannot give what is asked."""
+    """One confined run's network, from before its spawn to its end: how bwrap is wrapped and what
+    the child does for it (`way`), the descriptors the spawn passes (`pass_fds`), the agent's
+    environment, and for a host list our proxy, which reports what it refuses to
+    `on_refused(host, port)`. `SandboxError` when this kernel cannot give what is asked."""
 
     def __init__(
         self,
@@ -128,7 +128,7 @@ class SandboxNetwork:
     def _network_on(self, kernel: Kernel) -> NetworkWay:
         if kernel.scopes_abstract_sockets:
             self._scope = _scope()
-            return NetworkWay(options=())
+            return NetworkWay(options=(), preexec=self._scope.apply)
         if kernel.stacks:
             return _launched("--stack", kernel.stacks[0])
         raise SandboxError(NO_WAY)
@@ -137,11 +137,6 @@ class SandboxNetwork:
     def pass_fds(self) -> tuple[int, ...]:
         """The descriptors the launcher needs (it closes them before bwrap runs)."""
         return (self._theirs.fileno(),) if self._theirs is not None else ()
-
-    @property
-    def preexec(self) -> Callable[[], None] | None:
-        """What the child does between fork and exec: Landlock's scope, when that is the way."""
-        return self._scope.apply if self._scope is not None else None
 
     def environ(self, env: Mapping[str, str]) -> dict[str, str]:
         """The agent's environment: for a host list, our proxy in every variable clients read."""

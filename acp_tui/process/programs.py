@@ -10,6 +10,10 @@ agent's PATH), each with the installation it lives in:
 - a Python installation (`lib/python3.X/os.py` beside its `bin`, the landmark Python itself uses);
 - a `node_modules` tree (the outermost one: hoisted dependencies live there).
 Only files are read here (no program runs), so a hostile file costs a refused path, never a spawn.
+What lies in a folder the agent may write (its cwd, a preset's writable paths: `writable`) is named
+as it is, and nothing it says is followed (its `#!` line, its links, a venv's records): the agent
+wrote it, and would choose what else its next run is shown. `/` is no installation, though it may
+look like one (`/bin/sh`, and `/lib/python3.X/os.py` through the link /lib -> usr/lib).
 """
 
 from __future__ import annotations
@@ -43,8 +47,11 @@ def resolve(command: str, cwd: str, env: Mapping[str, str]) -> str:
     return found
 
 
-def installation(program: str, args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> list[str]:
-    """The paths `program args` reads of its own (see the module's doc), absolute, in no order."""
+def installation(
+    program: str, args: Sequence[str], *, cwd: str, env: Mapping[str, str], writable: Sequence[str] = ()
+) -> list[str]:
+    """The paths `program args` reads of its own (see the module's doc), absolute, in no order;
+    `writable`: the folders the agent may write, as they really are (no link on the way)."""
     found: dict[str, None] = {}
     todo = [program, *filter(None, [_script(args, cwd)])]
     for _ in range(MAX_HOPS):
@@ -54,6 +61,9 @@ def installation(program: str, args: Sequence[str], *, cwd: str, env: Mapping[st
         if path in found:
             continue
         found[path] = None
+        real = os.path.realpath(path)
+        if any(real == folder or real.startswith(folder.rstrip("/") + "/") for folder in writable):
+            continue  # the agent's own: named, never followed
         found.update(dict.fromkeys(_installed_in(Path(path))))
         if (interpreter := _interpreter(path, env)) is not None:
             todo.append(interpreter)
@@ -71,6 +81,7 @@ def _script(args: Sequence[str], cwd: str) -> str | None:
 
 def _interpreter(path: str, env: Mapping[str, str]) -> str | None:
     """The program a `#!` line names (`env NAME` found on the agent's PATH), else None."""
+    line = b""
     with contextlib.suppress(OSError), open(path, "rb") as file:
         line = file.readline(512)
     if not line.startswith(b"#!"):
@@ -91,7 +102,7 @@ def _installed_in(path: Path) -> list[str]:
     real = path.resolve()
     for program in dict.fromkeys((path, real)):
         prefix = program.parent.parent
-        if program.parent.name != "bin":
+        if program.parent.name != "bin" or prefix == Path("/"):
             continue
         if (prefix / "pyvenv.cfg").is_file():
             places += [prefix, *_editable_installs(prefix)]

@@ -13,14 +13,15 @@ its own group as any child. Inside, for `sandbox = "workspace"`, the agent sees,
   `programs.installation`).
 Within what it may see, credential folders and files (`CREDENTIALS`, the ssh agent's socket, plus
 `hidden`) are absent, an empty folder or a file nobody may read; so are acp-tui's own folders
-(cache, state, config, logs), except the run's worktree. The `.git` of its checkout stays a `.git`
-that the user's git can trust (see `_guard_checkout`); in a worktree, the agent works on a git
-directory of its own (`git_dirs`), so the repository's history is never its to write.
+(cache, state, config, logs), except the run's worktree. Its git works on a git directory of its
+own, in a plain checkout (`_guard_checkout`) as in a worktree (`git_dirs`): the user's `.git` is
+never its to write, nor to plant what the user's git obeys.
 Processes: its own PID namespace (it sees only its own processes; it cannot read or signal us, the
 watchdog or another agent), dying with us (`--die-with-parent`: the namespace ends, daemons
-included), a new session (no TIOCSTI into our terminal), no capabilities (as root too). The
-network as `network` says (`process.network` chooses how): by default none at all, only a
-loopback of its own.
+included), a new session (no TIOCSTI into our terminal), no capabilities (as root too). What the
+kernel shares stays ours: /proc/sys read-only (`PROC_SETTINGS`), keyrings of its own (a user
+namespace, a new session keyring: `_InChild`). The network as `network` says (`process.network`
+chooses how): by default none at all, only a loopback of its own.
 
 The environment is the one the agent would get without the sandbox (bwrap passes it whole): our
 marks included, so ending a run and the watchdog still find every process inside. Mounts are laid in
@@ -38,18 +39,20 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import functools
 import os
 import pwd
 import shutil
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from acp_tui.core.files import restore_owner_bits
 from acp_tui.process.launcher import SAYS as LAUNCHER_SAYS
+from acp_tui.process.launcher import Refused, SessionKeyring
 from acp_tui.process.programs import installation, resolve
 from acp_tui.settings import paths
 from acp_tui.settings.provider_config import SandboxMode
@@ -66,6 +69,10 @@ FAILED = 'sandbox: bubblewrap could not confine the agent (or set sandbox = "non
 # it leads: /bin -> usr/bin). /etc/resolv.conf may lead out of them (systemd-resolved's, in /run).
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys", "/nix")
 SYSTEM_FILES = ("/etc/resolv.conf",)
+# Of its own /proc, what is the host's to set, read-only: bwrap covers these only where it finds
+# them writable, and root finds /proc/sys itself unwritable while every setting in it is root's
+# to write (kernel.core_pattern runs a program as root of the host at the next crash).
+PROC_SETTINGS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 
 # Absent inside, under every home the agent could name (its HOME, ours, our user's), wherever a
 # preset opens the folder holding them: deny by default leaves the home empty, and this holds even
@@ -92,12 +99,11 @@ CREDENTIALS = (
     "~/.local/share/keyrings",
 )
 
-# In a checkout's git directory, what the user's git obeys or runs: read-only inside. Absent, the
-# agent could make it, so it is made first: a folder as git makes them (empty), a file as a stand-in
-# git reads as if it were absent (`commondir` "." names the git directory itself), held while the
-# run lives and removed after the last run holding it.
-GIT_FOLDERS = ("hooks", "info", "modules", "worktrees")
-GIT_STAND_INS = {"config": "", "config.worktree": "", "commondir": ".\n"}
+# A plain checkout's git directory, as the agent's own is made from it: the files copied (refs and
+# HEAD, the index, config, what info/ holds, a shallow clone's boundary), and the folders of the
+# user's shown inside it read-only (the objects as BORROWED, which its own borrow; the submodules').
+GIT_COPIED = ("HEAD", "config", "index", "packed-refs", "shallow", "refs", "reftable", "info")
+BORROWED = "borrowed"
 
 Kind = Literal["ro", "rw", "show", "hide", "empty", "tmp", "link", "dev", "proc"]
 
@@ -126,10 +132,12 @@ def failure_message(stderr: Iterable[str]) -> str | None:
 @dataclass(frozen=True)
 class NetworkWay:
     """How the agent gets its network (`process.network` chooses it): the launcher's argv that runs
-    bwrap (none: bwrap runs as it is), and bwrap's options for it. The default: none at all."""
+    bwrap (none: bwrap runs as it is), bwrap's options for it, and what the child does for it
+    between fork and exec (Landlock's scope). The default: none at all."""
 
     launcher: tuple[str, ...] = ()
     options: tuple[str, ...] = ("--unshare-net",)
+    preexec: Callable[[], None] | None = None
 
 
 NO_NETWORK = NetworkWay()
@@ -137,16 +145,19 @@ NO_NETWORK = NetworkWay()
 
 @dataclass
 class Confinement:
-    """The argv that runs the agent confined, and the stand-ins its checkout's `.git` holds for it:
-    `close()` them once the run's processes are gone (idempotent)."""
+    """The argv that runs the agent confined, what its spawn runs in the child before exec
+    (`preexec`), and the git directories made for it (`own_git_dirs`): `close()` deletes them once
+    the run's processes are gone (idempotent)."""
 
     argv: list[str]
-    stand_ins: list[_StandIn] = field(default_factory=list)
+    preexec: Callable[[], None] | None = None
+    own_git_dirs: list[str] = field(default_factory=list)
 
     def close(self) -> None:
-        held, self.stand_ins = self.stand_ins, []
-        for stand_in in held:
-            stand_in.release()
+        made, self.own_git_dirs = self.own_git_dirs, []
+        for folder in made:
+            restore_owner_bits(folder)  # the agent's to chmod meanwhile
+            shutil.rmtree(folder, ignore_errors=True)  # fd-based: no link inside is followed
 
 
 def confine(
@@ -173,9 +184,22 @@ def confine(
     program = resolve(command, cwd, env)
     home = env.get("HOME") or os.path.expanduser("~")
     homes = _homes(home)
+    held = next(
+        (folder for folder in homes if _within(os.path.realpath(folder), os.path.realpath(cwd))), None
+    )
+    if held is not None:  # its cwd is writable: the home's start-up files would be its to write
+        raise SandboxError(
+            f"sandbox: the agent's cwd {cwd} holds a home ({held}), whose files your shell and git run "
+            "(~/.bashrc, ~/.gitconfig): give it a folder of its work"
+        )
+    opened = {key: [_expand(path, home, cwd) for path in named if path] for key, named in (
+        ("sandbox_writable", writable), ("sandbox_readable", readable), ("sandbox_sockets", sockets)
+    )}  # fmt: skip
+    _refuse_links_out(opened, [cwd, *opened["sandbox_writable"], *(git_dirs or {}).values()])
     mounts = [
         _Mount("/dev", "dev", rank=-1),
         _Mount("/proc", "proc", rank=-1),
+        *(_Mount(path, "ro", rank=-1, pinned=True) for path in PROC_SETTINGS),
         _Mount("/tmp", "tmp", rank=-1),
         *(_Mount(path, "tmp", rank=-1) for path in [env.get("XDG_RUNTIME_DIR", "")] if os.path.isabs(path)),
         *([_Mount(home, "empty", rank=0)] if home != "/" else []),
@@ -183,9 +207,9 @@ def confine(
         # acp-tui's folders (settings.paths): a run's worktree in them is bound back inside.
         *(_Mount(str(folder), "hide", rank=0) for folder in paths.own_folders()),
         *(_Mount(path, "hide", rank=0) for path in _credentials(homes, env)),
-        *(_Mount(_expand(path, home, cwd), "rw") for path in writable),
-        *(_Mount(_expand(path, home, cwd), "ro", rank=2) for path in readable),
-        *(_Mount(_socket(_expand(path, home, cwd)), "ro", rank=2) for path in sockets if path),
+        *(_Mount(path, "rw") for path in opened["sandbox_writable"]),
+        *(_Mount(path, "ro", rank=2) for path in opened["sandbox_readable"]),
+        *(_Mount(_socket(path), "ro", rank=2) for path in opened["sandbox_sockets"]),
         *(_Mount(_expand(path, home, cwd), "hide", rank=3) for path in hidden),
         *(_Mount(inside, "rw", source=own, pinned=True) for inside, own in (git_dirs or {}).items()),
     ]
@@ -198,10 +222,38 @@ def confine(
     except BaseException:
         confinement.close()
         raise
-    argv += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    # A user namespace of its own, as root too: keyrings are per user namespace (root's own would be
+    # its to read); the launcher, where one runs, joins a session keyring of its own.
+    argv += ["--unshare-user", "--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     argv += network.options
     confinement.argv = [*network.launcher, *argv, "--chdir", cwd, "--", program, *args]
+    if not network.launcher:
+        confinement.preexec = _InChild(_session_keyring(), network.preexec)
     return confinement
+
+
+@dataclass(frozen=True)
+class _InChild:
+    """What the child does between fork and exec, where no launcher does it: a session keyring of
+    its own, then what its network asks. A failure says so on stderr (the run's error, see
+    `failure_message`) and ends the child: never less confined instead."""
+
+    keyring: SessionKeyring
+    network: Callable[[], None] | None
+
+    def __call__(self) -> None:
+        if not self.keyring.join():
+            os.write(2, f"{LAUNCHER_SAYS}cannot give the agent a keyring of its own\n".encode())
+            os._exit(1)
+        if self.network is not None:
+            self.network()
+
+
+def _session_keyring() -> SessionKeyring:
+    try:
+        return SessionKeyring()
+    except Refused as exc:
+        raise SandboxError(f"{LAUNCHER_SAYS}{exc}") from None
 
 
 def worktree_view(
@@ -221,11 +273,12 @@ def worktree_view(
 
 def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) -> list[_Mount]:
     """The checkout holding the cwd (a `.git` folder in it or above it, never at or above a home):
-    read-only, its `.git` writable for commits (objects, refs, logs, index, HEAD) and a mount point
-    (it cannot be renamed or replaced), what the user's git obeys or runs in it read-only (config,
-    hooks, info, the submodules' and worktrees' git directories, and the files that would send git
-    elsewhere: see GIT_STAND_INS). A `.git` file in the cwd is pinned (a mount point, never
-    replaced) and not followed; a link there is refused (no mount point can pin a link)."""
+    read-only (but the cwd), its `.git` a git directory of the agent's own (`_own_git_dir`), a
+    mount point (it cannot be renamed or replaced), with the repository's objects and submodules'
+    git directories read-only in it: the user's `.git` is never written, nor anything it obeys
+    planted (config, hooks, an index hiding a change, a gitlink, an unfinished rebase). A `.git`
+    file in the cwd is pinned read-only and not followed; a link there is refused (no mount point
+    can pin a link)."""
     here = os.path.realpath(cwd)
     top = _checkout(here, homes)
     if top is None:
@@ -238,21 +291,23 @@ def _guard_checkout(cwd: str, homes: Sequence[str], confinement: Confinement) ->
         raise SandboxError(f"sandbox: {git_dir} is a link, which a confined agent could replace")
     if kind != stat.S_IFDIR:
         return [_Mount(git_dir, "ro", rank=2, pinned=True)]
-    mounts = [
-        _Mount(git_dir, "rw", rank=2, pinned=True),
+    objects, modules = (os.path.join(git_dir, name) for name in ("objects", "modules"))
+    if not _is_folder(objects):  # shown read-only wherever it led
+        raise SandboxError(f"sandbox: {objects} is no folder of the repository's own (a link?)")
+    own = _own_git_dir(git_dir)
+    confinement.own_git_dirs.append(own)
+    return [
+        _Mount(git_dir, "rw", rank=2, source=own, pinned=True),
+        _Mount(os.path.join(git_dir, BORROWED), "ro", source=objects, pinned=True),
+        *([_Mount(modules, "ro", pinned=True)] if _is_folder(modules) else []),
         *([_Mount(top, "show", rank=-1)] if top != here else []),
     ]
-    for name in (*GIT_FOLDERS, *GIT_STAND_INS):
-        path = os.path.join(git_dir, name)
-        if os.path.islink(path):
-            raise SandboxError(f"sandbox: {path} is a link, which a confined agent could replace")
-        if name in GIT_FOLDERS:
-            with contextlib.suppress(OSError):  # not ours to make: nor the agent's
-                os.mkdir(path, 0o755)
-        elif stand_in := _StandIn.make(git_dir, name, GIT_STAND_INS[name]):
-            confinement.stand_ins.append(stand_in)
-        mounts.append(_Mount(path, "ro", rank=3))
-    return mounts
+
+
+def _is_folder(path: str) -> bool:
+    with contextlib.suppress(OSError):
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    return False
 
 
 def _checkout(cwd: str, homes: Sequence[str]) -> str | None:
@@ -263,72 +318,53 @@ def _checkout(cwd: str, homes: Sequence[str]) -> str | None:
     return None
 
 
-@dataclass
-class _StandIn:
-    """A file of a git directory made for the run (see GIT_STAND_INS), held by a shared lock."""
-
-    git_dir: str
-    name: str
-    text: str
-    held: int
-
-    @classmethod
-    def make(cls, git_dir: str, name: str, text: str) -> _StandIn | None:
-        """Made (or found, another run's) and held; None when what is there is no stand-in (it is
-        then simply read-only inside), or when it cannot be made (nor then by the agent)."""
-        try:
-            with _opened(git_dir, os.O_DIRECTORY) as folder:
-                for _ in range(8):  # removed by a run that ended meanwhile: made again
-                    with contextlib.suppress(FileExistsError), os.fdopen(_new(name, folder), "w") as file:
-                        file.write(text)
-                    held = os.open(name, os.O_RDONLY | _NO_LINK, dir_fd=folder)
-                    kept = False
-                    try:
-                        fcntl.flock(held, fcntl.LOCK_SH)  # waits while a run that ended removes it
-                        if _inode(name, folder) != os.fstat(held).st_ino:
-                            continue
-                        kept = os.read(held, len(text) + 1) == text.encode()
-                        return cls(git_dir, name, text, held) if kept else None
-                    finally:
-                        if not kept:
-                            os.close(held)
-        except OSError as exc:
-            if exc.errno in _NOT_OURS_TO_WRITE:
-                return None
-            raise SandboxError(f"sandbox: could not guard {git_dir}/{name}: {exc.strerror or exc}") from None
-        raise SandboxError(f"sandbox: could not guard {git_dir}/{name}: it keeps being removed")
-
-    def release(self) -> None:
-        """Let go; the last run holding it removes it (never through a link)."""
-        os.close(self.held)
-        with (
-            contextlib.suppress(OSError),
-            _opened(self.git_dir, os.O_DIRECTORY) as folder,
-            _opened(self.name, 0, dir_fd=folder) as file,
-        ):
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: still held
-            if os.read(file, len(self.text) + 1) == self.text.encode():
-                os.unlink(self.name, dir_fd=folder)
-
-
-_NO_LINK = os.O_NOFOLLOW | os.O_CLOEXEC
-_NOT_OURS_TO_WRITE = (errno.EACCES, errno.EPERM, errno.EROFS)
-
-
-def _new(name: str, folder: int) -> int:
-    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NO_LINK, 0o644, dir_fd=folder)
-
-
-def _inode(name: str, folder: int) -> int | None:
+def _own_git_dir(git_dir: str) -> str:
+    """A git directory of the agent's own, in a private temporary folder, made from the user's
+    `git_dir`: a copy of its refs, HEAD, index and config (`GIT_COPIED`), new objects in its own
+    store, the user's borrowed (`objects/info/alternates` names BORROWED, where the sandbox shows
+    them read-only). Only regular files are copied, through no link: the user's `.git` may hold
+    what an agent of another day planted."""
+    own = tempfile.mkdtemp(prefix="acp-tui-git-")
     try:
-        return os.stat(name, dir_fd=folder, follow_symlinks=False).st_ino
-    except FileNotFoundError:
-        return None
+        with _opened(git_dir, os.O_DIRECTORY) as source:
+            for name in GIT_COPIED:
+                _copy_regular(name, source, own)
+        for folder in ("objects/info", BORROWED, "modules"):
+            os.makedirs(os.path.join(own, folder), exist_ok=True)
+        with open(os.path.join(own, "objects", "info", "alternates"), "x") as alternates:
+            alternates.write(f"../{BORROWED}\n")  # relative to the objects folder
+    except (OSError, RecursionError) as exc:  # a folder nested past Python's depth: no git's
+        shutil.rmtree(own, ignore_errors=True)
+        raise SandboxError(f"sandbox: could not give the agent a git directory of its own: {exc}") from None
+    return own
+
+
+def _copy_regular(name: str, folder: int, into: str) -> None:
+    """`name` of the open `folder` into the folder `into`: a regular file, or a folder's regular
+    files at any depth; anything else (a link, a FIFO) left out."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENXIO):
+            return  # absent, a link, a socket: not copied
+        raise
+    try:
+        kind = stat.S_IFMT(os.fstat(fd).st_mode)
+        if kind == stat.S_IFREG:
+            with open(os.path.join(into, name), "xb") as copy:
+                while chunk := os.read(fd, 1 << 20):
+                    copy.write(chunk)
+        elif kind == stat.S_IFDIR:
+            os.mkdir(os.path.join(into, name))
+            for entry in os.listdir(fd):
+                _copy_regular(entry, fd, os.path.join(into, name))
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
 def _opened(path: str, flags: int, dir_fd: int | None = None) -> Iterator[int]:
-    fd = os.open(path, os.O_RDONLY | _NO_LINK | flags, dir_fd=dir_fd)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | flags, dir_fd=dir_fd)
     try:
         yield fd
     finally:
@@ -341,11 +377,13 @@ def _opened(path: str, flags: int, dir_fd: int | None = None) -> Iterator[int]:
 def _installation_shown(
     program: str, args: Sequence[str], cwd: str, env: Mapping[str, str], mounts: Sequence[_Mount]
 ) -> list[_Mount]:
-    """The program's installation (`programs.installation`), shown read-only where nothing else
-    (`mounts`, resolved) shows it; refused in one line when the sandbox hides any of it (bwrap would
-    say only "execvp: No such file")."""
+    """The program's installation (`programs.installation`, which follows nothing the agent may
+    write: what `mounts`, resolved, makes writable), shown read-only where nothing else shows it;
+    refused in one line when the sandbox hides any of it (bwrap would say only "execvp: No such
+    file")."""
     shown = []
-    for path in installation(program, args, cwd=cwd, env=env):
+    writable = [mount.path for mount in mounts if mount.kind == "rw"]
+    for path in installation(program, args, cwd=cwd, env=env, writable=writable):
         hiding = _last_over(os.path.realpath(path), mounts)
         if hiding is not None and hiding.kind == "hide":
             raise SandboxError(
@@ -414,8 +452,8 @@ def _mount_args(mounts: Sequence[_Mount]) -> list[str]:
     for mount in sorted(mounts, key=lambda m: (m.depth, m.rank)):
         cover = next((m for m in reversed(laid) if _within(mount.path, m.path)), None)
         shown = cover.shows(mount.path) if cover is not None else None
-        if not mount.pinned and _changes_nothing(mount, cover, shown):
-            continue
+        if mount in laid or (not mount.pinned and _changes_nothing(mount, cover, shown)):
+            continue  # the same twice (a link on the way to the system and to the program)
         if mount.kind in ("empty", "tmp") and shown is not None and not os.path.isdir(mount.path):
             continue  # its folder would be made among the host's, in sight
         laid.append(mount)
@@ -460,16 +498,17 @@ def _last_over(path: str, mounts: Sequence[_Mount]) -> _Mount | None:
 
 
 def _exists(mount: _Mount) -> bool:
-    return mount.kind in ("empty", "tmp", "dev", "proc") or os.path.exists(mount.path)
+    return mount.kind in ("empty", "tmp", "dev", "proc") or os.path.exists(mount.source or mount.path)
 
 
 def _links_to(path: str, hops: int) -> list[tuple[str, str]]:
-    """The links met on the way to `path` (where, what it says), and on the way to what they say."""
+    """The links met on the way to `path` (where each really is, what it says), and on the way to
+    what they say."""
     found = []
     for step in [*reversed(Path(path).parents), Path(path)][1:]:
         if step.is_symlink() and hops < 40:
             target = os.readlink(step)
-            found.append((str(step), target))
+            found.append((os.path.join(os.path.realpath(step.parent), step.name), target))
             found += _links_to(os.path.join(step.parent, target), hops + 1)
     return found
 
@@ -483,6 +522,36 @@ def _expand(path: str, home: str, cwd: str) -> str:
     if path == "~" or path.startswith("~/"):
         path = home + path[1:]
     return os.path.normpath(os.path.join(cwd, path))
+
+
+def _refuse_links_out(opened: Mapping[str, Sequence[str]], writable: Sequence[str]) -> None:
+    """A path a preset opens, refused in one line when a link on the way to it, in a folder the
+    agent writes (`writable`), leads out of that folder: the agent could have made that link, to
+    have its next run shown what it names."""
+    folders = [os.path.realpath(folder) for folder in writable]
+    for key, named in opened.items():
+        for path in named:
+            if (left := _left_through_a_link(path, folders)) is not None:
+                raise SandboxError(
+                    f"sandbox: {key} names {path}, which leads out of {left} (a link there, which the "
+                    "agent could have made)"
+                )
+
+
+def _left_through_a_link(path: str, folders: Sequence[str]) -> str | None:
+    """The folder of `folders` (real paths) a link on the way to `path` lies in and leads out of."""
+    here = "/"
+    for part in Path(path).parts[1:]:
+        step = os.path.join(here, part)
+        if not os.path.islink(step):
+            here = step
+            continue
+        real = os.path.realpath(step)
+        inside = next((folder for folder in folders if _within(here, folder)), None)
+        if inside is not None and not _within(real, inside):
+            return inside
+        here = real
+    return None
 
 
 def _socket(path: str) -> str:

@@ -195,6 +195,7 @@ class RunRecord(_Part):
     )
     cwd: str | None = Field(None, description="the agent's working directory")
     sandbox: Literal["none", "workspace"] = Field("none", description="workspace: confined by bubblewrap")
+    remote: str | None = Field(None, description="where the agent ran when not here: the preset's remote URL")
     network_refused: list[Refused] = Field([], description="what the sandbox's host list refused")
     worktree: str | None = Field(None, description="the run's git worktree, when isolated")
     base: str | None = Field(None, description="the commit the worktree started from")
@@ -320,6 +321,7 @@ def run_record(
         "trace": trace,
         "cwd": cwd,
         "sandbox": preset.sandbox,
+        "remote": preset.remote,
         **isolation_keys(isolation, preset.secrets()),
         "first_chunk_s": round(first_chunk_s, 3) if first_chunk_s is not None else None,
         "turn": turn,
@@ -383,11 +385,14 @@ def record_schema() -> dict[str, Any]:
 def preset_for(record: RunRecord, settings: Settings) -> AgentPreset:
     """The preset that follows up a record's run: the settings' preset of its name (its env,
     options and policy of now), else one made of the record's own command. A run that was confined
-    stays confined: a follow-up never lifts a sandbox."""
+    stays confined: a follow-up never lifts a sandbox; and it runs where its session is (the
+    record's `remote`)."""
     name, command = record.name, record.command
     preset = (
         settings.preset(name) if name in settings.names else AgentPreset(name, command[0], tuple(command[1:]))
     )
+    if record.remote is not None and record.remote != preset.remote:
+        preset = replace(preset, remote=record.remote, remote_options=(), cwd=None, create_cwd=False)
     return replace(preset, sandbox="workspace") if record.sandbox == "workspace" else preset
 
 

@@ -100,6 +100,8 @@ def probe_text(name: str, record: dict[str, Any]) -> str:
         variables = f" (set {', '.join(map(one_line, method['vars']))})" if method.get("vars") else ""
         about = f": {one_line(method['description'])}" if method.get("description") else ""
         lines.append(f"  {one_line(method['id'])}{kind}: {one_line(method['name'])}{variables}{about}")
+    if record.get("remote"):
+        lines.append(f"remote: {one_line(record['remote'])}")
     if record.get("sandbox") == "workspace":
         lines.append("sandbox: workspace (confined by bubblewrap)")
         lines.append(f"sandbox network: {record.get('sandbox_network')}")

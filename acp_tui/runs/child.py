@@ -2,9 +2,10 @@
 
 A carrier turns a `Launch` (what to run, where, with which environment and confinement) into a
 running `Child`: a local process that leads its own process group, with piped stdio. The local
-carrier starts the agent itself (through bubblewrap when confined); a remote one would start a
-local ssh, docker or kubectl that relays the agent's stdio and ends its processes with it. Either
-way a run holds a `Child`, and `ChildProcess` does everything a run needs of it:
+carrier starts the agent itself (through bubblewrap when confined); the remote one starts a local
+ssh, docker, podman or kubectl whose far side runs our shim around the agent (`process.link`): it
+relays the agent's stdio and ends its processes with it. Either way a run holds a `Child`, and
+`ChildProcess` does everything a run needs of it:
 
 - its stderr drained into the run's `StderrTail`, to the end, whatever the run is doing (a child
   blocked on a full stderr pipe never answers again);
@@ -12,7 +13,8 @@ way a run holds a `Child`, and `ChildProcess` does everything a run needs of it:
   its pipes ends the run, which would otherwise wait for an end of file that never comes;
 - its end: stdin closed, the group (and every process carrying the run's mark) let go or signalled
   (`process.group.terminate_group`), the pipes let run dry, then closed;
-- why it broke, in one line: its exit code or signal and its last stderr line.
+- why it broke, in one line: its exit code or signal and its last stderr line (or the link's loss);
+- where it works: a far agent's cwd is the far side's to say (its login's home, unless asked).
 """
 
 from __future__ import annotations
@@ -29,9 +31,17 @@ import anyio
 from acp_tui.core.model import EndedBy, NetworkRefusal
 from acp_tui.core.text import one_line
 from acp_tui.process.confined import SandboxSpec
-from acp_tui.process.exit_cause import explaining_line
-from acp_tui.process.group import Child, close_pipes, drain_lines, spawn, spawn_error_message, terminate_group
+from acp_tui.process.exit_cause import explaining_line, spawn_error_message
+from acp_tui.process.group import (
+    Child,
+    Stdin,
+    close_pipes,
+    drain_lines,
+    spawn,
+    terminate_group,
+)
 from acp_tui.runs.output import StderrTail
+from acp_tui.settings.provider_config import FAR_HOME
 
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
 MAX_REFUSALS = 1000  # refused connections kept (and told); an agent trying more is not news
@@ -78,6 +88,36 @@ class LocalCarrier:
 LOCAL = LocalCarrier()
 
 
+@dataclass(frozen=True)
+class RemoteCarrier:
+    """On the far side of a `remote` URL, through its engine's own client (`remote_options` its
+    arguments), by our shim (`process.link`): the launch's env is the agent's own (the far side
+    lays it over its environment, scrubbed there), its cwd the far side's (FAR_HOME: the login's
+    home), its sandbox made over there. The client is our child; the agent is the shim's."""
+
+    url: str
+    options: Sequence[str] = ()
+    connect_timeout: float = 60.0  # the handshake's: reaching the far side is its first step
+    term_grace: float = 0.5
+
+    async def start(self, launch: Launch) -> Child:
+        from acp_tui.process.link import LinkFailed, spawn_far
+
+        try:
+            return await spawn_far(
+                self.url,
+                self.options,
+                [launch.command, *launch.args],
+                cwd=None if launch.cwd == FAR_HOME else launch.cwd,
+                env=launch.env,
+                sandbox=launch.sandbox,
+                connect_timeout=self.connect_timeout,
+                term_grace=self.term_grace,
+            )
+        except LinkFailed as exc:
+            raise ChildStartError(str(exc)) from None
+
+
 class ChildProcess:
     def __init__(self, leader: Child, tail: StderrTail, *, confined: bool = False) -> None:
         self.leader = leader  # the child we spawned, which leads its process group
@@ -93,26 +133,42 @@ class ChildProcess:
             leader.holding.on_refused = self._refused
 
     @property
-    def stdio(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    def stdio(self) -> tuple[asyncio.StreamReader, Stdin]:
         """Its stdout and stdin, for the protocol's transport."""
-        process = self.leader.process
-        assert process.stdout is not None and process.stdin is not None
-        return process.stdout, process.stdin
+        return self.leader.stdout, self.leader.stdin
+
+    async def started_in(self, cwd: str) -> str:
+        """Where the agent works: `cwd`; beyond a link, where the far side says once the agent
+        runs there (FAR_HOME: its login's home), else ChildStartError saying why it never will."""
+        far = self.leader.far
+        if far is None:
+            return cwd
+        from acp_tui.process.link import LinkFailed
+
+        try:
+            return await far.ready()
+        except LinkFailed as exc:
+            raise ChildStartError(str(exc)) from None
+
+    def unreached(self, timeout: float) -> str | None:
+        """Why the handshake timed out when the far side was never reached, else None."""
+        return self.leader.far.unreached(timeout) if self.leader.far is not None else None
 
     # Helpers: each runs in the task group of whoever holds the child -------------------------
 
     async def drain(self) -> None:
         """Its stderr into the tail, to the end."""
-        assert self.leader.process.stderr is not None
         try:
-            await drain_lines(self.leader.process.stderr, self.tail.line)
+            await drain_lines(self.leader.stderr, self.tail.line)
         finally:
             self.drained.set()
 
     async def serve(self) -> None:
-        """What it holds that serves it while it lives (a sandbox's proxy)."""
+        """What it holds that serves it while it lives (a sandbox's proxy, a link)."""
         if self.leader.holding is not None:
             await self.leader.holding.serve()
+        if self.leader.far is not None:
+            await self.leader.far.serve()
 
     def _refused(self, host: str, port: int) -> None:
         if len(self.refused) < MAX_REFUSALS:
@@ -142,9 +198,7 @@ class ChildProcess:
         """End all of it and return how it ended. `graceful`: it may first exit by itself on
         stdin's end (for `term_grace`); else it is signalled at once."""
         try:
-            stdin = self.leader.process.stdin
-            if stdin is not None:
-                stdin.close()
+            self.leader.stdin.close()
             ended = await terminate_group(
                 self.leader,
                 term_grace=term_grace,
@@ -168,6 +222,12 @@ class ChildProcess:
             return "the agent closed the connection"
         with anyio.move_on_after(0.2):  # its last words may still be in the pipe
             await self.drained.wait()
+        if self.leader.far is not None:
+            lost = self.leader.far.failure()
+            if lost is not None:
+                return lost
+            if (code := self.leader.returncode) is None:
+                return "the agent closed the connection"
         if self.confined and code == 1 and not heard:
             from acp_tui.process.sandbox import failure_message
 

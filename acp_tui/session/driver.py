@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
     from acp_tui.session.attempts import Attempt
     from acp_tui.settings.provider_config import AcpProviderConfig
+    from acp_tui.workspace.far import FarIsolation
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ class SessionDriver:
         self.asks = AskQueue(self._attempt_of)
         self.asks.listen(self._ask_changed)
         self.isolation: Isolation | None = None  # made at the first isolated attempt
+        self.far_isolations: dict[tuple[str, tuple[str, ...]], FarIsolation] = {}  # by remote and options
+        self.base: str | None = None  # where far worktrees start (`--base`; local ones: their origin)
         self.origins: dict[str, Origin] = {}  # checkouts found, by the cwd they hold (never failures)
         self.attempts: list[Attempt] = []
         self.spares: Spares | None = None  # warm starts, when the owner wants them
@@ -193,9 +196,11 @@ class SessionDriver:
         # finish rather than cancelled (a git killed as the loop closes can hang the close).
         await asyncio.gather(*self._looking.values(), return_exceptions=True)
         await self._tasks.aclose()
+        far = await asyncio.gather(*(isolation.aclose() for isolation in self.far_isolations.values()))
+        left = [line for lines in far for line in lines]
         if self.isolation is None:
-            return []
-        return await self.isolation.aclose()
+            return left
+        return left + await self.isolation.aclose()
 
     # Driving one attempt ------------------------------------------------------------------------
 
@@ -294,6 +299,7 @@ class SessionDriver:
             async for event in run.events():
                 if isinstance(event, Finished):
                     attempt.trace = getattr(run, "trace_path", None) or attempt.trace  # opened late
+                    attempt.cwd = getattr(run, "cwd", None) or attempt.cwd  # a far side's, known late
                     return event.result
                 self._follow(attempt, event)
                 attempt.events.push(event)
@@ -309,7 +315,7 @@ class SessionDriver:
         if self.spares is None or attempt.config is None or not attempt.preset.warm:
             return None
         self.subagents.check(name, request)  # refused: the spare stays one
-        cwd = os.path.abspath(request.cwd or attempt.config.cwd or os.getcwd())
+        cwd = attempt.config.cwd_for(request.cwd)
         spare = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
         if spare is None:
             return None
@@ -327,6 +333,9 @@ class SessionDriver:
         from acp_tui.workspace.worktrees import Isolation
 
         if attempt.recorded_worktree is None:
+            return
+        if attempt.preset.remote is not None:  # not a folder here, whatever its path says
+            attempt.worktree_error = f"its worktree was on the far side of {attempt.preset.remote}"
             return
         if self.isolation is None:
             self.isolation = Isolation(self._isolation_root)
@@ -349,6 +358,17 @@ class SessionDriver:
 
     async def _worktree_for(self, attempt: Attempt) -> Worktree:
         from acp_tui.workspace.worktrees import Isolation, find_origin
+
+        preset = attempt.preset
+        if preset.remote is not None:  # made over there, in remote_cwd's checkout
+            from acp_tui.workspace.far import FarIsolation
+
+            key = (preset.remote, tuple(preset.remote_options))
+            if key not in self.far_isolations:
+                self.far_isolations[key] = FarIsolation(*key, connect_timeout=preset.handshake_timeout)
+            return await self.far_isolations[key].add(
+                preset.remote_cwd, attempt.agent, base=self.base, keep=self.keep_worktrees
+            )
 
         where = isolation_cwd(attempt)
         origin = self.origins.get(where)

@@ -107,9 +107,10 @@ class _Fanout:
                 {},
             )
             origins = isolation.origins if isolation is not None else (None,) * len(attempts)
-            for attempt, origin in zip(attempts, origins, strict=True):
+            far = isolation.far if isolation is not None else frozenset()
+            for index, (attempt, origin) in enumerate(zip(attempts, origins, strict=True)):
                 attempt.workdir = self.cwd
-                attempt.isolated = origin is not None
+                attempt.isolated = origin is not None or index in far
         for attempt, job in zip(attempts, self.jobs, strict=True):
             configs[attempt.id] = job.config
         for sig in INTERRUPTING_SIGNALS:
@@ -170,6 +171,7 @@ class _Fanout:
         for attempt, origin in zip(attempts, plan.origins, strict=True):
             if origin is not None:
                 driver.origins[isolation_cwd(attempt)] = origin
+        driver.base = plan.base
         driver.isolation = Isolation()
         with contextlib.suppress(IsolationError):  # then each run says so, in its record
             await driver.isolation.start()

@@ -125,6 +125,10 @@ def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path
     preset: AgentPreset = _validate(AgentPreset, raw, where)
     for number, server in enumerate(preset.mcp_servers, start=1):
         _check_mcp_server(server, f"{where}mcp server #{number}: ")
+    try:
+        preset.check_remote()
+    except ConfigError as exc:
+        raise ConfigError(f"{where}{exc}") from None
     if preset.cwd is None:
         return preset
     return replace(preset, cwd=str(_resolve(preset.cwd, base_dir)))

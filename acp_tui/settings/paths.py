@@ -34,9 +34,22 @@ def home() -> Path | None:
 
 
 def _platform(kind: Kind) -> Path:
-    import platformdirs
-
+    try:
+        import platformdirs
+    except ImportError:  # our code on the far side of a link (process.shim), without our dependencies
+        return _xdg(kind)
     return Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False))
+
+
+_XDG = {"config": ".config", "cache": ".cache", "state": ".local/state", "data": ".local/share"}
+
+
+def _xdg(kind: Kind) -> Path:
+    """The folder as platformdirs names it on Linux: `$XDG_<KIND>_HOME` or its default, then ours."""
+    if kind == "log":
+        return _xdg("state") / "log"
+    base = os.environ.get(f"XDG_{kind.upper()}_HOME") or os.path.expanduser(f"~/{_XDG[kind]}")
+    return Path(base) / APP_NAME
 
 
 def _folder(kind: Kind) -> Path:

@@ -4,12 +4,15 @@ share its defaults."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from acp_tui.core.elicitation import QuestionHandler
 from acp_tui.policy.ask import PermissionPolicy
+
+FAR_HOME = "~"  # a far run's cwd until its far side says where its login started
 
 # "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
 SandboxMode = Literal["none", "workspace"]
@@ -52,6 +55,17 @@ class AcpProviderConfig:
     # True: the network; False: none at all (a loopback of its own); host patterns: those hosts only,
     # through our proxy (`acp_tui.policy.hosts`, `acp_tui.process.network`).
     sandbox_network: bool | Sequence[str] = True
+    # Where the agent runs: None here, else a carrier's URL (acp_tui.settings.remote); then
+    # `command`, `args`, `env` and `cwd` (None: the remote login's home) are the far side's.
+    remote: str | None = None
+    remote_options: Sequence[str] = ()  # the carrier's client's arguments, before the host
+
+    def cwd_for(self, cwd: str | None) -> str:
+        """Where a run asked to work in `cwd` works: there, else the config's cwd, else ours (made
+        absolute); on the far side, else its login's home (FAR_HOME until it says which)."""
+        if self.remote is not None:
+            return cwd or self.cwd or FAR_HOME
+        return os.path.abspath(cwd or self.cwd or os.getcwd())
 
     def secrets(self) -> list[str]:
         """What the run hands the agent that could be a credential: its env, and its MCP servers'

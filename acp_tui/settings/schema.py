@@ -156,6 +156,11 @@ class AgentPreset:
         "must be true, false or a list of host names (api.example.com, *.example.com, an IP address)",
         default=_CORE.sandbox_network,
     )
+    # Where the agent runs (docs/remote.md): a carrier's URL, its client's arguments (before the
+    # host or container), the agent's cwd there (default: the login's home). None: here.
+    remote: NonBlank | None = _says("must be a URL such as ssh://HOST (docs/remote.md)", default=None)
+    remote_options: tuple[str, ...] = _says("must be a list of strings", default=())
+    remote_cwd: NonBlank | None = _says("must be an absolute path", default=None)
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
     warm: Switch = _says("must be true or false", default=True)
     # Once a run's reported cost (in US dollars) passes this, the run is cancelled (`acp_tui.core.costs`).
@@ -188,7 +193,7 @@ class AgentPreset:
             command=self.command,
             args=self.args,
             env=dict(self.env),
-            cwd=self.cwd,
+            cwd=self.remote_cwd if self.remote is not None else self.cwd,
             permission_policy=chosen,
             handshake_timeout=self.handshake_timeout,
             name=self.name,
@@ -203,7 +208,37 @@ class AgentPreset:
             sandbox_hidden=self.sandbox_hidden,
             sandbox_sockets=self.sandbox_sockets,
             sandbox_network=self.sandbox_network,
+            remote=self.remote,
+            remote_options=self.remote_options,
         )
+
+    @property
+    def where(self) -> str | None:
+        """Where the agent runs when not here (`host`, `docker:NAME`, `pod NS/POD`), else None."""
+        if self.remote is None:
+            return None
+        from acp_tui.settings.remote import RemoteError, parse_remote
+
+        try:
+            return parse_remote(self.remote).where
+        except RemoteError:
+            return self.remote
+
+    def check_remote(self) -> None:
+        """A ConfigError (one line) when the remote keys do not fit together."""
+        from acp_tui.settings.remote import RemoteError, parse_remote
+
+        # Without `remote`, `remote_options` and `remote_cwd` wait for one (`--remote URL`).
+        if self.remote_cwd is not None and not self.remote_cwd.startswith("/"):
+            raise ConfigError(f'"remote_cwd" must be an absolute path there, not "{self.remote_cwd}"')
+        if self.remote is None:
+            return
+        try:
+            parse_remote(self.remote)
+        except RemoteError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.cwd is not None and not self.create_cwd:
+            raise ConfigError('"cwd" is a folder here: with "remote", the far side\'s is "remote_cwd"')
 
     def secrets(self) -> list[str]:
         """Every value this preset hands the agent that could be a credential."""

@@ -253,14 +253,14 @@ class SupervisorApp(App[None]):
             for preset, isolated in self.main_screen.next_round():
                 if preset.warm and not isolated:
                     config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
-                    wanted.append(Wanted(config, _cwd_of(config)))
+                    wanted.append(Wanted(config, config.cwd_for(None)))
             for previous in self.main_screen.follow_ups_in_view():
                 preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
                 config = self.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
                 if preset.warm and previous.cwd:
-                    wanted.append(Wanted(config, os.path.abspath(previous.cwd), follow_up=True))
+                    wanted.append(Wanted(config, config.cwd_for(previous.cwd), follow_up=True))
         spares.want(wanted)
 
     # Following the attempts -------------------------------------------------------------------
@@ -521,7 +521,8 @@ class SupervisorApp(App[None]):
                 ):  # one of the agent's own sessions: the next prompt continues it
                     agent, session = chosen.session
                     preset = self.next_preset(agent)
-                    bar.enter_follow_up(self.session.agent_session(preset, session, _cwd_of(preset)))
+                    where = preset.provider_config(policy="reject").cwd_for(None)  # the policy plays no part
+                    bar.enter_follow_up(self.session.agent_session(preset, session, where))
                 self.want_spares()  # spares of a changed preset are not its next run's
 
         self.push_screen(self._agents_screen(), apply)
@@ -824,8 +825,3 @@ def make_app(
     reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
 ) -> SupervisorApp:
     return SupervisorApp(settings, store=store, reopened=reopened)
-
-
-def _cwd_of(config: AcpProviderConfig | AgentPreset) -> str:
-    """Where a run of `config` works when nothing else says (a round's runs outside a worktree)."""
-    return os.path.abspath(config.cwd or os.getcwd())

@@ -22,7 +22,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from acp_tui.core.files import write_new
+from acp_tui.core.files import give_owner_rwx, restore_owner_bits, write_new
 from acp_tui.workspace.git import git, last_line, read_small
 
 WORKTREE_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}-[0-9a-f]{6}[0-9]+")
@@ -31,8 +31,6 @@ KEPT_SUFFIX = ".kept"
 # In a worktree's entry in its repository: the git directory its confined agent works on (its own
 # HEAD, index, refs and objects). Deleted with the entry.
 AGENT_GIT_DIR = "agent"
-
-_O_PATH = getattr(os, "O_PATH", None)
 
 
 def gitdir_named(dot_git: Path) -> Path | None:
@@ -50,32 +48,6 @@ def names_back(admin: Path, worktree: Path) -> bool:
     return text is not None and Path(text.strip()) == worktree.resolve() / ".git"
 
 
-def restore_owner_bits(top: Path) -> None:
-    """u+rwx on `top` and on every folder under it, following no link: an agent may `chmod 555`
-    its worktree or folders in it, and nothing in them could be deleted."""
-    _give_owner_rwx(str(top))
-    for _, folders, _, folder_fd in os.fwalk(top, follow_symlinks=False):
-        for name in folders:  # before fwalk goes into them (top-down)
-            _give_owner_rwx(name, folder_fd)
-
-
-def _give_owner_rwx(name: str, dir_fd: int | None = None) -> None:
-    with contextlib.suppress(OSError):
-        if _O_PATH is None:  # no O_PATH (macOS): lchmod is there instead
-            mode = os.lstat(name, dir_fd=dir_fd).st_mode
-            if stat.S_ISDIR(mode) and mode & 0o700 != 0o700:
-                os.chmod(name, stat.S_IMODE(mode) | 0o700, dir_fd=dir_fd, follow_symlinks=False)
-            return
-        # A handle on the folder itself (a link is refused), then its mode changed through it.
-        fd = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
-        try:
-            mode = stat.S_IMODE(os.fstat(fd).st_mode)
-            if mode & 0o700 != 0o700:
-                os.chmod(f"/proc/self/fd/{fd}", mode | 0o700)
-        finally:
-            os.close(fd)
-
-
 def _not_removable(path: Path, admin: Path, *, known: bool) -> str | None:
     """Why `path` is not provably our worktree of `admin` (None: it is, or it is gone), after
     making it removable. `known`: this process added it, so a `.git` its agent replaced is put back."""
@@ -89,8 +61,8 @@ def _not_removable(path: Path, admin: Path, *, known: bool) -> str | None:
         return f"not ours (owned by uid {info.st_uid})"
     if not WORKTREE_NAME.fullmatch(path.name):
         return "not one of our names"
-    _give_owner_rwx(str(path.parent))  # our slot: its entries are deleted too
-    _give_owner_rwx(str(path))
+    give_owner_rwx(str(path.parent))  # our slot: its entries are deleted too
+    give_owner_rwx(str(path))
     if not known and not names_back(admin, path):
         return f"its repository's entry {admin} does not name it"
     if gitdir_named(path / ".git") != admin.resolve():

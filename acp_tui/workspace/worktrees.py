@@ -225,8 +225,10 @@ def time_left(started: float, *timeouts: float | None) -> float | None:
 class IsolationPlan:
     """`acp-tui run --worktree`: each job's origin (in job order), found before anything spawns."""
 
-    origins: tuple[Origin | None, ...]  # None: that job is not isolated
+    origins: tuple[Origin | None, ...]  # None: that job is not isolated here
     keep: bool = False
+    far: frozenset[int] = frozenset()  # the jobs isolated on the far side of a link (at `base`)
+    base: str | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -235,15 +237,23 @@ class IsolationPlan:
         return [f"each isolated run works {origin.note}" for origin in distinct]
 
 
-def plan(cwds: Sequence[str | Path | None], *, base: str | None = None, keep: bool = False) -> IsolationPlan:
-    """The command line's check of every job's cwd (None: not isolated) in one pass, before anything
-    is spawned; raises `IsolationError`."""
+def plan(
+    cwds: Sequence[str | Path | None],
+    *,
+    base: str | None = None,
+    keep: bool = False,
+    far: frozenset[int] = frozenset(),
+) -> IsolationPlan:
+    """The command line's check of every job's cwd (None: not isolated here) in one pass, before
+    anything is spawned; raises `IsolationError`. The `far` jobs' checkouts are found over there,
+    when their runs start."""
 
     async def find_all() -> IsolationPlan:
         distinct = list(dict.fromkeys(str(cwd) for cwd in cwds if cwd is not None))
-        origins = await asyncio.gather(*(find_origin(cwd, base) for cwd in distinct))
-        found = dict(zip(distinct, origins, strict=True))
-        return IsolationPlan(tuple(found[str(cwd)] if cwd is not None else None for cwd in cwds), keep)
+        found = dict(
+            zip(distinct, await asyncio.gather(*(find_origin(c, base) for c in distinct)), strict=True)
+        )
+        return IsolationPlan(tuple(found[str(c)] if c is not None else None for c in cwds), keep, far, base)
 
     return asyncio.run(find_all())
 

@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 
 from acp_tui.process.group import spawn, terminate_group
@@ -88,9 +89,11 @@ async def run_confined(network: SandboxNetwork, code: str, *args: str) -> list[s
     """`python -c code args` confined with `network`, spawned as a run spawns it: what it printed
     (its stderr, when it failed)."""
     env = network.environ(os.environ)
-    argv = confine(sys.executable, ["-c", code, *args], cwd="/", env=env, network=network.way).argv
+    cwd = tempfile.mkdtemp(prefix="acp-tui-ways-")  # a folder of its own: never one holding a home
+    confined = confine(sys.executable, ["-c", code, *args], cwd=cwd, env=env, network=network.way)
+    argv = confined.argv
     child = await spawn(
-        argv[0], argv[1:], cwd="/", env=env, pass_fds=network.pass_fds, preexec=network.preexec
+        argv[0], argv[1:], cwd=cwd, env=env, pass_fds=network.pass_fds, preexec=confined.preexec
     )
     network.spawned()
     serving = asyncio.ensure_future(network.serve())  # as the run's task group serves it
@@ -104,6 +107,7 @@ async def run_confined(network: SandboxNetwork, code: str, *args: str) -> list[s
         serving.cancel()
         await asyncio.wait([serving])
         await network.aclose()
+        os.rmdir(cwd)
 
 
 async def tried(way: str, kernel: Kernel) -> dict[str, list[str]]:

@@ -3,9 +3,9 @@
 In a worktree (`--worktree --sandbox`), the agent follows its `.git` file to the main repository
 and tries to delete its objects, move `main` and plant config, hooks and other worktrees' files:
 all out of reach, while its own commits land in a git directory of its own and the recorded diff
-is whole. In a plain checkout (`--sandbox`, no worktree), it commits into the checkout, but its
-`.git` keeps config, hooks, info, the submodules' and worktrees' git directories read-only, and
-neither `commondir` nor `config.worktree` can be made to send the user's git elsewhere.
+is whole. In a plain checkout (`--sandbox`, no worktree), it commits too, on a git directory of its
+own: the user's `.git` is never written, and the user's git sees the files it changed and obeys
+nothing it planted.
 """
 
 from __future__ import annotations
@@ -120,60 +120,66 @@ def test_a_worktree_run_cannot_touch_the_main_repositorys_history_and_still_comm
 
 
 @pytest.mark.parametrize("cwd", ["top", "sub"])
-async def test_a_plain_checkout_run_commits_but_cannot_plant_what_the_users_git_runs(
+async def test_a_plain_checkout_run_commits_on_a_git_directory_of_its_own_and_the_users_stays_as_it_was(
     tmp_path: Path, cwd: str
 ) -> None:
+    """It commits, branches, configures and leaves what it likes in the `.git` it sees, which is its
+    own: the user's keeps its history, refs, index, config and hooks, holds no unfinished rebase,
+    and the user's git shows every file the agent changed and runs nothing of the agent's."""
     with repository("/var/tmp", tmp_path) as repo:
         common = repo / ".git"
-        before = untouched(repo)
-        (repo / "sub").mkdir()
+        work = repo if cwd == "top" else repo / "sub"
+        work.mkdir(exist_ok=True)
+        (work / "tracked.txt").write_text("the user's\n")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", "three")
+        before = {**untouched(repo), "index": (common / "index").read_bytes()}
+        planted = repo.parent / "pwned"  # out of the agent's sight: only a git of the user's makes it
         steps = [
-            ("write", f"{common}/config"),
-            ("write", f"{common}/hooks/pre-commit"),
-            ("write", f"{common}/info/exclude"),
-            ("write", f"{common}/commondir"),
-            ("write", f"{common}/config.worktree"),
+            ("run", "git", "config", "alias.st", f"!touch {planted}"),
+            ("run", "git", "config", "core.fsmonitor", f"touch {planted} #"),
+            ("run", "sh", "-c", f"rm -rf {common}/borrowed/*"),  # the user's objects
             ("write", f"{common}/modules/sub/config"),
-            ("write", f"{common}/worktrees/other/commondir"),
-            ("run", "mv", str(common), f"{repo}/.git-moved"),
-            ("run", "git", "config", "core.fsmonitor", "touch pwned"),
-            ("run", "git", "config", "--worktree", "core.hooksPath", "planted"),
+            ("write", "tracked.txt"),
+            ("run", "git", "update-index", "--skip-worktree", "tracked.txt"),  # hidden from git status
+            ("run", "git", "init", "-q", "nested"),
+            ("run", "git", "-C", "nested", "config", "core.fsmonitor", f"touch {planted} #"),
+            ("run", "git", "-C", "nested", *COMMIT[2:], "--allow-empty"),
+            ("run", "git", "add", "nested"),  # a gitlink: the user's git status would run its fsmonitor
+            ("run", "mkdir", "-p", f"{common}/rebase-merge"),
+            ("put", f"{common}/rebase-merge/git-rebase-todo", f"exec touch {planted}\n"),
             ("write", "new.txt"),
             ("run", "git", "add", "new.txt"),
             COMMIT,
+            ("run", "git", "checkout", "-qb", "its-own"),
+            ("run", "git", "branch", "-qD", "main"),
         ]
-        said = await answer(trying(), steps, repo if cwd == "top" else repo / "sub")
-        assert said[:7] == ["error:EROFS"] * 7
-        assert all(outcome.startswith("ok:") and not outcome.startswith("ok:0:") for outcome in said[7:10]), (
-            said
-        )
-        assert said[10:] == ["ok", "ok:0:", "ok:0:"]
-        assert git(repo, "log", "-1", "--format=%s").strip() == "inside"  # its commit landed
-        after = untouched(repo)
-        assert after["log"] != before["log"] and after["refs"] != before["refs"]
-        assert {key: after[key] for key in ("config", "hooks", "other", "module")} == {
-            key: before[key] for key in ("config", "hooks", "other", "module")
-        }
-        assert not (common / "commondir").exists() and not (common / "config.worktree").exists()
-        assert not (repo / ".git-moved").exists()
-        assert git(repo, "status", "--porcelain") == ""
+        said = await answer(trying(), steps, work)
+        assert said[:2] == ["ok:0:", "ok:0:"], said
+        assert said[2].startswith("ok:") and not said[2].startswith("ok:0:"), said[2]  # read-only
+        assert said[3] == "error:EROFS"
+        assert all(outcome == "ok" or outcome.startswith("ok:0:") for outcome in said[4:]), said
+        assert {**untouched(repo), "index": (common / "index").read_bytes()} == before
+        assert not (common / "rebase-merge").exists() and not (common / "borrowed").exists()
+        status = git(repo, "status", "--porcelain")  # the user's git, as the user runs it
+        git(repo, "diff")
+        at = "" if cwd == "top" else "sub/"
+        assert status.splitlines() == [f" M {at}tracked.txt", f"?? {at}nested/", f"?? {at}new.txt"]
+        assert not planted.exists()
 
 
-def test_a_stand_in_stays_while_a_run_holds_it_and_goes_with_the_last(tmp_path: Path) -> None:
-    """Two runs in one checkout share `commondir`'s stand-in: the first to end leaves it to the other."""
+def test_its_own_git_directory_goes_with_the_run(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    stand_in = repo / ".git" / "commondir"
-    first = confine("true", [], cwd=str(repo), env=os.environ)
-    second = confine("true", [], cwd=str(repo), env=os.environ)
-    assert stand_in.read_text() == ".\n"
-    assert git(repo, "rev-parse", "--git-dir").strip() == ".git"  # git reads it as its own directory
-    first.close()
-    assert stand_in.exists()
-    second.close()
-    second.close()
-    assert not stand_in.exists()
+    before = sorted(os.listdir(repo / ".git"))
+    confinement = confine("true", [], cwd=str(repo), env=os.environ)
+    (own,) = confinement.own_git_dirs
+    assert os.path.isdir(own) and sorted(os.listdir(repo / ".git")) == before
+    os.chmod(own, 0o500)  # what an agent may do to a folder of its own
+    confinement.close()
+    confinement.close()
+    assert not os.path.exists(own)
 
 
 def test_a_git_folder_that_is_a_link_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -186,3 +192,24 @@ def test_a_git_folder_that_is_a_link_is_refused_in_one_line(tmp_path: Path) -> N
     with pytest.raises(SandboxError) as refused:
         confine("true", [], cwd=str(repo), env=os.environ)
     assert str(refused.value) == f"sandbox: {repo}/.git is a link, which a confined agent could replace"
+
+
+def test_a_repositorys_objects_that_are_a_link_are_refused_and_its_submodules_left_out(
+    tmp_path: Path,
+) -> None:
+    """Shown read-only wherever they led (an agent of another day could have left the link)."""
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    for folder in (repo, elsewhere):
+        folder.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".git" / "modules").symlink_to(elsewhere)
+    confinement = confine("true", [], cwd=str(repo), env=os.environ)
+    assert str(elsewhere) not in confinement.argv
+    confinement.close()
+    os.rename(repo / ".git" / "objects", tmp_path / "objects")
+    (repo / ".git" / "objects").symlink_to(tmp_path / "objects")
+    with pytest.raises(SandboxError) as refused:
+        confine("true", [], cwd=str(repo), env=os.environ)
+    assert (
+        str(refused.value) == f"sandbox: {repo}/.git/objects is no folder of the repository's own (a link?)"
+    )

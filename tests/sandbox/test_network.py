@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import os
 import shutil
@@ -123,20 +124,23 @@ def test_matching_walks_the_labels_as_a_suffix_compare_would(
 
 
 class Names:
-    """A resolver of our own: every name at 127.0.0.1, and what was asked, kept."""
+    """A resolver of our own: every name at `address` (127.0.0.1), and what was asked, kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, address: str = "127.0.0.1") -> None:
         self.asked: list[str] = []
+        self.address = address
 
     async def __call__(self, host: str, port: int) -> list[str]:
         self.asked.append(host)
-        return ["127.0.0.1"]
+        return [self.address]
 
 
 @contextlib.asynccontextmanager
-async def proxy_for(patterns: list[str], **options: object) -> AsyncIterator[tuple[int, list, Names]]:
+async def proxy_for(
+    patterns: list[str], resolved: str = "127.0.0.1", **options: object
+) -> AsyncIterator[tuple[int, list, Names]]:
     refused: list[tuple[str, int]] = []
-    names = Names()
+    names = Names(resolved)
     proxy = HostProxy(
         HostPatterns(patterns),
         lambda host, port: refused.append((host, port)),
@@ -162,20 +166,21 @@ async def connect_through(proxy: int, target: str) -> tuple[str, asyncio.StreamR
 
 
 async def test_the_proxy_tunnels_an_allowed_name_and_refuses_another_without_resolving_it() -> None:
-    async with far_end() as port, proxy_for(["api.test", "*.allowed.test"]) as (proxy, refused, names):
-        for target in (f"api.test:{port}", f"x.y.allowed.test:{port}"):
+    listed = ["api.localhost", "*.allowed.localhost"]
+    async with far_end() as port, proxy_for(listed) as (proxy, refused, names):
+        for target in (f"api.localhost:{port}", f"x.y.allowed.localhost:{port}"):
             status, reader, writer = await connect_through(proxy, target)
             assert status == "200"
             writer.write(b"ping\n")
             assert await reader.readline() == b"pong\n"
             writer.close()
-        for target in ("evil.test:443", "allowed.test:443", "[::1]:22", "127.0.0.1:22"):
+        for target in ("evil.test:443", "allowed.localhost:443", "[::1]:22", "127.0.0.1:22"):
             status, reader, writer = await connect_through(proxy, target)
             assert status == "403"
             assert b"is not a host this agent may reach" in await reader.read()
             writer.close()
-        assert refused == [("evil.test", 443), ("allowed.test", 443), ("::1", 22), ("127.0.0.1", 22)]
-        assert names.asked == ["api.test", "x.y.allowed.test"]  # never a refused name
+        assert refused == [("evil.test", 443), ("allowed.localhost", 443), ("::1", 22), ("127.0.0.1", 22)]
+        assert names.asked == ["api.localhost", "x.y.allowed.localhost"]  # never a refused name
 
 
 async def test_plain_http_goes_on_in_origin_form_without_the_proxys_headers() -> None:
@@ -189,32 +194,139 @@ async def test_plain_http_goes_on_in_origin_form_without_the_proxys_headers() ->
 
     far = await asyncio.start_server(server, "127.0.0.1", 0)
     port = far.sockets[0].getsockname()[1]
-    async with far, proxy_for(["api.test"]) as (proxy, refused, _):
+    async with far, proxy_for(["api.localhost"]) as (proxy, refused, _):
         reader, writer = await asyncio.open_connection("127.0.0.1", proxy)
         writer.write(
-            f"GET http://api.test:{port}/v1/x?q=1 HTTP/1.1\r\nHost: api.test:{port}\r\n"
+            f"GET http://api.localhost:{port}/v1/x?q=1 HTTP/1.1\r\nHost: api.localhost:{port}\r\n"
             "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\n\r\n".encode()
         )
         assert (await reader.read()).endswith(b"\r\n\r\nhi")
-        writer.write(b"GET http://other.test/ HTTP/1.1\r\n\r\n")  # its connection is closed
+        writer.write(b"GET http://other.localhost/ HTTP/1.1\r\n\r\n")  # its connection is closed
         reader, writer = await asyncio.open_connection("127.0.0.1", proxy)
-        writer.write(b"GET http://other.test/ HTTP/1.1\r\nHost: other.test\r\n\r\n")
+        writer.write(b"GET http://other.localhost/ HTTP/1.1\r\nHost: other.localhost\r\n\r\n")
         assert (await reader.readline()).startswith(b"HTTP/1.1 403")
         writer.close()
     [head] = heads
     lines = head.decode().split("\r\n")
     assert lines[0] == "GET /v1/x?q=1 HTTP/1.1"
-    assert f"Host: api.test:{port}" in lines and "Connection: close" in lines
+    assert f"Host: api.localhost:{port}" in lines and "Connection: close" in lines
     assert not any(line.lower().startswith("proxy-") for line in lines)
-    assert refused == [("other.test", 80)]
+    assert refused == [("other.localhost", 80)]
+
+
+@contextlib.asynccontextmanager
+async def recording_server(host: str = "127.0.0.1") -> AsyncIterator[tuple[int, list[bytes]]]:
+    """A far end that answers a request's head with 200 `hi`, then keeps what else comes on that
+    connection until the proxy closes it: its port, and what each connection brought."""
+    seen: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+        writer.write_eof()  # our answer is whole: the proxy ends the connection on seeing that
+        with contextlib.suppress(OSError):  # reset, or closed: all it sent is in
+            while chunk := await reader.read(1024):
+                seen[-1] += chunk
+        writer.close()
+
+    server = await asyncio.start_server(serve, host, 0)
+    async with server:
+        yield server.sockets[0].getsockname()[1], seen
+
+
+async def test_plain_http_reaches_the_urls_host_only_whatever_else_the_request_says() -> None:
+    """A Host header of another name, a second request pipelined after the first, one smuggled in
+    a body: the far end (a server that answers many names) only ever sees one request, for the
+    name the proxy allowed, with its body and nothing more."""
+    async with recording_server() as (port, seen), proxy_for(["api.localhost"]) as (proxy, refused, _):
+        url = f"http://api.localhost:{port}/"
+        for request in (
+            f"GET {url} HTTP/1.1\r\nHost: evil.test\r\n\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+            f"POST {url} HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+        ):
+            reader, writer = await asyncio.open_connection("127.0.0.1", proxy)
+            writer.write(request.encode())
+            assert (await reader.read()).endswith(b"\r\n\r\nhi")
+            writer.close()
+    get, post = seen
+    assert get.split(b"\r\n")[0] == b"GET / HTTP/1.1" and get.endswith(b"\r\n\r\n")
+    assert post.split(b"\r\n")[0] == b"POST / HTTP/1.1" and post.endswith(b"\r\n\r\nhello")
+    for head in (get, post):
+        hosts = [line for line in head.split(b"\r\n") if line.lower().startswith(b"host:")]
+        assert hosts == [f"Host: api.localhost:{port}".encode()]
+    assert refused == []
+
+
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        ("GET {url} HTTP/1.1\nHost: evil.test\n\r\n\r\n", "400"),  # lines a server may split at LF
+        ("GET {url} HTTP/1.1\r\nX: a\r\n Host: evil.test\r\n\r\n", "400"),  # a folded line
+        ("GET {url} HTTP/1.1\r\nX: a\rHost: evil.test\r\n\r\n", "400"),
+        ("GET {url} HTTP/1.1\r\nHost : evil.test\r\n\r\n", "400"),  # no such header name
+        ("POST {url} HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 50\r\n\r\nhello", "400"),
+        ("POST {url} HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", "411"),
+        ("GET {url} HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", "400"),
+        ("GET {url} HTTP/2.0\r\n\r\n", "400"),
+        ("GET {url}\x0bHost:evil.test HTTP/1.1\r\n\r\n", "400"),
+    ],
+)
+async def test_a_request_a_server_could_read_otherwise_is_refused(head: str, status: str) -> None:
+    async with recording_server() as (port, seen), proxy_for(["api.localhost"]) as (proxy, _, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy)
+        writer.write(head.format(url=f"http://api.localhost:{port}/").encode())
+        assert (await reader.readline()).split()[1].decode() == status
+        writer.close()
+    assert seen == []
+
+
+@pytest.mark.parametrize(
+    ("listed", "resolved", "status"),
+    [
+        (["api.test"], "127.0.0.1", "403"),  # a listed name whose records point at our loopback
+        (["api.test"], "::ffff:127.0.0.1", "403"),
+        (["*.test"], "169.254.169.254", "403"),  # a cloud's instance metadata
+        (["api.test"], "0.0.0.0", "403"),
+        (["api.test", "127.0.0.1"], "127.0.0.1", "200"),  # an address listed may be reached by name
+        (["localhost"], "127.0.0.1", "200"),  # what listing it asks for
+        (["localhost"], "192.0.2.1", "403"),  # a loopback name leads to a loopback address only
+    ],
+)
+async def test_a_listed_name_never_leads_to_this_machine_unless_it_says_so(
+    listed: list[str], resolved: str, status: str
+) -> None:
+    """As Anthropic's sandbox runtime decides: a name may not resolve to a loopback, link-local,
+    unspecified or multicast address (nor this machine's own), unless it names the loopback
+    (`localhost`) or that address is listed itself."""
+    name = "localhost" if listed == ["localhost"] else "api.test"
+    async with far_end() as port, proxy_for(listed, resolved) as (proxy, refused, _):
+        said, reader, writer = await connect_through(proxy, f"{name}:{port}")
+        if said == "200":
+            writer.write(b"ping\n")
+            assert await reader.readline() == b"pong\n"
+        writer.close()
+    assert said == status
+    assert refused == ([] if status == "200" else [(name, port)])
+
+
+async def test_a_listed_name_never_leads_to_an_address_of_this_machine() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: the route says which address is ours
+        ours = probe.getsockname()[0]
+    if ipaddress.ip_address(ours).is_loopback:
+        pytest.skip("this machine has no address but its loopback")
+    async with recording_server("0.0.0.0") as (port, seen), proxy_for(["api.test"], ours) as (proxy, _, _):
+        said, _, writer = await connect_through(proxy, f"api.test:{port}")
+        writer.close()
+    assert said == "403" and seen == []
 
 
 async def test_a_slow_client_is_dropped_and_the_limit_holds_while_others_are_served() -> None:
-    async with far_end() as port, proxy_for(["api.test"], max_connections=2, head_seconds=0.5) as ends:
+    async with far_end() as port, proxy_for(["api.localhost"], max_connections=2, head_seconds=0.5) as ends:
         proxy, refused, _ = ends
         slow = await asyncio.open_connection("127.0.0.1", proxy)
-        slow[1].write(b"CONNECT api.test")  # and never the rest
-        status, reader, writer = await connect_through(proxy, f"api.test:{port}")
+        slow[1].write(b"CONNECT api.localhost")  # and never the rest
+        status, reader, writer = await connect_through(proxy, f"api.localhost:{port}")
         assert status == "200"  # served while the slow one waits
         over = await asyncio.open_connection("127.0.0.1", proxy)  # a third, at the limit of two
         assert await over[0].read() == b""  # closed at once, nothing said
@@ -222,7 +334,7 @@ async def test_a_slow_client_is_dropped_and_the_limit_holds_while_others_are_ser
         writer.write(b"ping\n")
         assert await reader.readline() == b"pong\n"
         huge = await asyncio.open_connection("127.0.0.1", proxy)
-        huge[1].write(b"CONNECT api.test:1 HTTP/1.1\r\nX: " + b"a" * 40_000 + b"\r\n\r\n")
+        huge[1].write(b"CONNECT api.localhost:1 HTTP/1.1\r\nX: " + b"a" * 40_000 + b"\r\n\r\n")
         assert (await huge[0].readline()).startswith(b"HTTP/1.1 431")
         for end in (slow, over, huge, (reader, writer)):
             end[1].close()
@@ -376,18 +488,24 @@ async def test_nothing_of_the_network_outlives_its_run_and_no_descriptor_of_ours
     ours = len(os.listdir("/proc/self/fd"))
     network = SandboxNetwork(["localhost"] if way == "hosts" else True, kernel=kernel)
     env = network.environ(os.environ)
-    argv = confine(sys.executable, ["-c", HOLDS], cwd="/var/tmp", env=env, network=network.way).argv
+    confined = confine(sys.executable, ["-c", HOLDS], cwd="/var/tmp", env=env, network=network.way)
+    argv = confined.argv
     child = await spawn(
-        argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds, preexec=network.preexec
+        argv[0], argv[1:], cwd="/var/tmp", env=env, pass_fds=network.pass_fds, preexec=confined.preexec
     )
     network.spawned()
     serving = asyncio.ensure_future(network.serve())  # as the run's task group serves it
     try:
         assert child.process.stdout is not None
         assert await child.process.stdout.readline() == b"[]\n"
-        if way in ("pasta", "slirp4netns"):  # its stack runs, one of the run's processes
-            programs = [Path(f"/proc/{pid}/cmdline").read_text().split("\0")[0] for pid in survivors(child)]
-            assert way in programs
+        if way in ("pasta", "slirp4netns"):  # its stack runs, one of the run's processes, confined
+            stacks = [
+                pid
+                for pid in survivors(child)
+                if Path(f"/proc/{pid}/cmdline").read_text().split("\0")[0] == way
+            ]
+            assert len(stacks) == 1
+            assert "Seccomp:\t2\n" in Path(f"/proc/{stacks[0]}/status").read_text()
     finally:
         await terminate_group(child, term_grace=0.5)
         serving.cancel()
@@ -413,8 +531,9 @@ async def test_a_scope_that_cannot_be_applied_ends_the_child_saying_so_before_an
     network = SandboxNetwork(True, kernel=kernel)
     network.spawned()  # its ruleset closed already: landlock_restrict_self fails in the child
     marker = tmp_path / "ran"
-    argv = confine("touch", [str(marker)], cwd=str(tmp_path), env=os.environ, network=network.way).argv
-    child = await spawn(argv[0], argv[1:], cwd=str(tmp_path), env=os.environ, preexec=network.preexec)
+    confined = confine("touch", [str(marker)], cwd=str(tmp_path), env=os.environ, network=network.way)
+    argv = confined.argv
+    child = await spawn(argv[0], argv[1:], cwd=str(tmp_path), env=os.environ, preexec=confined.preexec)
     assert child.process.stderr is not None
     said = (await child.process.stderr.read()).decode().splitlines()
     assert await child.wait_exit() == 1 and not marker.exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import uuid
@@ -181,6 +182,82 @@ async def test_an_agent_installed_under_tmp_runs_confined_and_its_tmp_stays_priv
         said = await answer(config, steps, work)
     assert said == ["ok:2", "error:ENOENT", "error:EROFS", "ok"]
     assert not (venv / "planted").exists() and not its_own.exists()
+
+
+async def test_a_program_run_by_a_system_shell_shows_nothing_more_of_the_machine() -> None:
+    """A `#!/bin/sh` wrapper: where /bin and /lib are links into /usr, `/` has `bin/sh` and
+    `lib/python3.X/os.py`, the landmarks of a Python installation, and was shown whole."""
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no python3 in /usr/bin to run the trying agent with")
+    with outside_tmp("acp-tui-tools-") as tools, outside_tmp("acp-tui-other-") as other:
+        wrapper = tools / "agent"
+        text = f"#!/bin/sh\nexec {python} {TRYING_AGENT}\n"
+        wrapper.write_text(text)
+        wrapper.chmod(0o755)
+        (other / "secret.txt").write_text("the user's")
+        config = AcpProviderConfig(command=str(wrapper), sandbox="workspace", sandbox_readable=[TRYING_AGENT])
+        with outside_tmp("acp-tui-work-") as work:
+            said = await answer(config, [("read", f"{other}/secret.txt"), ("read", str(wrapper))], work)
+    assert said == ["error:ENOENT", f"ok:{text}"]
+
+
+async def test_what_the_agent_wrote_never_chooses_what_a_later_run_sees() -> None:
+    """The script its interpreter is given lies in its cwd: a `#!` line it writes there named what
+    the next run's sandbox showed, read-only (a folder of the user's, here)."""
+    with outside_tmp("acp-tui-work-") as work, outside_tmp("acp-tui-other-") as other:
+        (other / "secret.txt").write_text("the user's")
+        script = work / "agent.py"
+        script.write_text(Path(TRYING_AGENT).read_text())
+        config = trying(args=[script.name])
+        planted = f"#!{other}\n{script.read_text()}"
+        first = await answer(config, [("put", str(script), planted), ("read", f"{other}/secret.txt")], work)
+        again = await answer(config, [("read", f"{other}/secret.txt")], work)
+    assert first == ["ok", "error:ENOENT"]
+    assert again == ["error:ENOENT"]
+
+
+@pytest.mark.parametrize("key", ["sandbox_readable", "sandbox_writable", "sandbox_sockets"])
+async def test_a_path_opened_where_the_agent_writes_never_leads_out_through_its_link(key: str) -> None:
+    """A preset opens `data` in the cwd, which is not there yet: the agent makes it a link to a
+    folder of the user's (or a socket), and the next run would show that."""
+    with contextlib.ExitStack() as stack:
+        work, other = (stack.enter_context(outside_tmp(f"acp-tui-{name}-")) for name in ("work", "other"))
+        (other / "secret.txt").write_text("the user's")
+        target = other / "app.sock" if key == "sandbox_sockets" else other
+        if key == "sandbox_sockets":
+            stack.enter_context(listening(target))
+        config = trying(**{key: ["data"]})
+        first = await answer(config, [("link", str(target), "data")], work)
+        run = await AcpSubagentProvider(config).start(SubagentRequest("[]", cwd=str(work)))
+        again = await run.result()
+    assert first == ["ok"]
+    assert again.stop_reason is SubagentStopReason.ERROR
+    assert again.error == (
+        f"sandbox: {key} names {work}/data, which leads out of {work} (a link there, which the agent "
+        "could have made)"
+    )
+
+
+@pytest.mark.parametrize("where", ["home", "above it"])
+async def test_a_cwd_that_holds_the_home_is_refused(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started where a shell starts, in the home: its cwd writable would be `~/.bashrc`,
+    `~/.gitconfig`, `~/.config/systemd/user`, all that the user's shell and git run unconfined."""
+    with outside_tmp("acp-tui-top-") as top:
+        home = top / "home"
+        home.mkdir()
+        cwd = home if where == "home" else top
+        monkeypatch.setenv("HOME", str(home))  # not the preset's env, which the error would mask
+        run = await AcpSubagentProvider(trying()).start(
+            SubagentRequest(json.dumps([["write", f"{home}/.bashrc"]]), cwd=str(cwd))
+        )
+        result = await run.result()
+        assert not (home / ".bashrc").exists()
+    assert result.stop_reason is SubagentStopReason.ERROR
+    assert result.error == (
+        f"sandbox: the agent's cwd {cwd} holds a home ({home}), whose files your shell and git run "
+        "(~/.bashrc, ~/.gitconfig): give it a folder of its work"
+    )
 
 
 def test_an_installation_holds_the_venv_its_python_its_editable_projects_and_node_modules(

@@ -7,6 +7,14 @@ JSON list of their outcomes, in order: `"ok"` or `"ok:<text>"` when it worked, `
 (`error:ENOENT`, `error:EROFS`, ...) when it did not. Tries:
   ["read", PATH]              read the file                  -> ok:<its text>
   ["write", PATH]             create or append to the file   -> ok
+  ["put", PATH, TEXT]         make the file hold TEXT (a link there is replaced) -> ok
+  ["link", TARGET, PATH]      make PATH a link to TARGET (what was there is replaced) -> ok
+  ["rewrite", PATH]           write the file's own text back into it (a harmless write, for a
+                              /proc/sys setting too)    -> ok
+  ["key", DESCRIPTION]        read the kernel keyrings' user key of that description, searched
+                              from the user, session and user-session keyrings (a keyring found
+                              but not its own is linked into its session keyring first, as a
+                              login's session keyring links the user's) -> ok:<its text>
   ["environ", PID]            read /proc/PID/environ         -> ok:<its entries, one per line>
   ["signal", PID]             may it signal PID (signal 0)   -> ok
   ["procs"]                   count the processes it can see -> ok:<N>
@@ -75,6 +83,23 @@ def attempt(what: str, *args: Any) -> str:
             with open(args[0], "a") as f:
                 f.write("written by the agent\n")
             return "ok"
+        if what == "put":
+            with open(args[0] + ".new", "w") as f:
+                f.write(args[1])
+            os.replace(args[0] + ".new", args[0])
+            return "ok"
+        if what == "link":
+            os.symlink(args[0], args[1] + ".new")
+            os.replace(args[1] + ".new", args[1])
+            return "ok"
+        if what == "rewrite":
+            with open(args[0], "rb") as f:
+                text = f.read()
+            with open(args[0], "wb") as f:
+                f.write(text)
+            return "ok"
+        if what == "key":
+            return read_key(args[0])
         if what == "environ":
             with open(f"/proc/{args[0]}/environ", "rb") as f:
                 return "ok:" + f.read().replace(b"\0", b"\n").decode(errors="replace")
@@ -107,6 +132,35 @@ def attempt(what: str, *args: Any) -> str:
     except OSError as exc:
         return error_of(exc)
     return f"unknown try {what!r}"
+
+
+# keyctl(2) and its operations; the system call's number is the architecture's.
+KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
+KEYCTL_LINK, KEYCTL_SEARCH, KEYCTL_READ = 8, 10, 11
+KEYRINGS = (-4, -3, -5)  # the user, session and user-session keyrings
+SESSION_KEYRING = -3
+
+
+def read_key(description: str) -> str:
+    import ctypes
+    import errno
+
+    number = KEYCTL.get(os.uname().machine)
+    if number is None:
+        return "unknown architecture"
+    libc = ctypes.CDLL(None, use_errno=True)
+    failure = errno.ENOKEY
+    for keyring in KEYRINGS:
+        key = libc.syscall(number, KEYCTL_SEARCH, keyring, b"user", description.encode(), 0)
+        if key < 0:
+            continue
+        libc.syscall(number, KEYCTL_LINK, keyring, SESSION_KEYRING)  # now its own to read
+        text = ctypes.create_string_buffer(256)
+        size = libc.syscall(number, KEYCTL_READ, key, text, len(text))
+        if size >= 0:
+            return "ok:" + text.raw[:size].decode()
+        failure = ctypes.get_errno()
+    return "error:" + errno.errorcode[failure]
 
 
 def tunnel(host: str, port: int) -> str:

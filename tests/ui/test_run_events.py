@@ -7,6 +7,7 @@ speaks no protocol; the core's own tests drive real children.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
@@ -101,3 +102,16 @@ async def test_a_failed_run_names_the_line_that_explains_and_offers_its_stderr()
         assert pane.result is not None and pane.result.error == f"agent exited with code 1: {cause}"
         shown = str(pane.query_one("#error", Static).render())
         assert "e: its stderr (the last 2 lines)" in shown and "Read-only file system" in shown
+
+
+async def test_a_remote_agents_pane_says_where_it_runs() -> None:
+    preset = dataclasses.replace(scripted_preset("far"), remote="ssh://dev@build-1:2222")
+    app = SupervisorApp(settings(preset))
+
+    async with app.run_test(size=(150, 40)) as pilot:
+        [attempt] = app.session.new_round("the task", [preset], {"far": "reject"})
+        pane = RunPane(attempt, app.driver)
+        await app.query_one("#runs").mount(pane)
+        await wait_until(pilot, lambda: str(pane.border_title) == "far @ dev@build-1")
+        feeder(app, attempt)(SessionStarted(AgentInfo("far-agent", "Far Agent", "1.2.3"), {}))
+        await wait_until(pilot, lambda: str(pane.border_title) == "far @ dev@build-1 · Far Agent 1.2.3")

@@ -264,10 +264,12 @@ class RunPane(Vertical, can_focus=True):
     def _show_title(self) -> None:
         result = self.attempt.result
         info = self.attempt.agent_info or (result.agent if result is not None else None)
+        where = self.attempt.preset.where
+        agent = f"{self.agent} @ {where}" if where else self.agent
         if info is not None and info.version:
-            self.border_title = text.line(f"{self.agent} · {info.title or info.name} {info.version}", 60)
+            self.border_title = text.line(f"{agent} · {info.title or info.name} {info.version}", 60)
         else:
-            self.border_title = text.line(self.agent, 40)
+            self.border_title = text.line(agent, 60 if where else 40)
 
     def _show_subtitle(self) -> None:
         summary = options_summary(self.attempt)  # the session's, once it started
