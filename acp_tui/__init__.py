@@ -12,7 +12,9 @@ __version__ = "0.1.0"
 
 
 if TYPE_CHECKING:
+    from acp_tui.a2a.provider import A2aSubagentProvider
     from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
+    from acp_tui.claude.provider import ClaudeSubagentProvider
     from acp_tui.core.model import (
         Finished,
         HiddenUpdate,
@@ -31,8 +33,10 @@ if TYPE_CHECKING:
     from acp_tui.core.registry import Subagents
 
 __all__ = [
+    "A2aSubagentProvider",
     "AcpProviderConfig",
     "AcpSubagentProvider",
+    "ClaudeSubagentProvider",
     "Finished",
     "HiddenUpdate",
     "OutputDelta",

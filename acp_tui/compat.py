@@ -196,3 +196,23 @@ def process_of(
     """The `Process` over a transport made by `loop.subprocess_exec` with `ExitNoticingProtocol`
     (what `create_subprocess_exec` does inside)."""
     return asyncio.subprocess.Process(transport, protocol, loop)
+
+
+# claude-agent-sdk --------------------------------------------------------------------------------
+
+
+def claude_bundled_cli() -> str | None:
+    """The Claude Code CLI the SDK's wheel bundles, where the SDK itself looks for it first
+    (`SubprocessCLITransport._find_bundled_cli`); None when this wheel has none. We start the CLI
+    ourselves (see `acp_tui.claude.transport`), so we need its path; retired if the SDK ever says
+    it publicly."""
+    import importlib.util
+    import platform
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("claude_agent_sdk")  # found, not imported: that takes a second
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    name = "claude.exe" if platform.system() == "Windows" else "claude"
+    bundled = Path(spec.submodule_search_locations[0]) / "_bundled" / name
+    return str(bundled) if bundled.is_file() else None

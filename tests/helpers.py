@@ -63,6 +63,17 @@ def demo(persona: str, *extra: str, policy: str = "reject") -> AcpProviderConfig
     )
 
 
+def skip_is_failure(report: Any, variable: str, *, reason_prefix: str = "") -> None:
+    """Make `report` a failure when it is a skip (whose reason starts with `reason_prefix`) and
+    `variable` is 1: CI sets it once it installed what the tests need, so a skip there means broken."""
+    if not (report.skipped and os.environ.get(variable) == "1"):
+        return
+    reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+    if reason.removeprefix("Skipped: ").startswith(reason_prefix):
+        report.outcome = "failed"
+        report.longrepr = f"{variable}=1, yet skipped: {reason}"
+
+
 def unhurried(config: AcpProviderConfig) -> AcpProviderConfig:
     """The same agent with graces no loaded machine runs out of: whether it was signalled
     (`ended_by`) then says whether it honoured the cancel, not how busy the machine was."""

@@ -27,6 +27,8 @@ FLOORS = {
     # What every provider's run shares (`acp_tui.runs`): below the providers, above what they use.
     "runs": 2.5,
     "acp": 3,
+    "a2a": 3,
+    "claude": 3,
     "workspace": 3,
     "lab": 3,
     "reports": 3,
@@ -43,8 +45,17 @@ FLOORS = {
     "cli": 6,
     "__main__": 6,
 }
-# The UI renders what the session layer gives it: it never speaks ACP.
-UI_NEVER = ("acp", "acp_tui.acp.client", "acp_tui.acp.transport", "acp_tui.acp.session_setup")
+# The UI renders what the session layer gives it: it never speaks ACP, nor another provider's protocol.
+UI_NEVER = (
+    "acp",
+    "acp_tui.acp.client",
+    "acp_tui.acp.transport",
+    "acp_tui.acp.session_setup",
+    "a2a",
+    "acp_tui.a2a",
+    "claude_agent_sdk",
+    "acp_tui.claude",
+)
 
 
 def module_name(path: Path) -> str:

@@ -4,10 +4,13 @@ entry says: a library upgrade that moves it fails here, loudly, instead of somew
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import inspect
 import io
 import queue
 import sys
+
+import pytest
 
 from acp_tui import compat
 
@@ -184,3 +187,16 @@ def test_textual_header_still_shows_its_title_in_a_header_title() -> None:
     from textual.widgets._header import HeaderTitle
 
     assert issubclass(HeaderTitle, Static) and callable(Header.format_title)
+
+
+# claude-agent-sdk --------------------------------------------------------------------------------
+
+
+def test_the_claude_cli_we_start_is_the_one_the_sdk_would() -> None:
+    if not importlib.util.find_spec("claude_agent_sdk"):
+        pytest.skip("claude: the Claude Agent SDK is not installed (pip install 'acp-tui[claude]')")
+    from claude_agent_sdk import ClaudeAgentOptions
+    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+    transport = SubprocessCLITransport("", ClaudeAgentOptions())
+    assert compat.claude_bundled_cli() == transport._find_bundled_cli()

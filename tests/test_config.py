@@ -570,10 +570,10 @@ POLICY = AGENT + "[[policy.p.rule]]\n"
         ),
         (
             AGENT + 'bell = "yes"\n',
-            'agent "a": unknown key "bell" (expected name, command, args, cwd, env, policy,'
-            " handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation, max_file_bytes,"
-            " sandbox, sandbox_writable, sandbox_readable, sandbox_hidden, sandbox_sockets, sandbox_network,"
-            " remote, remote_options, remote_cwd, warm, budget_usd or replay)",
+            'agent "a": unknown key "bell" (expected name, command, args, cwd, provider, url, headers,'
+            " env, policy, handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation,"
+            " max_file_bytes, sandbox, sandbox_writable, sandbox_readable, sandbox_hidden, sandbox_sockets,"
+            " sandbox_network, remote, remote_options, remote_cwd, warm, budget_usd or replay)",
         ),
         ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
         ('notify = "loud"\n' + AGENT, '"notify" must be "off", "bell" or "all"'),

@@ -24,18 +24,15 @@ import anyio
 from anyio.abc import TaskGroup
 
 from acp_tui.acp.sdk import import_acp
-from acp_tui.acp.trace import TraceWriter
 from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.acp.updates import SessionUpdates
 from acp_tui.core.elicitation import CANCEL, ElicitationAnswer, ElicitationAsk
-from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
-from acp_tui.process.confined import SandboxSpec
-from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.runs.base import RunBase
-from acp_tui.runs.child import LOCAL, Carrier, ChildProcess, ChildStartError, Launch, RemoteCarrier
+from acp_tui.runs.child import ChildProcess, ChildStartError, start_child
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import StderrTail, TextGuard
+from acp_tui.runs.trace import TraceWriter, open_trace
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -46,34 +43,6 @@ if TYPE_CHECKING:
 CONNECTION_CLOSE_GRACE = 1.0  # after a broken pipe the SDK's close() can hang or re-raise
 
 TakeRun = Callable[["AcpHandshake", SubagentRequest], RunBase]
-
-
-def carrier_for(config: AcpProviderConfig) -> Carrier:
-    """Where a config's agent runs (the one place a carrier is chosen)."""
-    if config.remote is not None:
-        return RemoteCarrier(
-            config.remote, tuple(config.remote_options), config.handshake_timeout, config.term_grace
-        )
-    return LOCAL
-
-
-def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
-    """What a config's agent is started as, in `cwd`. Its environment is ours scrubbed with its
-    own `env` on top; beyond a link, its own `env` alone (the far side scrubs its own environment,
-    and nothing of ours travels)."""
-    protect_own_environment()
-    sandbox = None
-    if config.sandbox == "workspace":
-        sandbox = SandboxSpec(
-            writable=config.sandbox_writable,
-            readable=config.sandbox_readable,
-            hidden=config.sandbox_hidden,
-            sockets=config.sandbox_sockets,
-            git_dirs=config.sandbox_git_dirs,
-            network=config.sandbox_network,
-        )
-    env = dict(config.env) if config.remote is not None else child_environment(config.env)
-    return Launch(config.command, tuple(config.args), cwd, env, sandbox)
 
 
 class AcpHandshake:
@@ -104,38 +73,21 @@ class AcpHandshake:
         self._opening: anyio.CancelScope | None = None
 
     @property
-    def label(self) -> str:
-        return self.config.name or os.path.basename(self.config.command)
-
-    @property
     def connection(self) -> ClientSideConnection:
         assert self._conn is not None, "connect() first"
         return self._conn
-
-    @property
-    def stdout_closed(self) -> asyncio.Event | None:
-        return self._transport.eof if self._transport is not None else None
 
     # Starting ----------------------------------------------------------------------------------
 
     async def launch(self) -> None:
         """Spawn the child; ChildStartError when it cannot be."""
-        launch = launch_for(self.config, self.cwd)
-        child = await carrier_for(self.config).start(launch)
-        self.child = ChildProcess(child, self.tail, confined=launch.sandbox is not None)
+        self.child = await start_child(self.config, self.cwd, self.tail)
 
     def connect(self) -> None:
         """The transport, the SDK's connection and the session's setup, over the spawned child.
         The SDK is imported only now: the child boots while we pay for it."""
         assert self.child is not None
-        if self.config.trace_dir:
-            with contextlib.suppress(OSError):  # no trace is no reason to fail the run
-                # Frames are traced as they came, so a value split across two of them is masked
-                # by its fragments.
-                trace_mask = SecretMask(self.guard.secrets, fragments=True)
-                self.trace = TraceWriter.for_run(
-                    self.config.trace_dir, self.label, self.child.leader.pid, trace_mask, self.tail.note
-                )
+        self.trace = open_trace(self.config, self.child.leader.pid, self.tail.note)
         stdout, stdin = self.child.stdio
         self._transport = StdioTransport(
             stdout,
@@ -162,16 +114,14 @@ class AcpHandshake:
             cwd=self.cwd,
             options=self.config.options,
             mcp_servers=self.config.mcp_servers,
-            name=self.label,
+            name=self.config.label,
         )
         self.updates.setup = self.setup
 
     def start_helpers(self, group: TaskGroup) -> None:
-        """The child's stderr drain and exit watch, in `group` (they end with the child)."""
+        """The child's helpers, in `group` (they end with the child)."""
         assert self.child is not None and self._transport is not None
-        group.start_soon(self.child.drain)
-        group.start_soon(self.child.serve)
-        group.start_soon(self.child.watch_exit, self._transport.eof, self._gone)
+        self.child.tend(group, self._transport.eof, self._gone)
 
     # The handshake's steps, each within the handshake timeout ---------------------------------
 
@@ -233,12 +183,7 @@ class AcpHandshake:
             if self.setup is not None and child is not None and not child.gone:
                 await self.setup.close(grace)
             if child is not None:
-                ended = await child.end(
-                    graceful=graceful,
-                    term_grace=self.config.term_grace,
-                    on_step=on_step,
-                    stdout_closed=self.stdout_closed,
-                )
+                ended = await child.end(graceful=graceful, term_grace=self.config.term_grace, on_step=on_step)
             if self._conn is not None:
                 # After a broken pipe it re-raises what broke it, or hangs: bounded, ignored.
                 with anyio.move_on_after(CONNECTION_CLOSE_GRACE), contextlib.suppress(Exception):

@@ -13,16 +13,15 @@ import asyncio
 import dataclasses
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.acp.session_setup import describe
-from acp_tui.core.model import StderrLine, SubagentRequest, SubagentStopReason
-from acp_tui.core.text import one_line
-from acp_tui.process.network import describe_network
+from acp_tui.core.model import SubagentRequest
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import probe_text
+from acp_tui.runs.probe import probe_record, probed, run_keys
 from acp_tui.settings.provider_config import AcpProviderConfig
 
 COMMANDS_GRACE = 0.5
@@ -54,60 +53,37 @@ async def describe_agent(
         # the session is set up where the agent runs (remote_cwd, else the login's home).
         cwd = empty if config.remote is None else None
         run = ProbeRun(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
-        await run.start()
-        try:
-            async for event in run.events():
-                if isinstance(event, StderrLine):
-                    on_stderr(one_line(event.text))
-        finally:
-            await run.dispose()
-        result = await run.result()
+        _, error = await probed(run, on_stderr)
     setup = run.setup
     created = setup is not None and setup.session_id is not None
-    error = result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
     if error is None and not created:
         error = "no session was created"
-    record = describe(setup, error) if setup is not None else _nothing(error)
-    record["sandbox"] = config.sandbox
-    record["remote"] = config.remote
-    if config.sandbox == "workspace" and config.remote is None:  # what this kernel gives it
-        record["sandbox_network"] = describe_network(config.sandbox_network)
-    elif config.sandbox == "workspace":
-        from acp_tui.process.link import describe_far_network
-
-        record["sandbox_network"] = describe_far_network(config.sandbox_network)
-    return record, created and error is None
-
-
-def _nothing(error: str | None) -> dict[str, Any]:
-    return {
-        "agent": None,
-        "protocol_version": None,
-        "agent_capabilities": {},
-        "auth_methods": [],
-        "modes": {"current": None, "available": []},
-        "config_options": [],
-        "commands": [],
-        "session_list": False,
-        "client_capabilities": {},
-        "error": error,
-    }
+    record = describe(setup, error) if setup is not None else probe_record(None, error)
+    return {**record, **run_keys(config)}, created and error is None
 
 
 EXIT_SESSION_CREATED = 0
-
-
 EXIT_NO_SESSION = 1
 
 
-def probe(config: AcpProviderConfig, *, fmt: str = "text", out: TextIO | None = None) -> int:
-    """Probe one agent, print what it offers; 0 when the session was created, else 1."""
-    return asyncio.run(_probe(config, fmt, out or sys.stdout, sys.stderr))
+Describe = Callable[[AcpProviderConfig, Callable[[str], object]], Awaitable[tuple[dict[str, Any], bool]]]
 
 
-async def _probe(config: AcpProviderConfig, fmt: str, out: TextIO, err: TextIO) -> int:
+def probe(
+    config: AcpProviderConfig,
+    *,
+    fmt: str = "text",
+    out: TextIO | None = None,
+    describe: Describe = describe_agent,
+) -> int:
+    """Probe one agent, print what it offers (`describe` says it: an ACP agent's session unless
+    told otherwise); 0 when the session was created, else 1."""
+    return asyncio.run(_probe(config, fmt, out or sys.stdout, sys.stderr, describe))
+
+
+async def _probe(config: AcpProviderConfig, fmt: str, out: TextIO, err: TextIO, describe: Describe) -> int:
     name = config.name or config.command
-    record, created = await describe_agent(config, lambda line: err.write(f"[{name}] {line}\n"))
+    record, created = await describe(config, lambda line: err.write(f"[{name}] {line}\n"))
     out.write(json_line(record) + "\n" if fmt == "json" else probe_text(name, record))
     out.flush()
     return EXIT_SESSION_CREATED if created else EXIT_NO_SESSION

@@ -17,15 +17,16 @@ from acp_tui.acp.handshake import AcpHandshake
 from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.core.model import EndedBy, SessionStarted, SubagentRequest, SubagentStopReason
 from acp_tui.policy.ask import PermissionPolicy
-from acp_tui.runs.base import Outcome, RunBase
+from acp_tui.runs.base import Outcome
 from acp_tui.runs.phase import Phase
+from acp_tui.runs.provider import ProviderRun
 
 if TYPE_CHECKING:
     from acp_tui.acp.session_setup import SessionSetup
     from acp_tui.settings.provider_config import AcpProviderConfig
 
 
-class AcpSubagentRun(RunBase):
+class AcpSubagentRun(ProviderRun):
     def __init__(
         self,
         config: AcpProviderConfig,
@@ -36,18 +37,16 @@ class AcpSubagentRun(RunBase):
         handshake: AcpHandshake | None = None,
     ) -> None:
         """`handshake`: a spare's, already started (a warm start); else the run makes its own."""
-        self.config = config
         self.warm = handshake is not None
-        cwd = handshake.cwd if handshake else config.cwd_for(request.cwd)
-        self.request = dataclasses.replace(request, cwd=cwd)
-        self._link = handshake or AcpHandshake(config, cwd)
-        super().__init__(config, policy, cwd=cwd, abort=abort, questions=config.question_handler)
+        super().__init__(config, request, policy, abort=abort, cwd=handshake.cwd if handshake else None)
+        self._link = handshake or AcpHandshake(config, self.cwd)
         self.adopt_stderr(self._link.tail)
         self.child = self._link.child
         self._link.attach(self)
 
     @property
     def trace_path(self) -> str | None:
+        """Its handshake's trace (a spare's is opened before any run takes it)."""
         trace = self._link.trace
         return str(trace.path) if trace else None
 

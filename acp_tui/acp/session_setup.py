@@ -64,6 +64,7 @@ from acp_tui.core.model import (
     Usage,
 )
 from acp_tui.core.text import one_line
+from acp_tui.runs.probe import options_json
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -400,7 +401,6 @@ def describe(setup: SessionSetup, error: str | None) -> dict[str, Any]:
     config_options, commands, session_list, client_capabilities, error."""
     from acp_tui.reports.records import AuthMethod
 
-    options = [{**dataclasses.asdict(o), "values": list(o.values)} for o in setup.offered]
     return {
         "agent": dataclasses.asdict(setup.agent) if setup.agent else None,
         "protocol_version": setup.protocol_version,
@@ -410,7 +410,7 @@ def describe(setup: SessionSetup, error: str | None) -> dict[str, Any]:
             for m in setup.auth_methods
         ],
         "modes": {"current": setup.current_mode, "available": list(setup.available_modes)},
-        "config_options": options if setup.config_options else [],
+        "config_options": options_json(setup.offered) if setup.config_options else [],
         "commands": [dataclasses.asdict(command) for command in setup.commands],
         "session_list": setup.can_list,
         "client_capabilities": CLIENT_CAPABILITIES.model_dump(mode="json", by_alias=True, exclude_none=True),

@@ -17,6 +17,9 @@ the SDK malformed:
   flat out sends thousands a second, and the SDK spends a task and a validation on each;
 - the trace, when on, records every frame in and out as it crossed the pipe (before any joining),
   so tracing never changes what the SDK is fed.
+
+A protocol of JSON lines that is not JSON-RPC (Claude Code's stream-json) is read the same way with
+a `check` of its own in place of the JSON-RPC rules.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from acp_tui.acp.trace import TraceWriter
 from acp_tui.core.files import parse_json
+from acp_tui.runs.trace import TraceWriter
 
 if TYPE_CHECKING:
     from acp_tui.process.group import Stdin
@@ -141,7 +144,9 @@ class StdioTransport:
         on_lost: Callable[[], None],
         on_frame: Callable[[], None] = lambda: None,
         trace: TraceWriter | None = None,
+        check: Callable[[Message], str | None] | None = None,
     ) -> None:
+        """`check`: what makes a message invalid (None: nothing), instead of the JSON-RPC rules."""
         self._stdout = stdout
         self._stdin = stdin
         self._max_line_bytes = max_line_bytes
@@ -149,6 +154,7 @@ class StdioTransport:
         self._on_lost = on_lost  # a message too large to read was dropped
         self._on_frame = on_frame  # the agent said something (idle timeouts)
         self._trace = trace
+        self._check = check
         self._ready: deque[Message] = deque()
         self._partial = bytearray()
         self._discarding = False
@@ -232,7 +238,9 @@ class StdioTransport:
             return
         if self._trace is not None:
             self._trace.write("in", message)
-        if "method" in message:
+        if self._check is not None:
+            problem = self._check(message)
+        elif "method" in message:
             problem = request_problem(message)
         elif "id" in message and _valid_id(message["id"]):
             problem, checked = self._check_response(message)

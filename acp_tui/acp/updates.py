@@ -19,7 +19,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.acp.tool_calls import ToolCalls
-from acp_tui.core.model import CommandsOffered, PermissionOptionInfo, ToolCallChanged, Usage, UsageReported
+from acp_tui.core.model import CommandsOffered, PermissionOptionInfo, Usage, UsageReported
 from acp_tui.policy.ask import PermissionAsk
 
 if TYPE_CHECKING:
@@ -130,6 +130,5 @@ class SessionUpdates:
         run.hide(kind)
 
     def _tool_call_changed(self, call_id: Any) -> None:
-        call = self.tool_calls.get(str(call_id))
-        if call is not None and self._run is not None:
-            self._run.emit(ToolCallChanged(self._run.guard.json(call)))
+        if self._run is not None:
+            self._run.tool_call_changed(self.tool_calls.get(str(call_id)))

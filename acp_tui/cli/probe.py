@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +18,13 @@ from acp_tui.cli.common import (
     with_remote,
 )
 from acp_tui.settings.logs import route_logging
+
+# How `probe` describes an agent, by its preset's provider: (module, function), imported when used.
+DESCRIBE = {
+    "acp": ("acp_tui.acp.probe", "describe_agent"),
+    "a2a": ("acp_tui.a2a.probe", "describe_a2a"),
+    "claude": ("acp_tui.claude.probe", "describe_claude"),
+}
 
 
 @click.command("probe")
@@ -34,7 +42,8 @@ def probe_command(
     ctx: click.Context, agent: str, config: Path | None, fmt: str, sandbox: bool, remote: str | None
 ) -> int:
     """Start an agent, set a session up in an empty temporary directory, print what it is and
-    offers (modes, config options, login methods), and dispose it. No prompt is sent.
+    offers (modes, config options, login methods; an A2A agent's card: its skills), and dispose
+    it. No prompt is sent.
 
     Exit status: 0 when the session was created, 1 when not (the error and the login methods are
     still printed), 2 for a usage or config error.
@@ -45,7 +54,12 @@ def probe_command(
         preset = replace(preset, sandbox="workspace")
     route_logging(secrets_of([preset]))
     from acp_tui.acp.probe import probe
+    from acp_tui.session.providers import not_available
 
-    status = probe(preset.provider_config(policy="reject"), fmt=fmt)
+    if preset.provider not in DESCRIBE:
+        raise click.UsageError(not_available(preset.provider))
+    module, function = DESCRIBE[preset.provider]
+    describe = getattr(importlib.import_module(module), function)
+    status = probe(preset.provider_config(policy="reject"), fmt=fmt, describe=describe)
     done.headless = True
     return status

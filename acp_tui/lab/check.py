@@ -6,7 +6,9 @@ of `session/new`, and the client's answer) and from JSON records (`acp-tui run -
 app's export: each record's `permissions`; older records without `raw_input` / `locations` still
 read, and rules on commands and paths then have nothing to match). A folder stands for every
 `*.json` / `*.jsonl` file under it; a trace that a record of the same check names is read once, as
-the trace (it keeps what a rule needs, the cwd too) with the rules that decided from the record.
+the trace (it keeps what a rule needs, the cwd too) with the rules that decided from the record. The
+trace of another provider's run (Claude Code's stream-json, A2A's) holds no ACP conversation: that
+run's requests are its record's.
 
 Each request gives a row: `run` (the file and line of its record, with the record's round and attempt
 when it has them, or the trace file), `agent`, `kind`, `title`, `was` and `now` (`{decision, rule}`:
@@ -125,15 +127,14 @@ def load_requests(paths: Sequence[Path]) -> list[Request]:
     for path, lines in records:
         for number, record in lines:
             own = list(_record_requests(record, f"{path} line {number}", _run_of(record, path, number)))
-            trace = (
-                by_trace.get(_resolved(Path(record["trace"])))
-                if isinstance(record.get("trace"), str)
-                else None
-            )
-            if trace is None:
+            named = record.get("trace")
+            trace = by_trace.get(_resolved(Path(named))) if isinstance(named, str) else None
+            if trace is not None:
+                used.add(_resolved(trace[0]))
+            # Another provider's trace is no ACP conversation: its requests are the record's.
+            if trace is None or record.get("provider", "acp") != "acp":
                 requests.extend(own)
                 continue
-            used.add(_resolved(trace[0]))
             traced = trace_requests(*trace)
             if [r.ask.title for r in traced] == [r.ask.title for r in own]:
                 traced = [

@@ -184,8 +184,8 @@ def confine(
     program = resolve(command, cwd, env)
     home = env.get("HOME") or os.path.expanduser("~")
     homes = _homes(home)
-    held = next(
-        (folder for folder in homes if _within(os.path.realpath(folder), os.path.realpath(cwd))), None
+    held = next(  # a preset's own HOME (its env's) is the agent's to write; ours are not
+        (folder for folder in _our_homes() if _within(os.path.realpath(folder), os.path.realpath(cwd))), None
     )
     if held is not None:  # its cwd is writable: the home's start-up files would be its to write
         raise SandboxError(
@@ -600,12 +600,17 @@ def _others_read(entry: os.DirEntry[str]) -> bool:
         return True  # gone: nothing to hide
 
 
-def _homes(home: str) -> list[str]:
-    """Every home the agent could name: its HOME, ours, our user's."""
-    homes = dict.fromkeys([home, os.path.expanduser("~")])
+def _our_homes() -> list[str]:
+    """Our HOME and our user's."""
+    homes = dict.fromkeys([os.path.expanduser("~")])
     with contextlib.suppress(KeyError):
         homes[pwd.getpwuid(os.getuid()).pw_dir] = None
     return list(homes)
+
+
+def _homes(home: str) -> list[str]:
+    """Every home the agent could name: its HOME, ours, our user's."""
+    return list(dict.fromkeys([home, *_our_homes()]))
 
 
 def _credentials(homes: Sequence[str], env: Mapping[str, str]) -> list[str]:

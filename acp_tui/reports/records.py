@@ -49,7 +49,7 @@ from acp_tui.core.model import (
     Usage,
 )
 from acp_tui.core.text import json_safe
-from acp_tui.settings.schema import AgentPreset, Settings
+from acp_tui.settings.schema import AgentPreset, Provider, Settings
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -171,6 +171,7 @@ class RunRecord(_Part):
 
     name: str = Field(description="the agent, as its preset names it")
     command: list[str] = Field(description="the agent's command line: [command, *args]")
+    provider: Provider = Field("acp", description="what the agent speaks: acp, a2a, codex or claude")
     prompt: str = ""
     policy: str = Field("", description="the permission policy in force")
     stop_reason: SubagentStopReason = Field(strict=False)  # its values, as JSON spells them
@@ -315,6 +316,7 @@ def run_record(
     fields = {
         "name": preset.name,
         "command": preset.argv,
+        "provider": preset.provider,
         "prompt": prompt,
         "policy": policy or preset.policy,
         **said,
@@ -388,8 +390,11 @@ def preset_for(record: RunRecord, settings: Settings) -> AgentPreset:
     stays confined: a follow-up never lifts a sandbox; and it runs where its session is (the
     record's `remote`)."""
     name, command = record.name, record.command
+    url = command[0] if record.provider == "a2a" else None  # an A2A agent's command is its url
     preset = (
-        settings.preset(name) if name in settings.names else AgentPreset(name, command[0], tuple(command[1:]))
+        settings.preset(name)
+        if name in settings.names
+        else AgentPreset(name, command[0], tuple(command[1:]), provider=record.provider, url=url)
     )
     if record.remote is not None and record.remote != preset.remote:
         preset = replace(preset, remote=record.remote, remote_options=(), cwd=None, create_cwd=False)

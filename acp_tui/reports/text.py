@@ -71,6 +71,17 @@ def probe_text(name: str, record: dict[str, Any]) -> str:
         title = f' "{one_line(agent["title"])}"' if agent.get("title") else ""
         version = f" {one_line(agent['version'])}" if agent.get("version") else ""
         lines.append(f"agent: {one_line(agent['name'])}{title}{version}")
+    if record.get("description"):
+        lines.append(f"about: {one_line(record['description'])}")
+    for interface in record.get("interfaces", ()):
+        keys = ("protocol_binding", "protocol_version")
+        binding = " ".join(one_line(interface[key]) for key in keys if interface[key])
+        lines.append(f"interface: {binding} at {one_line(interface['url'])}")
+    if record.get("skills"):
+        lines.append("skills:")
+    for skill in record.get("skills", ()):
+        about = f": {one_line(skill['description'])}" if skill.get("description") else ""
+        lines.append(f"  {one_line(skill['id'])} ({one_line(skill['name'])}){about}")
     if record["protocol_version"] is not None:
         lines.append(f"protocol version: {record['protocol_version']}")
     sessions = record["agent_capabilities"].get("sessionCapabilities") or {}

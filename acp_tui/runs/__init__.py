@@ -1,16 +1,22 @@
-"""What every out-of-process run shares, whatever its protocol (ACP today; Codex, A2A, Claude next).
+"""What every out-of-process run shares, whatever its protocol (ACP, A2A, Claude; Codex next).
 
 - `base.RunBase`: the run itself, one coroutine in an anyio task group: events, result (never
   raises), dispose (idempotent, any task, any phase), the abort event, the phase, the turn with its
-  cancel grace, the one shielded cleanup. A provider subclasses it and writes `launch`, `converse`,
-  `wind_down` and `result_fields`; `RunLimits` is what it reads of the provider's config.
+  cancel grace, the one shielded cleanup. A provider subclasses it and writes `refusal`, `launch`,
+  `converse`, `wind_down` and `result_fields`; `RunLimits` is what it reads of the provider's
+  config. A run of an agent elsewhere (A2A) has no child, and is no less a run.
+- `provider`: `RunProvider` (a fresh run of one config at each start, every live one disposed by
+  `aclose`) and `ProviderRun` (a run of that config for one request, and its trace).
 - `phase.Phase`: where a run is; it only moves forward.
 - `output`: `TextGuard` (secrets masked, surrogates replaced: the one choke point for text from an
-  agent), `OutputBuffer` (the answer, streamed under a cap), `StderrTail`.
+  agent), `OutputBuffer` (the answer, streamed under a cap, in parts), `StderrTail`.
 - `permissions.PermissionBroker`: the policy's decisions, recorded, cancelled when the run stops,
   the idle clock paused while a person decides.
 - `deadlines.Deadlines`: the handshake, run, idle and cancel-grace clocks, as cancel scopes.
-- `child`: `Launch` (what to start), `Carrier` (where: `LocalCarrier` here, in a process group of
-  its own; a remote carrier starts a local ssh, docker or kubectl instead), `ChildProcess` (its
-  stderr drained, its exit watched, its end, why it broke).
+- `child`: `Launch` (what to start: `launch_for` a config), `Carrier` (where: `LocalCarrier` here,
+  in a process group of its own, confined when asked; a remote carrier starts a local ssh, docker
+  or kubectl instead), `start_child`, `ChildProcess` (its stderr drained, its exit watched, its
+  end, why it broke).
+- `trace`: the protocol trace, one frame a line, masked (`open_trace`).
+- `probe`: what every provider's `acp-tui probe` shares; `extras`: a provider's optional extra.
 """

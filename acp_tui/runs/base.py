@@ -2,8 +2,11 @@
 
 A provider's run subclasses `RunBase` and writes its conversation only:
 
+- `refusal()`: what the run cannot honour or lacks (an option it does not take, its optional
+  extra), in one line, before anything is started: the run ends `error` with it;
 - `launch()`: start the child (through a carrier), before anything else; ChildStartError ends the
-  run `error` with its message;
+  run `error` with its message. A run of an agent that runs elsewhere (A2A, over HTTP) has no
+  child: it starts nothing here, and everything below holds for it as for any run;
 - `converse()`: the conversation, in the run's task group (`self.task_group` for its helpers), to
   an `Outcome`; a stop cancels it (outside a turn), `turn` and `failed` below do the rest;
 - `wind_down(graceful, on_step)`: end the child (by default: `self.child.end`), to how it ended;
@@ -53,6 +56,8 @@ from acp_tui.core.model import (
     StopStep,
     SubagentResult,
     SubagentStopReason,
+    ToolCallChanged,
+    ToolCallInfo,
 )
 from acp_tui.core.text import one_line
 from acp_tui.policy.ask import PermissionPolicy
@@ -157,7 +162,8 @@ class RunBase:
         return self._result is not None
 
     async def start(self) -> None:
-        """Start the run; return once its child runs or has failed to start."""
+        """Start the run; return once its child runs or has failed to start (a run without a
+        child: once it is under way)."""
         self.begin()
         await self._spawned.wait()
 
@@ -188,15 +194,21 @@ class RunBase:
             self._talk.cancel()
 
     def child_gone(self) -> None:
-        """The child exited while something still holds its pipes: the conversation is over."""
+        """The child is gone (it exited while something still holds its pipes, or its output
+        ended before its turn did): the conversation is over."""
         self._halt_asks()
         if self._talk is not None:
             self._talk.cancel()
 
     # For the provider --------------------------------------------------------------------------
 
+    def refusal(self) -> str | None:
+        """Why this run cannot start as asked, in one line; None when it can."""
+        return None
+
     async def launch(self) -> None:
-        """Start the child (`self.child`); ChildStartError says why it could not be."""
+        """Start the child (`self.child`), if the run has one; ChildStartError says why it could
+        not be."""
 
     async def converse(self) -> Outcome:
         raise NotImplementedError
@@ -223,6 +235,12 @@ class RunBase:
         """An update that is not the answer: counted, never shown."""
         self.hidden[kind] += 1
         self.emit(HiddenUpdate(kind))
+
+    def tool_call_changed(self, call: ToolCallInfo | None) -> None:
+        """A tool call as it stands now (`acp_tui.acp.tool_calls` merges it), guarded, for those
+        who follow the run's activity; None (no usable id) is not news."""
+        if call is not None:
+            self.emit(ToolCallChanged(self.guard.json(call)))
 
     def heard_from_agent(self) -> None:
         self.heard = True
@@ -293,6 +311,9 @@ class RunBase:
     async def _live(self) -> Outcome:
         self.advance(Phase.SPAWNING)
         try:
+            refused = self.refusal()
+            if refused is not None:  # nothing is started for a run that cannot go as asked
+                return SubagentStopReason.ERROR, refused
             await self.launch()
         except ChildStartError as exc:
             return SubagentStopReason.ERROR, str(exc)
@@ -329,8 +350,14 @@ class RunBase:
             self._talk = None  # a stop from now on has no conversation to cancel
         if self.stopping:
             return self.aborted()
-        assert self.child is not None, "only a child's end cancels a conversation unasked"
-        return self.failed(await self.child.why_broken(heard=self.heard))
+        return self.failed(await self.why_gone())
+
+    async def why_gone(self) -> str:
+        """Why the agent went before the conversation ended, in one line: its child's exit code or
+        signal and last stderr line (`child_gone`); a run without a child lost its connection."""
+        if self.child is None:
+            return "the agent closed the connection"
+        return await self.child.why_broken(heard=self.heard)
 
     async def _stop_when(self, said: Callable[[], Awaitable[object]]) -> None:
         """Stop the run once `said()` returns (a timeout's reason, or an abort event's True); the

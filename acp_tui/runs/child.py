@@ -24,13 +24,15 @@ import contextlib
 import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
+from anyio.abc import TaskGroup
 
 from acp_tui.core.model import EndedBy, NetworkRefusal
 from acp_tui.core.text import one_line
 from acp_tui.process.confined import SandboxSpec
+from acp_tui.process.environment import child_environment, protect_own_environment
 from acp_tui.process.exit_cause import explaining_line, spawn_error_message
 from acp_tui.process.group import (
     Child,
@@ -42,6 +44,9 @@ from acp_tui.process.group import (
 )
 from acp_tui.runs.output import StderrTail
 from acp_tui.settings.provider_config import FAR_HOME
+
+if TYPE_CHECKING:
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 PIPE_CLOSE_GRACE = 1.0  # after the group is gone, how long a stray holder may keep our pipes open
 MAX_REFUSALS = 1000  # refused connections kept (and told); an agent trying more is not news
@@ -118,6 +123,42 @@ class RemoteCarrier:
             raise ChildStartError(str(exc)) from None
 
 
+def carrier_for(config: AcpProviderConfig) -> Carrier:
+    """Where a config's agent runs (the one place a carrier is chosen)."""
+    if config.remote is not None:
+        return RemoteCarrier(
+            config.remote, tuple(config.remote_options), config.handshake_timeout, config.term_grace
+        )
+    return LOCAL
+
+
+def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
+    """What a config's agent is started as, in `cwd`. Its environment is ours scrubbed with its
+    own `env` on top; beyond a link, its own `env` alone (the far side scrubs its own environment,
+    and nothing of ours travels)."""
+    protect_own_environment()
+    sandbox = None
+    if config.sandbox == "workspace":
+        sandbox = SandboxSpec(
+            writable=config.sandbox_writable,
+            readable=config.sandbox_readable,
+            hidden=config.sandbox_hidden,
+            sockets=config.sandbox_sockets,
+            git_dirs=config.sandbox_git_dirs,
+            network=config.sandbox_network,
+        )
+    env = dict(config.env) if config.remote is not None else child_environment(config.env)
+    return Launch(config.command, tuple(config.args), cwd, env, sandbox)
+
+
+async def start_child(config: AcpProviderConfig, cwd: str, tail: StderrTail) -> ChildProcess:
+    """A config's agent, started in `cwd` (whatever protocol it speaks), its stderr into `tail`;
+    ChildStartError when it cannot be."""
+    launch = launch_for(config, cwd)
+    leader = await carrier_for(config).start(launch)
+    return ChildProcess(leader, tail, confined=launch.sandbox is not None)
+
+
 class ChildProcess:
     def __init__(self, leader: Child, tail: StderrTail, *, confined: bool = False) -> None:
         self.leader = leader  # the child we spawned, which leads its process group
@@ -125,6 +166,7 @@ class ChildProcess:
         self.confined = confined
         self.drained = asyncio.Event()  # its stderr reached its end
         self.gone = False  # it exited, and its pipes stayed open after it
+        self.stdout_closed: asyncio.Event | None = None  # its stdout's end, as its reader sees it
         # What its sandbox refused (a host list's proxy), told to `on_refused`, `at` by `clock`.
         self.refused: list[NetworkRefusal] = []
         self.on_refused: Callable[[NetworkRefusal], None] = lambda refusal: None
@@ -155,6 +197,14 @@ class ChildProcess:
         return self.leader.far.unreached(timeout) if self.leader.far is not None else None
 
     # Helpers: each runs in the task group of whoever holds the child -------------------------
+
+    def tend(self, group: TaskGroup, stdout_closed: asyncio.Event, on_gone: Callable[[], None]) -> None:
+        """Its helpers, in `group` (they end with it): the stderr drain, what its sandbox serves,
+        the exit watch (`watch_exit`). `stdout_closed`: set by its stdout's reader at the end."""
+        self.stdout_closed = stdout_closed
+        group.start_soon(self.drain)
+        group.start_soon(self.serve)
+        group.start_soon(self.watch_exit, stdout_closed, on_gone)
 
     async def drain(self) -> None:
         """Its stderr into the tail, to the end."""
@@ -193,10 +243,10 @@ class ChildProcess:
         graceful: bool,
         term_grace: float,
         on_step: Callable[[str], None],
-        stdout_closed: asyncio.Event | None = None,
     ) -> EndedBy:
         """End all of it and return how it ended. `graceful`: it may first exit by itself on
-        stdin's end (for `term_grace`); else it is signalled at once."""
+        stdin's end (for `term_grace`); else it is signalled at once. Its pipes are let run dry
+        (its stdout's reader to the end, when it was tended) before they are closed."""
         try:
             self.leader.stdin.close()
             ended = await terminate_group(
@@ -207,8 +257,8 @@ class ChildProcess:
             )
             with anyio.move_on_after(PIPE_CLOSE_GRACE):
                 await self.drained.wait()
-                if stdout_closed is not None:
-                    await stdout_closed.wait()
+                if self.stdout_closed is not None:
+                    await self.stdout_closed.wait()
             return cast(EndedBy, ended)
         finally:
             close_pipes(self.leader)  # whatever still holds them, we keep no descriptor of this run

@@ -55,8 +55,18 @@ class OutputBuffer:
         self._pieces: list[str] = []
         self._chars = 0
         self._on_text = on_text
+        self._part: object = None  # what the text so far belongs to (see `append`)
+        self._line_open = False  # the text so far does not end with a newline
 
-    def append(self, text: str) -> None:
+    def append(self, text: str, *, part: object = None) -> None:
+        """`text` at the end of the answer. `part` says what it belongs to, where a protocol sends
+        its answer in parts (a message, an artifact, a content block): text of a new part starts
+        on a new line, a chunk of the same part goes on where the last one ended."""
+        if not text:
+            return
+        if part != self._part and self._line_open:
+            text = "\n" + text
+        self._part, self._line_open = part, not text.endswith("\n")
         self._keep(self._stream_mask.feed(without_surrogates(text)))
 
     def lost(self) -> None:

@@ -48,6 +48,7 @@ from acp_tui.core.registry import Subagents
 from acp_tui.core.tasks import TaskHost
 from acp_tui.session.asks import AskQueue, PendingAsk
 from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
+from acp_tui.session.providers import provider_for
 from acp_tui.session.warm import Spares
 
 if TYPE_CHECKING:
@@ -262,13 +263,11 @@ class SessionDriver:
                 cwd = str(worktree.cwd)
             if attempt.cancelled.is_set():
                 raise _Cancelled
-            from acp_tui.acp.provider import AcpSubagentProvider
-
             config = self.configure(attempt)
             if attempt.worktree is not None:
                 config = confined_to(attempt.worktree, config)
             attempt.config = config
-            await self.subagents.register(name, AcpSubagentProvider(config))
+            await self.subagents.register(name, provider_for(attempt.preset.provider, config))
             request = SubagentRequest(prompt=attempt.prompt, cwd=cwd, session_id=continuing)
             attempt.spawned_at = time.monotonic()
             run: SubagentRun | None = self._warm_run(attempt, name, request)
@@ -312,7 +311,7 @@ class SessionDriver:
 
     def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> SubagentRun | None:
         """The spare made for exactly this run, taken (after the seam's capability check), if any."""
-        if self.spares is None or attempt.config is None or not attempt.preset.warm:
+        if self.spares is None or attempt.config is None or not attempt.preset.spared:
             return None
         self.subagents.check(name, request)  # refused: the spare stays one
         cwd = attempt.config.cwd_for(request.cwd)

@@ -23,6 +23,8 @@ from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.settings import paths
 from acp_tui.settings.presets import demo_presets, parse_agent_spec, with_agent_specs
 from acp_tui.settings.schema import (
+    CLAUDE_COMMAND,
+    CODEX_COMMAND,
     OPTION_KINDS,
     AgentPreset,
     ConfigError,
@@ -113,6 +115,16 @@ def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path
     replay = raw.get("replay")
     if replay is not None and "command" in raw:
         raise ConfigError(f'{where}"command" and "replay" are exclusive (replay PATH runs acp-tui replay)')
+    if replay is not None and raw.get("provider", "acp") != "acp":
+        raise ConfigError(f'{where}"replay" plays an ACP trace: it takes no "provider"')
+    if raw.get("provider") == "codex":  # `codex app-server` unless the preset names its own
+        raw = {"command": CODEX_COMMAND[0], "args": list(CODEX_COMMAND[1:]), **raw}
+    if raw.get("provider") == "claude":  # the Claude Code CLI the SDK bundles, unless named
+        raw = {"command": CLAUDE_COMMAND, **raw}
+    if raw.get("provider") == "a2a":
+        raw = _a2a_agent(raw, where)
+    elif "url" in raw or "headers" in raw:
+        raise ConfigError(f'{where}"url" and "headers" are for an A2A agent (provider = "a2a")')
     if replay is not None:
         # The shorthand: the recorded trace, played by `acp-tui replay`, is the agent. (A `replay`
         # that is no path is left as is, for the validation to name.)
@@ -132,6 +144,18 @@ def _parse_agent(number: int, raw: Mapping[str, Any], label: str, base_dir: Path
     if preset.cwd is None:
         return preset
     return replace(preset, cwd=str(_resolve(preset.cwd, base_dir)))
+
+
+def _a2a_agent(raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """An A2A agent runs elsewhere, reached at its `url`: which is also its `command` (what it
+    is, in panes and records). Nothing of what we would start or confine applies."""
+    if "url" not in raw:
+        raise ConfigError(f'{where}"url" is required for an A2A agent (provider = "a2a")')
+    for key in ("command", "args", "env", "sandbox", "mcp_servers", "options"):
+        if key in raw:
+            raise ConfigError(f'{where}an A2A agent runs elsewhere, at its "url": it takes no "{key}"')
+    url = raw["url"]
+    return {**raw, "command": url if isinstance(url, str) and url.strip() else "a2a"}  # a bad url is named
 
 
 def _resolve(path: str, base_dir: Path | None) -> Path:

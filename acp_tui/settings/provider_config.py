@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from acp_tui.core.elicitation import QuestionHandler
 from acp_tui.policy.ask import PermissionPolicy
@@ -66,11 +67,25 @@ class AcpProviderConfig:
         if self.remote is not None:
             return cwd or self.cwd or FAR_HOME
         return os.path.abspath(cwd or self.cwd or os.getcwd())
+    # An A2A agent: where its card is discovered, and the HTTP headers every request carries
+    # (credentials, masked like `env`).
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def label(self) -> str:
+        """What the agent is called in its trace's name and its session's notes: its name, else
+        its command's file name."""
+        return self.name or os.path.basename(self.command)
 
     def secrets(self) -> list[str]:
-        """What the run hands the agent that could be a credential: its env, and its MCP servers'
-        env and header values (as `session/new` carries them: lists of name/value)."""
-        values = list(self.env.values())
+        """What the run hands the agent that could be a credential: its env, an A2A agent's headers
+        and the password of its URL, and its MCP servers' env and header values (as `session/new`
+        carries them: lists of name/value)."""
+        values = [*self.env.values(), *self.headers.values()]
+        password = urlsplit(self.url).password if self.url else None
+        if password:  # http://user:PASSWORD@host/
+            values.append(password)
         for server in self.mcp_servers:
             for key in ("env", "headers"):
                 for item in server.get(key) or ():

@@ -25,6 +25,15 @@ from acp_tui.policy.rules import RulePolicy
 from acp_tui.settings.provider_config import AcpProviderConfig
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+# What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
+# app-server protocol over stdio, or the Claude Agent SDK.
+Provider = Literal["acp", "a2a", "codex", "claude"]
+PROVIDERS: tuple[Provider, ...] = ("acp", "a2a", "codex", "claude")
+# A `provider = "codex"` preset's command, unless it names its own.
+CODEX_COMMAND = ("codex", "app-server")
+# A `provider = "claude"` preset's command, unless it names its own: the Claude Code CLI the SDK
+# bundles (else `claude` on PATH).
+CLAUDE_COMMAND = "claude"
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
 _CORE = AcpProviderConfig  # its class attributes are the core's defaults
 DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
@@ -81,6 +90,7 @@ Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
 Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
+Url = Annotated[str, _Constraint(strict=True, pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 Hosts = tuple[Annotated[str, _Constraint(strict=True), _HostPattern()], ...]
 SECONDS = "must be a positive number of seconds"
 # How the app calls the person (a request or a question waits, a run ends while they are elsewhere):
@@ -128,6 +138,13 @@ class AgentPreset:
     command: Name = _says("must be a non-empty string")
     args: tuple[str, ...] = _says("must be a list of strings", default=())
     cwd: NonBlank | None = _says("must be a non-empty string", default=None)
+    provider: Provider = _says('must be "acp", "a2a", "codex" or "claude"', default="acp")
+    # `provider = "a2a"`: where the agent card is discovered, and the HTTP headers of every request
+    # (credentials, masked like `env`). Its `command` is the url (what panes and records show).
+    url: Url | None = _says("must be an http:// or https:// URL", default=None)
+    headers: dict[str, str] = _says(
+        "must be a table of strings", default_factory=dict, hash=False, repr=False
+    )
     env: dict[str, str] = _says(
         "must be a table of strings", default_factory=dict, hash=False, repr=False
     )  # explicit credentials
@@ -175,6 +192,12 @@ class AgentPreset:
     def argv(self) -> list[str]:
         return [self.command, *self.args]
 
+    @property
+    def spared(self) -> bool:
+        """Whether a spare of this agent is started ahead of its next run: `warm`, for an ACP
+        agent (a spare is an ACP child taken through `initialize`; other providers start cold)."""
+        return self.warm and self.provider == "acp"
+
     def provider_config(
         self, *, policy: PermissionPolicy | str | None = None, trace_dir: str | None = None
     ) -> AcpProviderConfig:
@@ -210,6 +233,8 @@ class AgentPreset:
             sandbox_network=self.sandbox_network,
             remote=self.remote,
             remote_options=self.remote_options,
+            url=self.url,
+            headers=dict(self.headers),
         )
 
     @property
@@ -243,7 +268,9 @@ class AgentPreset:
     def secrets(self) -> list[str]:
         """Every value this preset hands the agent that could be a credential."""
         servers = tuple(server.to_acp() for server in self.mcp_servers)
-        return AcpProviderConfig(self.command, env=self.env, mcp_servers=servers).secrets()
+        return AcpProviderConfig(
+            self.command, env=self.env, mcp_servers=servers, url=self.url, headers=self.headers
+        ).secrets()
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The core's public names: the RFC's subagent seam (`acp_tui.core`) and its ACP backend (`acp_tui.acp`).
+"""The core's public names: the RFC's subagent seam (`acp_tui.core`), its ACP backend (`acp_tui.acp`)
+and the sibling providers (`acp_tui.a2a`, `acp_tui.claude`).
 
 Names are loaded on first use, so that a child agent of ours or a short command pays only for what it
 touches.
@@ -10,6 +11,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
+    "A2aSubagentProvider": "acp_tui.a2a.provider",
+    "ClaudeSubagentProvider": "acp_tui.claude.provider",
     "AcpProviderConfig": "acp_tui.acp.provider",
     "AcpSubagentProvider": "acp_tui.acp.provider",
     "AcpSubagentRun": "acp_tui.acp.run",
@@ -45,8 +48,10 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from acp_tui.a2a.provider import A2aSubagentProvider
     from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
     from acp_tui.acp.run import AcpSubagentRun
+    from acp_tui.claude.provider import ClaudeSubagentProvider
     from acp_tui.core.model import (
         AgentInfo,
         AuthMethodInfo,
@@ -80,11 +85,13 @@ if TYPE_CHECKING:
     from acp_tui.core.registry import Subagents
 
 __all__ = [
+    "A2aSubagentProvider",
     "AcpProviderConfig",
     "AcpSubagentProvider",
     "AcpSubagentRun",
     "AgentInfo",
     "AuthMethodInfo",
+    "ClaudeSubagentProvider",
     "ConfigOptionInfo",
     "Cost",
     "Finished",

@@ -251,7 +251,7 @@ class SupervisorApp(App[None]):
         wanted = []
         with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
             for preset, isolated in self.main_screen.next_round():
-                if preset.warm and not isolated:
+                if preset.spared and not isolated:
                     config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
                     wanted.append(Wanted(config, config.cwd_for(None)))
             for previous in self.main_screen.follow_ups_in_view():
@@ -259,7 +259,7 @@ class SupervisorApp(App[None]):
                 config = self.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
-                if preset.warm and previous.cwd:
+                if preset.spared and previous.cwd:
                     wanted.append(Wanted(config, config.cwd_for(previous.cwd), follow_up=True))
         spares.want(wanted)
 

@@ -23,11 +23,10 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import our_live_processes
+from tests.helpers import our_live_processes, skip_is_failure
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-REQUIRED = os.environ.get("ACP_TUI_REQUIRE_BROWSER") == "1"
 PROMPT = "Hello from the browser"
 READY = "no run yet"  # the header's subtitle, set at the end of the app's on_mount: keys reach the prompt
 STOP_WAIT = 30.0  # seconds for the server to end its tabs and itself (each tab has 10 s to quit)
@@ -36,11 +35,7 @@ STOP_WAIT = 30.0  # seconds for the server to end its tabs and itself (each tab 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome: Any = yield
-    report = outcome.get_result()
-    if REQUIRED and report.skipped:
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
-        report.outcome = "failed"
-        report.longrepr = f"ACP_TUI_REQUIRE_BROWSER=1, yet skipped: {reason}"
+    skip_is_failure(outcome.get_result(), "ACP_TUI_REQUIRE_BROWSER")
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_tui.acp.trace import TraceWriter
 from acp_tui.lab.trace_file import agent_label, load_trace
+from acp_tui.runs.trace import TraceWriter
 from acp_tui.settings.logs import route_logging
 from acp_tui.ui.app import EXPORT_NAME, SupervisorApp
 from tests.ui.helpers import all_finished, scripted_preset, settings, wait_until

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest, Subagents, SubagentStopReason
-from acp_tui.acp import trace as trace_module
 from acp_tui.core.model import Stopping
 from acp_tui.process.group import group_alive
 from acp_tui.process.watchdog import SUPERVISOR_MARK, watchdog
+from acp_tui.runs import trace as trace_module
 from tests.helpers import SCRIPTED_AGENT, scripted
 from tests.hostile.support import MB, eventually, fd_count, peak_rss
 

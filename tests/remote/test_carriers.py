@@ -9,12 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from acp_tui.acp.handshake import carrier_for, launch_for
 from acp_tui.process.carriers import client_command
 from acp_tui.process.confined import SandboxSpec
 from acp_tui.process.link import FAR_HOST_LIST
 from acp_tui.process.shim import bootstrap
-from acp_tui.runs.child import LOCAL, ChildStartError, Launch, RemoteCarrier
+from acp_tui.runs.child import LOCAL, ChildStartError, Launch, RemoteCarrier, carrier_for, launch_for
 from acp_tui.settings.load import parse_settings
 from acp_tui.settings.provider_config import FAR_HOME, AcpProviderConfig
 from acp_tui.settings.remote import RemoteError, parse_remote

@@ -3,26 +3,18 @@ ACP_TUI_REQUIRE_SANDBOX=1 (as `.ci/run` sets it) such a skip is a failure."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Generator, Iterator
 
 import pytest
 
-from tests.sandbox.support import User, make_user, remove_user
-
-SANDBOX_REASON = "sandbox:"  # how every skip for a missing or refused bwrap begins
+from tests.helpers import skip_is_failure
+from tests.sandbox.support import SANDBOX_REASON, User, make_user, remove_user
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
     outcome = yield
-    report = outcome.get_result()
-    if not (report.skipped and os.environ.get("ACP_TUI_REQUIRE_SANDBOX") == "1"):
-        return
-    _, _, reason = report.longrepr if isinstance(report.longrepr, tuple) else ("", 0, "")
-    if reason.removeprefix("Skipped: ").startswith(SANDBOX_REASON):
-        report.outcome = "failed"
-        report.longrepr = f"ACP_TUI_REQUIRE_SANDBOX=1, but {reason}"
+    skip_is_failure(outcome.get_result(), "ACP_TUI_REQUIRE_SANDBOX", reason_prefix=SANDBOX_REASON)
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TRYING_AGENT = str(Path(__file__).with_name("trying_agent.py"))
 SUPERVISE = str(Path(__file__).with_name("supervise.py"))
 NETWORK_WAYS = str(Path(__file__).with_name("network_ways.py"))
+SANDBOX_REASON = "sandbox:"  # how every skip for a missing or refused bwrap begins
 
 
 @cache
@@ -35,11 +36,11 @@ def bwrap_missing() -> str | None:
     """Why the sandbox cannot run here (the skip's printed reason), or None."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return "sandbox: bubblewrap (bwrap) is not installed (apt install bubblewrap)"
+        return f"{SANDBOX_REASON} bubblewrap (bwrap) is not installed (apt install bubblewrap)"
     trial = [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--cap-drop", "ALL", "--", "true"]
     done = subprocess.run(trial, capture_output=True, text=True, timeout=20)
     if done.returncode != 0:
-        return f"sandbox: bwrap cannot run here: {done.stderr.strip()}"
+        return f"{SANDBOX_REASON} bwrap cannot run here: {done.stderr.strip()}"
     return None
 
 

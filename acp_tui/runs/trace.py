@@ -1,12 +1,14 @@
-"""Protocol traces: every JSON-RPC frame of a run, in and out, one JSON object per line.
+"""Protocol traces: every frame of a run, in and out, one JSON object per line.
 
 A trace is a bug report: `{"t": seconds since the run started, "dir": "out" | "in", "frame": ...}`.
-Values the preset passed explicitly in `env` are masked wherever they appear. Writing a trace never
-stops a run: a full disk or a closed file ends the trace (said once), not the run.
+A frame is what the run's protocol sends: an ACP agent's JSON-RPC messages, Claude Code's
+stream-json lines, an A2A agent's card, request and stream events (A2A's JSON, not HTTP's bytes).
+Values the preset passed explicitly (`env`, `headers`) are masked wherever they appear. Writing a
+trace never stops a run: a full disk or a closed file ends the trace (said once), not the run.
 
-A trace's name is predictable (`NAME-STAMP-PID.jsonl`), so an agent can plant a link there: the file
-is always a new one (`create_unique`: never through a link), and a name already taken gets a `-2`,
-`-3`, ... instead.
+A trace's name is predictable (`NAME-STAMP-PID.jsonl`; `NAME-STAMP.jsonl` for a run without a
+child), so an agent can plant a link there: the file is always a new one (`create_unique`: never
+through a link), and a name already taken gets a `-2`, `-3`, ... instead.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from acp_tui.core.files import create_unique
+from acp_tui.core.masking import SecretMask
+
+if TYPE_CHECKING:
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +47,13 @@ class TraceWriter:
         cls,
         trace_dir: str,
         label: str,
-        pid: int,
+        pid: int | None,
         mask: Callable[[str], str],
         on_failure: Callable[[str], None],
     ) -> TraceWriter:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "agent"
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        return cls(Path(os.path.expanduser(trace_dir)) / f"{safe}-{stamp}-{pid}.jsonl", mask, on_failure)
+        name = "-".join([safe, time.strftime("%Y%m%d-%H%M%S"), *([str(pid)] if pid is not None else [])])
+        return cls(Path(os.path.expanduser(trace_dir)) / f"{name}.jsonl", mask, on_failure)
 
     def write(self, direction: str, frame: Any) -> None:
         if self._file is None:
@@ -78,3 +84,18 @@ class TraceWriter:
             except OSError:
                 log.debug("closing the failed trace failed too", exc_info=True)
         self._on_failure(f"the protocol trace stopped: {exc}")
+
+
+def open_trace(
+    config: AcpProviderConfig, pid: int | None, on_failure: Callable[[str], None]
+) -> TraceWriter | None:
+    """The trace of a run of `config` (its child's `pid`), when the config asks for one
+    (`trace_dir`); None when not, or when it cannot be made: no trace is no reason to fail a run.
+    Frames are traced as they came, so a value split across two of them is masked by its fragments."""
+    if not config.trace_dir:
+        return None
+    mask = SecretMask(config.secrets(), fragments=True)
+    try:
+        return TraceWriter.for_run(config.trace_dir, config.label, pid, mask, on_failure)
+    except OSError:
+        return None

@@ -1,0 +1,153 @@
+"""One A2A run: one agent card, one message streamed, one task, one result.
+
+The lifecycle, the events, the stop and the cleanup are every run's (`acp_tui.runs.base.RunBase`);
+there is no child here: the agent runs elsewhere, behind `url`, and the run ends with its HTTP
+connections. The conversation: the agent card discovered at `url` (within the handshake timeout),
+a client made for the interface the card names (the SDK speaks A2A 1.0, and 0.3 through its
+compatibility layer: `message/stream`, `tasks/cancel`), then the prompt as one user message,
+streamed (`SendStreamingMessage`) as the turn. Told to stop, the run sends the task's cancel
+(`CancelTask`) and reads on for the cancel grace, then stops reading. What the stream says is read
+by `TaskStream`; its last state is the stop reason. With a `trace_dir`, the card, the request, each
+event of the stream and the cancel are traced, as A2A's JSON.
+
+The preset's `headers` go with every request, the card's included; like `env` they are secrets,
+masked wherever the agent's words are shown. A follow-up sends its message in the conversation
+(`contextId`) of the run it continues.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from acp_tui.a2a.answer import TaskStream
+from acp_tui.core.model import AgentInfo, SessionStarted, SubagentRequest
+from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.runs.base import Outcome
+from acp_tui.runs.extras import missing_extra
+from acp_tui.runs.phase import Phase
+from acp_tui.runs.provider import ProviderRun
+
+if TYPE_CHECKING:
+    import httpx
+    from a2a.client import Client
+    from a2a.types import AgentCard
+    from google.protobuf.message import Message as ProtoMessage
+
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
+
+class A2aSubagentRun(ProviderRun):
+    def __init__(
+        self,
+        config: AcpProviderConfig,
+        request: SubagentRequest,
+        policy: PermissionPolicy,
+        *,
+        abort: Any = None,
+    ) -> None:
+        super().__init__(config, request, policy, abort=abort)
+        self.task = TaskStream(self)
+        self.card: AgentCard | None = None  # the agent card, once discovered
+        self.agent: AgentInfo | None = None
+        self.step = "the agent card"  # what the conversation waits for
+
+    def refusal(self) -> str | None:
+        if not self.config.url:
+            return 'an A2A agent needs a "url"'
+        if self.config.sandbox != "none":  # never unconfined instead: nothing is sent
+            return "an A2A agent runs elsewhere: the sandbox cannot confine it"
+        return missing_extra("a2a", "a2a")
+
+    async def converse(self) -> Outcome:
+        import httpx
+
+        self.start_trace()
+        self.advance(Phase.INITIALIZING)
+        # No read timeout: a silent agent is the idle timeout's business, and a slow one is none.
+        timeout = httpx.Timeout(None, connect=self.config.handshake_timeout)
+        headers = dict(self.config.headers)
+        async with httpx.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False) as http:
+            try:
+                return await self._card_and_task(http)
+            except Exception as exc:
+                said = _explain(exc, self.step, self.config.handshake_timeout)
+                if said is None:
+                    raise
+                return self.failed(said)
+
+    async def _card_and_task(self, http: httpx.AsyncClient) -> Outcome:
+        from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+
+        assert self.config.url is not None
+        with self.deadlines.handshake_step():
+            self.card = card = await A2ACardResolver(http, self.config.url).get_agent_card()
+        self._traced("in", card)
+        self.heard_from_agent()
+        self.agent = AgentInfo(name=card.name, version=card.version or None)
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(card)
+        self.emit(SessionStarted(self.guard.json(self.agent), {}))
+        self.advance(Phase.PROMPTING)
+        self.step = "the task"
+        return await self.prompt(client)
+
+    async def prompt(self, client: Client) -> Outcome:
+        """The turn: the prompt's task streamed, to how it ended."""
+        await self.turn(lambda: self._stream(client), lambda: self._cancel(client))
+        if self.stopping:  # a cancel honoured ends `canceled`: still aborted, as asked
+            return self.aborted()
+        return self.task.outcome()
+
+    async def _stream(self, client: Client) -> None:
+        from a2a.types import Message, Part, Role, SendMessageRequest
+
+        # The SDK's messages default to the agent's role: this one is the user's.
+        message = Message(
+            role=Role.ROLE_USER,
+            message_id=str(uuid.uuid4()),
+            parts=[Part(text=self.request.prompt)],
+            context_id=self.request.session_id or "",
+        )
+        request = SendMessageRequest(message=message)
+        self._traced("out", request)
+        async for event in client.send_message(request):
+            self._traced("in", event)
+            self.task.read(event)
+
+    async def _cancel(self, client: Client) -> None:
+        from a2a.types import CancelTaskRequest
+
+        await self.task.task_known.wait()  # the cancel grace bounds this wait too
+        assert self.task.task_id is not None
+        request = CancelTaskRequest(id=self.task.task_id)
+        self._traced("out", request)
+        self._traced("in", await client.cancel_task(request))
+
+    def _traced(self, direction: str, message: ProtoMessage) -> None:
+        """An A2A object in the run's trace (when it has one), as A2A's JSON spells it."""
+        if self.trace is not None:
+            from google.protobuf.json_format import MessageToDict
+
+            self.trace.write(direction, MessageToDict(message))
+
+    def result_fields(self) -> dict[str, Any]:
+        context = self.task.context_id
+        return {
+            "agent": self.guard.json(self.agent),
+            "session_id": context,
+            "continuation": "resume" if context else None,
+        }
+
+
+def _explain(exc: Exception, step: str, handshake_timeout: float) -> str | None:
+    """A failure of the conversation in one line; None for one that is a bug of ours."""
+    import httpx
+    from a2a.utils.errors import A2AError
+    from google.protobuf.json_format import ParseError
+
+    if isinstance(exc, TimeoutError):
+        return f"no answer from the agent within {handshake_timeout:g} s ({step})"
+    # ValueError: a card whose interfaces the SDK cannot speak; ParseError: a malformed frame.
+    if isinstance(exc, A2AError | ParseError | ValueError | httpx.HTTPError | OSError):
+        return f"{step} failed: {exc}"
+    return None

@@ -1,0 +1,206 @@
+"""One Claude run: one Claude Code child, driven by the Claude Agent SDK, one turn, one result.
+
+The lifecycle, the events, the stop and the cleanup are every run's (`acp_tui.runs.base.RunBase`).
+The child is Claude Code's CLI, started by the run like any agent (`ChildTransport` says why not by
+the SDK): the CLI the SDK bundles unless the preset names another `command`, in stream-json mode,
+with permission requests sent to us (`--permission-prompt-tool stdio`) and no settings file read
+(`--setting-sources=`: neither the user's nor the repository's allow rules, hooks or credentials
+helpers decide what the agent may do; the preset's policy does). The SDK's client speaks the
+control protocol over it: `initialize` (within the handshake timeout), the prompt as the turn to
+its `ResultMessage` (`interrupt` when the run is told to stop), each tool permission through the
+preset's policy (`can_use_tool`), recorded.
+
+A preset's `options` choose the `model` and the permission `mode` (`--model`, `--permission-mode`);
+its `args` go on the command line before ours (a `command` that runs the CLI through another
+program); its `env` is the CLI's credentials (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, ...), as for
+any child. A follow-up resumes the session of the run it continues (`--resume`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from acp_tui.claude.stream import TurnStream
+from acp_tui.claude.tools import ALLOW, tool_call
+from acp_tui.core.model import SubagentRequest
+from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.runs.base import Outcome
+from acp_tui.runs.child import start_child
+from acp_tui.runs.extras import missing_extra
+from acp_tui.runs.phase import Phase
+from acp_tui.runs.provider import ProviderRun
+from acp_tui.settings.schema import CLAUDE_COMMAND
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeSDKClient, PermissionResult, ResultMessage, ToolPermissionContext
+
+    from acp_tui.acp.transport import StdioTransport
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
+OPTIONS = {"model": "--model", "mode": "--permission-mode"}
+DISCONNECT_GRACE = 1.0
+
+
+class ClaudeSubagentRun(ProviderRun):
+    def __init__(
+        self,
+        config: AcpProviderConfig,
+        request: SubagentRequest,
+        policy: PermissionPolicy,
+        *,
+        abort: Any = None,
+    ) -> None:
+        super().__init__(config, request, policy, abort=abort)
+        self.turn_stream = TurnStream(self)
+        self.step = "initialize"  # what the conversation waits for
+
+    # The conversation --------------------------------------------------------------------------
+
+    def refusal(self) -> str | None:
+        unknown = sorted(set(self.config.options) - set(OPTIONS))
+        if unknown:
+            return f"claude takes no option {', '.join(unknown)} (it takes model, mode)"
+        if self.config.mcp_servers:
+            return "claude takes its MCP servers from its own settings, not from mcp_servers"
+        return missing_extra("claude_agent_sdk", "claude")
+
+    async def launch(self) -> None:
+        """Claude Code, started like any agent's child (confined when the preset says so)."""
+        cli = dataclasses.replace(
+            self.config,
+            command=cli_path(self.config.command),
+            args=(*self.config.args, *self._cli_args()),
+            env={"CLAUDE_CODE_ENTRYPOINT": "sdk-py", **self.config.env},
+        )
+        self.child = await start_child(cli, self.cwd, self.stderr)
+
+    def _cli_args(self) -> list[str]:
+        args = ["--output-format", "stream-json", "--input-format", "stream-json", "--verbose"]
+        args += ["--include-partial-messages", "--permission-prompt-tool", "stdio", "--setting-sources="]
+        for option, flag in OPTIONS.items():
+            if option in self.config.options:
+                args.append(f"{flag}={self.config.options[option]}")
+        if self.request.session_id:
+            args.append(f"--resume={self.request.session_id}")
+        return args
+
+    async def converse(self) -> Outcome:
+        from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+
+        from acp_tui.acp.transport import StdioTransport
+        from acp_tui.claude.transport import ChildTransport, stream_json_problem
+
+        assert self.child is not None
+        stdout, stdin = self.child.stdio
+        lines = StdioTransport(
+            stdout,
+            stdin,
+            max_line_bytes=self.config.max_line_bytes,
+            on_note=self.stderr.dropped,
+            on_lost=self.output.lost,
+            on_frame=self.heard_from_agent,
+            trace=self.start_trace(),
+            check=stream_json_problem,
+        )
+        group = self.task_group
+        assert group is not None
+        self.child.tend(group, lines.eof, self.child_gone)
+        group.start_soon(self._watch_output, lines)
+        options = ClaudeAgentOptions(can_use_tool=self._can_use_tool)
+        client = ClaudeSDKClient(options, transport=ChildTransport(lines))
+        self.advance(Phase.INITIALIZING)
+        try:
+            with self.deadlines.handshake_step():
+                await client.connect()
+            self.turn_stream.started(await client.get_server_info(), self.config.options)
+            self.advance(Phase.PROMPTING)
+            self.step = "the turn"
+            return await self.prompt(client)
+        except Exception as exc:
+            said = await self._explain(exc)
+            if said is None:
+                raise
+            return self.failed(said)
+        finally:
+            # The SDK's tasks end here (its reader, the callbacks it runs); the child is ended by
+            # the cleanup. Bounded: the transport's close only closes the child's stdin.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(DISCONNECT_GRACE):
+                await client.disconnect()
+
+    async def _watch_output(self, lines: StdioTransport) -> None:
+        """Claude Code's output ended before its turn did (it died, or never started): the SDK
+        would wait for the answer to a control request (`initialize`, `interrupt`) for a minute.
+        The conversation is over."""
+        await lines.eof.wait()
+        if not self.turn_ended:
+            self.child_gone()
+
+    async def prompt(self, client: ClaudeSDKClient) -> Outcome:
+        """The turn, to how it ended."""
+        await self.turn(lambda: self._ask(client), client.interrupt)
+        if self.stopping:  # an interrupt honoured ends the turn as Claude Code's error: still aborted
+            return self.aborted()
+        return self.turn_stream.outcome()
+
+    async def _ask(self, client: ClaudeSDKClient) -> ResultMessage | None:
+        await client.query(self.request.prompt)
+        async for message in client.receive_response():
+            self.turn_stream.read(message)
+        if self.turn_stream.result is None:
+            raise ConnectionError("Claude Code ended the turn without a result")
+        return self.turn_stream.result
+
+    async def _can_use_tool(
+        self, name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
+        from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+        call = tool_call(
+            context.tool_use_id, name, tool_input, title=context.title, blocked_path=context.blocked_path
+        )
+        option_id = await self.permissions.decide(self.turn_stream.ask(call))
+        if option_id == ALLOW.option_id:
+            return PermissionResultAllow()
+        if option_id is None:  # no answer (the run stops): the turn stops with it
+            return PermissionResultDeny(message="The request was cancelled.", interrupt=True)
+        return PermissionResultDeny(message="The user's policy denied this.")
+
+    async def _explain(self, exc: Exception) -> str | None:
+        """A failure of the conversation in one line; None for one that is a bug of ours."""
+        from claude_agent_sdk import ClaudeSDKError
+
+        if isinstance(exc, TimeoutError):
+            timeout = self.config.handshake_timeout
+            return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
+        if isinstance(exc, ConnectionError | OSError | EOFError):
+            return await self.why_gone()
+        # The SDK says what Claude Code answered to a control request with a bare Exception.
+        if isinstance(exc, ClaudeSDKError) or type(exc) is Exception:
+            return f"{self.step} failed: {exc}"
+        return None
+
+    def result_fields(self) -> dict[str, Any]:
+        stream, guard = self.turn_stream, self.guard
+        return {
+            "agent": guard.json(stream.agent),
+            "options": guard.json(stream.options),
+            "usage": stream.usage,
+            "tool_kinds": dict(stream.tool_kinds),
+            "tool_calls": tuple(guard.json(call) for call in stream.tool_calls.all()),
+            "session_id": stream.session_id,
+            "continuation": "resume" if stream.session_id else None,
+        }
+
+
+def cli_path(command: str) -> str:
+    """The Claude Code CLI a preset's `command` names: by default the SDK's own (as the SDK finds
+    it: the one it bundles, else `claude` on PATH)."""
+    if command != CLAUDE_COMMAND:
+        return command
+    from acp_tui.compat import claude_bundled_cli
+
+    return claude_bundled_cli() or shutil.which(CLAUDE_COMMAND) or CLAUDE_COMMAND

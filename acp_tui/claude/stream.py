@@ -1,0 +1,184 @@
+"""What Claude Code says during a turn, read into its run.
+
+The answer is the text Claude streams (the SDK's `StreamEvent`s with `text_delta`s, asked for with
+`--include-partial-messages`), each content block a part of its own (on a new line); the whole
+assistant messages that follow repeat it and are not the answer again. What a sub-agent says
+(`parent_tool_use_id`) is Claude's business, not the answer. Thinking, tool calls and their
+results are counted and hidden, under ACP's names for them (`agent_thought_chunk`, `tool_call`,
+`tool_call_update`); each tool call is followed as ACP's are (`acp_tui.claude.tools`: announced by
+its `tool_use`, asked about, ended by its `tool_result`), its kind counted. The turn's
+`ResultMessage` gives the stop reason, the usage and the cost.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, get_args
+
+from acp_tui.acp.stop_reasons import map_stop_reason
+from acp_tui.acp.tool_calls import ToolCalls
+from acp_tui.claude.tools import OPTIONS, tool_call, tool_result
+from acp_tui.core.model import (
+    AgentInfo,
+    ConfigOptionInfo,
+    Cost,
+    SessionStarted,
+    SubagentStopReason,
+    Usage,
+    UsageReported,
+)
+from acp_tui.policy.ask import PermissionAsk
+from acp_tui.runs.base import Outcome, RunBase
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ResultMessage
+
+# Anthropic's stop reasons beyond the RFC's map that end a turn well.
+ENDED_WELL = {"stop_sequence": "end_turn"}
+# The tokens of the context a turn used, as the Messages API counts them.
+CONTEXT_TOKENS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+
+
+class TurnStream:
+    def __init__(self, run: RunBase) -> None:
+        self.run = run
+        self.agent: AgentInfo | None = None
+        self.options: dict[str, str] = {}  # `model` and `mode`, as chosen
+        self.offered: tuple[ConfigOptionInfo, ...] = ()
+        self.session_id: str | None = None
+        self.usage: Usage | None = None
+        self.tool_kinds: Counter[str] = Counter()
+        self.tool_calls = ToolCalls()
+        self.result: ResultMessage | None = None
+        self._message: Any = None  # the id of the message being streamed
+
+    def started(self, info: Mapping[str, Any] | None, chosen: Mapping[str, str]) -> None:
+        """Claude Code's answer to `initialize`: its version, its models and permission mode, and
+        what the preset chose of them (`chosen`)."""
+        from claude_agent_sdk import PermissionMode
+
+        info = info or {}
+        version = info.get("claude_code_version")
+        self.agent = AgentInfo(name="Claude Code", version=version if isinstance(version, str) else None)
+        models = [m.get("value") for m in info.get("models") or () if isinstance(m, dict)]
+        mode = info.get("current_permission_mode")
+        self.options = {"model": chosen.get("model", "default"), "mode": chosen.get("mode", str(mode))}
+        self.offered = (
+            ConfigOptionInfo("model", "Model", "model", self.options["model"], _strings(models)),
+            ConfigOptionInfo("mode", "Mode", "mode", self.options["mode"], get_args(PermissionMode)),
+        )
+        guard = self.run.guard
+        agent, options, offered = guard.json(self.agent), guard.json(self.options), guard.json(self.offered)
+        self.run.emit(SessionStarted(agent, options, offered=offered))
+
+    def read(self, message: Any) -> None:
+        """One message of the SDK's."""
+        from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, UserMessage
+
+        self.run.heard_from_agent()
+        if getattr(message, "parent_tool_use_id", None):
+            self.run.hide("subagent")
+        elif isinstance(message, StreamEvent):
+            self._event(message.event)
+        elif isinstance(message, AssistantMessage):
+            self._assistant(message)
+        elif isinstance(message, UserMessage):
+            self._user(message)
+        elif isinstance(message, SystemMessage):
+            self._system(message.subtype, message.data)
+        elif isinstance(message, ResultMessage):
+            self._result(message)
+        else:
+            self.run.hide(type(message).__name__.removesuffix("Message").lower() or "other")
+
+    def ask(self, call: dict[str, Any]) -> PermissionAsk:
+        """A permission request (`tool_call` fields) as the policy decides it: merged into what
+        its `tool_use` announced, and followed."""
+        ask = self.tool_calls.ask(call, OPTIONS, self.run.cwd)
+        self._follow({"toolCallId": call["toolCallId"]})
+        return ask
+
+    def outcome(self) -> Outcome:
+        result = self.result
+        if result is None:
+            return SubagentStopReason.ERROR, "Claude Code ended the turn without a result"
+        if result.is_error or result.subtype != "success":
+            said = "; ".join(result.errors or []) or result.result or result.subtype
+            return SubagentStopReason.ERROR, f"Claude Code: {said}"
+        stop_reason = result.stop_reason or "end_turn"
+        mapped = map_stop_reason(ENDED_WELL.get(stop_reason, stop_reason))
+        if mapped is SubagentStopReason.ERROR:
+            return mapped, f"Claude stopped with {stop_reason!r}"
+        return mapped, None
+
+    # The messages ----------------------------------------------------------------------------
+
+    def _event(self, event: dict[str, Any]) -> None:
+        delta = event.get("delta") if event.get("type") == "content_block_delta" else None
+        if isinstance(delta, dict) and delta.get("type") == "text_delta":
+            text = delta.get("text")
+            if isinstance(text, str):
+                # A block's deltas go on where they ended; the next block starts a new line.
+                self.run.output.append(text, part=(self._message, event.get("index")))
+            return
+        if event.get("type") == "message_start":
+            self._message = (event.get("message") or {}).get("id")
+
+    def _assistant(self, message: Any) -> None:
+        from claude_agent_sdk import TextBlock, ThinkingBlock, ToolUseBlock
+
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                continue  # streamed already, as its deltas
+            if isinstance(block, ToolUseBlock):
+                call = tool_call(block.id, block.name, block.input)
+                if self.tool_calls.get(block.id) is None:
+                    self.tool_kinds[call["kind"]] += 1
+                self._follow(call)
+                self.run.hide("tool_call")
+            elif isinstance(block, ThinkingBlock):
+                self.run.hide("agent_thought_chunk")
+            else:
+                self.run.hide(type(block).__name__.removesuffix("Block").lower())
+
+    def _user(self, message: Any) -> None:
+        """What Claude Code tells the model: tool results, which end their calls."""
+        from claude_agent_sdk import ToolResultBlock
+
+        blocks = message.content if isinstance(message.content, list) else ()
+        results = [block for block in blocks if isinstance(block, ToolResultBlock)]
+        for block in results:
+            call = self.tool_calls.get(block.tool_use_id)
+            kind = call.kind if call is not None else None
+            self._follow(tool_result(block.tool_use_id, block.content, block.is_error, kind=kind))
+            self.run.hide("tool_call_update")
+        if not results:
+            self.run.hide("user")
+
+    def _follow(self, fields: dict[str, Any]) -> None:
+        self.run.tool_call_changed(self.tool_calls.merge(fields))
+
+    def _system(self, subtype: str, data: dict[str, Any]) -> None:
+        self.run.hide(f"system:{subtype}")
+        session = data.get("session_id")
+        if subtype == "init" and isinstance(session, str):
+            self.session_id = session
+
+    def _result(self, result: ResultMessage) -> None:
+        self.result = result
+        self.session_id = result.session_id or self.session_id
+        tokens = result.usage or {}
+        used = sum(value for key in CONTEXT_TOKENS if isinstance(value := tokens.get(key), int))
+        windows = [
+            window
+            for usage in (result.model_usage or {}).values()
+            if isinstance(window := dict(usage).get("contextWindow"), int)
+        ]
+        cost = Cost(result.total_cost_usd, "USD") if result.total_cost_usd is not None else None
+        self.usage = Usage(used=used, size=max(windows, default=0), cost=cost)
+        self.run.emit(UsageReported(self.usage))
+
+
+def _strings(values: list[Any]) -> tuple[str, ...]:
+    return tuple(value for value in values if isinstance(value, str))
