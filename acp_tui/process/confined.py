@@ -6,7 +6,8 @@ Landlock's scope, a stack's launcher, or our proxy for a host list)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from acp_tui.process.group import Child, spawn
 from acp_tui.process.network import SandboxNetwork
@@ -24,6 +25,10 @@ class SandboxSpec:
     sockets: Sequence[str] = ()
     git_dirs: Mapping[str, str] = field(default_factory=dict)
     network: bool | Sequence[str] = True
+
+    def opened(self) -> dict[str, Any]:
+        """`confine`'s keyword arguments for the paths this opens (the network is served apart)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "network"}
 
 
 class Confined:
@@ -53,18 +58,7 @@ async def spawn_confined(
     held = Confined(SandboxNetwork(spec.network, on_refused=lambda host, port: held.on_refused(host, port)))
     try:
         env = held.network.environ(env)
-        held.confinement = confine(
-            command,
-            args,
-            cwd=cwd,
-            env=env,
-            writable=spec.writable,
-            readable=spec.readable,
-            hidden=spec.hidden,
-            sockets=spec.sockets,
-            git_dirs=spec.git_dirs,
-            network=held.network.way,
-        )
+        held.confinement = confine(command, args, cwd=cwd, env=env, network=held.network.way, **spec.opened())
         argv = held.confinement.argv
         child = await spawn(
             argv[0],

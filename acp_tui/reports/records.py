@@ -402,18 +402,9 @@ def preset_for(record: RunRecord, settings: Settings) -> AgentPreset:
 
 
 def _permission_record(permission: Permission) -> PermissionRecord:
-    return PermissionRecord(
-        title=permission.title,
-        kind=permission.kind,
-        options=tuple(PermissionOptionInfo(**o.model_dump()) for o in permission.options),
-        decision=permission.decision,
-        option_id=permission.option_id,
-        rule=permission.rule,
-        at=permission.at,
-        raw_input=permission.raw_input,
-        locations=tuple(permission.locations),
-        waited_s=permission.waited_s,
-    )
+    said = permission.model_dump(exclude={"options", "locations"})  # the same names, field by field
+    options = tuple(PermissionOptionInfo(**o.model_dump()) for o in permission.options)
+    return PermissionRecord(**said, options=options, locations=tuple(permission.locations))
 
 
 def _question(record: ElicitationRecord) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
@@ -138,15 +138,8 @@ def launch_for(config: AcpProviderConfig, cwd: str) -> Launch:
     and nothing of ours travels)."""
     protect_own_environment()
     sandbox = None
-    if config.sandbox == "workspace":
-        sandbox = SandboxSpec(
-            writable=config.sandbox_writable,
-            readable=config.sandbox_readable,
-            hidden=config.sandbox_hidden,
-            sockets=config.sandbox_sockets,
-            git_dirs=config.sandbox_git_dirs,
-            network=config.sandbox_network,
-        )
+    if config.sandbox == "workspace":  # the config's `sandbox_*` fields, by name
+        sandbox = SandboxSpec(**{f.name: getattr(config, f"sandbox_{f.name}") for f in fields(SandboxSpec)})
     env = dict(config.env) if config.remote is not None else child_environment(config.env)
     return Launch(config.command, tuple(config.args), cwd, env, sandbox)
 

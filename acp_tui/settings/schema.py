@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -212,29 +212,16 @@ class AgentPreset:
             for folder in (*([self.cwd] if self.cwd else []), *self.sandbox_writable):
                 with contextlib.suppress(OSError):
                     Path(folder).mkdir(parents=True, exist_ok=True)
+        same = {name: getattr(self, name) for name in _SHARED_WITH_CORE}  # one name, one meaning
         return AcpProviderConfig(
-            command=self.command,
-            args=self.args,
+            **same,
             env=dict(self.env),
+            headers=dict(self.headers),
+            options=dict(self.options),
             cwd=self.remote_cwd if self.remote is not None else self.cwd,
             permission_policy=chosen,
-            handshake_timeout=self.handshake_timeout,
-            name=self.name,
             trace_dir=trace_dir,
-            options=dict(self.options),
             mcp_servers=tuple(server.to_acp() for server in self.mcp_servers),
-            run_timeout=self.run_timeout,
-            idle_timeout=self.idle_timeout,
-            sandbox=self.sandbox,
-            sandbox_writable=self.sandbox_writable,
-            sandbox_readable=self.sandbox_readable,
-            sandbox_hidden=self.sandbox_hidden,
-            sandbox_sockets=self.sandbox_sockets,
-            sandbox_network=self.sandbox_network,
-            remote=self.remote,
-            remote_options=self.remote_options,
-            url=self.url,
-            headers=dict(self.headers),
         )
 
     @property
@@ -271,6 +258,15 @@ class AgentPreset:
         return AcpProviderConfig(
             self.command, env=self.env, mcp_servers=servers, url=self.url, headers=self.headers
         ).secrets()
+
+
+# What a preset hands the core as it is: the fields both have, but those converted on the way.
+_SHARED_WITH_CORE = tuple(
+    sorted(
+        {f.name for f in fields(AgentPreset)}
+        & ({f.name for f in fields(AcpProviderConfig)} - {"env", "headers", "options", "cwd", "mcp_servers"})
+    )
+)
 
 
 @dataclass(frozen=True)
