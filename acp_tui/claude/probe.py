@@ -39,5 +39,7 @@ async def describe_claude(
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
         run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
         result, error = await probed(run, on_stderr)
-    record = probe_record(result.agent, error, offered=run.guard.json(run.turn_stream.offered))
-    return {**record, **run_keys(config)}, run.turn_stream.agent is not None and error is None
+    stream = run.turn_stream
+    offered = run.guard.json(stream.offered)
+    record = probe_record(result.agent, error, offered=offered, commands=stream.commands)
+    return {**record, **run_keys(config)}, stream.agent is not None and error is None

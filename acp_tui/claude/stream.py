@@ -21,6 +21,8 @@ from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.claude.tools import OPTIONS, tool_call, tool_result
 from acp_tui.core.model import (
     AgentInfo,
+    CommandInfo,
+    CommandsOffered,
     ConfigOptionInfo,
     Cost,
     SessionStarted,
@@ -46,6 +48,7 @@ class TurnStream:
         self.agent: AgentInfo | None = None
         self.options: dict[str, str] = {}  # `model` and `mode`, as chosen
         self.offered: tuple[ConfigOptionInfo, ...] = ()
+        self.commands: tuple[CommandInfo, ...] = ()  # its slash commands, as `initialize` said
         self.session_id: str | None = None
         self.usage: Usage | None = None
         self.tool_kinds: Counter[str] = Counter()
@@ -55,7 +58,7 @@ class TurnStream:
 
     def started(self, info: Mapping[str, Any] | None, chosen: Mapping[str, str]) -> None:
         """Claude Code's answer to `initialize`: its version, its models and permission mode, and
-        what the preset chose of them (`chosen`)."""
+        what the preset chose of them (`chosen`); its slash commands."""
         from claude_agent_sdk import PermissionMode
 
         info = info or {}
@@ -71,6 +74,9 @@ class TurnStream:
         guard = self.run.guard
         agent, options, offered = guard.json(self.agent), guard.json(self.options), guard.json(self.offered)
         self.run.emit(SessionStarted(agent, options, offered=offered))
+        self.commands = guard.json(_commands(info.get("commands")))
+        if self.commands:
+            self.run.emit(CommandsOffered(self.commands))
 
     def read(self, message: Any) -> None:
         """One message of the SDK's."""
@@ -178,6 +184,18 @@ class TurnStream:
         cost = Cost(result.total_cost_usd, "USD") if result.total_cost_usd is not None else None
         self.usage = Usage(used=used, size=max(windows, default=0), cost=cost)
         self.run.emit(UsageReported(self.usage))
+
+
+def _commands(listed: Any) -> tuple[CommandInfo, ...]:
+    """The slash commands of Claude Code's `initialize` answer (`name`, `description`,
+    `argumentHint`), those that are not all strings left out."""
+    commands = []
+    for command in listed if isinstance(listed, list) else ():
+        said = command if isinstance(command, dict) else {}
+        name, description, hint = said.get("name"), said.get("description", ""), said.get("argumentHint")
+        if isinstance(name, str) and isinstance(description, str) and isinstance(hint, str | None):
+            commands.append(CommandInfo(name, description, hint or None))
+    return tuple(commands)
 
 
 def _strings(values: list[Any]) -> tuple[str, ...]:

@@ -8,7 +8,14 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from acp_tui.core.model import AgentInfo, ConfigOptionInfo, StderrLine, SubagentResult, SubagentStopReason
+from acp_tui.core.model import (
+    AgentInfo,
+    CommandInfo,
+    ConfigOptionInfo,
+    StderrLine,
+    SubagentResult,
+    SubagentStopReason,
+)
 from acp_tui.core.text import one_line
 from acp_tui.process.network import describe_network
 from acp_tui.runs.base import RunBase
@@ -35,11 +42,12 @@ def probe_record(
     error: str | None,
     *,
     offered: Iterable[ConfigOptionInfo] = (),
+    commands: Iterable[CommandInfo] = (),
     **more: Any,
 ) -> dict[str, Any]:
     """A probe's record that says nothing ACP-specific (no protocol version, login methods, modes,
-    commands, session list or capabilities of ours): the agent, the options it offers, the error,
-    then `more`."""
+    session list or capabilities of ours): the agent, the options and slash commands it offers, the
+    error, then `more`."""
     return {
         "agent": dataclasses.asdict(agent) if agent else None,
         "protocol_version": None,
@@ -47,7 +55,7 @@ def probe_record(
         "auth_methods": [],
         "modes": {"current": None, "available": []},
         "config_options": options_json(offered),
-        "commands": [],
+        "commands": [dataclasses.asdict(command) for command in commands],
         "session_list": False,
         "client_capabilities": {},
         "error": error,
