@@ -71,8 +71,18 @@ def test_an_agent_without_session_list_is_one_line_exit_1(tmp_path: Path) -> Non
     assert len(missing.stderr.splitlines()) == 1
 
 
+def test_an_agent_of_another_provider_is_never_started_for_its_sessions(tmp_path: Path) -> None:
+    config = tmp_path / "agents.toml"
+    config.write_text('[[agent]]\nname = "far"\nprovider = "a2a"\nurl = "http://127.0.0.1:9/"\n')
+    result = invoke("sessions", "--config", str(config), "--agent", "far")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "acp-tui sessions: far does not list its sessions (it speaks a2a; session/list is ACP's)\n"
+    )
+
+
 def test_a_run_past_its_budget_is_cancelled_naming_the_budget() -> None:
-    spender = feat("spender", "costs=0.02,0.04,0.06", "forever=1", "delay=0.05")
+    spender = feat("spender", "costs=0.02,0.04,0.06", "hold=1")
     frugal = feat("frugal", "costs=0.01,0.02")
     result = invoke(
         "run",

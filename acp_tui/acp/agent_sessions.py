@@ -4,12 +4,12 @@ list of an agent's sessions.
 A fresh child is asked, and never opens a session of its own (`session/new` would add one to the
 very list asked for): spawn, `initialize`, `session/list` page after page, then it is ended like any
 run's child (process group, graces). An agent that does not advertise `session/list` is never sent
-it: the answer is one line saying so. What the agent lists is masked like anything it says.
+it: the answer is one line saying so, as it is for an agent of another provider (A2A, Claude
+Code), which is never started for it. What the agent lists is masked like anything it says.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import anyio
@@ -24,11 +24,13 @@ Listed = tuple[tuple[AgentSessionInfo, ...], str | None]  # the sessions, or why
 
 
 async def agent_sessions(
-    config: AcpProviderConfig, on_stderr: Callable[[str], None] = lambda _: None
+    config: AcpProviderConfig, on_stderr: Callable[[str], None] = lambda _: None, *, provider: str = "acp"
 ) -> Listed:
-    """The sessions the agent of `config` keeps, or the one line saying why none could be listed.
-    It never raises for what the agent does."""
-    link = AcpHandshake(config, config.cwd or os.getcwd())
+    """The sessions the agent of `config` (a preset of `provider`) keeps, or the one line saying
+    why none could be listed. It never raises for what the agent does."""
+    if provider != "acp":
+        return (), f"{config.label} does not list its sessions (it speaks {provider}; session/list is ACP's)"
+    link = AcpHandshake(config, config.cwd_for(None))
     link.tail.on_line = on_stderr
     deadlines = Deadlines.of(config)
     try:

@@ -69,6 +69,7 @@ def _agent_sessions(ctx: click.Context, agent: str, config: Path | None, fmt: st
         agent_sessions(
             preset.provider_config(policy="reject"),
             lambda line: click.echo(f"[{name}] {one_line(line)}", err=True),
+            provider=preset.provider,
         )
     )
     done.headless = True

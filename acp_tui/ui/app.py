@@ -581,9 +581,9 @@ class SupervisorApp(App[None]):
 
         if agent not in self.settings.names:
             return (), "no longer in the config"
-        return await agent_sessions(
-            self.settings.provider_config(self.next_preset(agent), policy_override="reject")
-        )
+        preset = self.next_preset(agent)
+        config = self.settings.provider_config(preset, policy_override="reject")
+        return await agent_sessions(config, provider=preset.provider)
 
     def action_reload_config(self) -> None:
         """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
