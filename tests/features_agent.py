@@ -14,12 +14,11 @@ Options (all optional):
                     `[elicitation form: not declared]` when the client did not declare the mode
   url=URL           the URL of the URL mode (default https://auth.example.com/login?state=xyz)
   costs=A,B,...     during the prompt, one `usage_update` per amount (cumulative cost, in `currency`,
-                    default USD), each followed by a chunk `<n>` and `delay` seconds; then the answer
+                    default USD), each followed by a chunk `<n>`; then the answer
   size=N            the context window of every usage report (default 200000); `used` grows by 1000
                     with each report
-  forever=1         after the costs, keep reporting (the cost growing by the last step) and
-                    streaming until cancelled
-  delay=S           pause after each usage report (default 0)
+  hold=1            after the costs, report nothing more and wait until cancelled (a run that
+                    can only end by a cancel, its last cost known)
   bool_options=1    session/new offers a select `model` and a boolean `fast` (current false) option,
                     the boolean only to a client that declared `session.configOptions.boolean`;
                     the answer then ends with `[options: model=..., fast=...]`
@@ -34,7 +33,6 @@ import json
 import queue
 import sys
 import threading
-import time
 from typing import Any
 
 OPTS: dict[str, str] = dict(arg.split("=", 1) for arg in sys.argv[1:])
@@ -181,7 +179,6 @@ def report_usage(report: int, amount: float) -> None:
     size = int(opt("size", "200000"))
     notify({"sessionUpdate": "usage_update", "used": min(size, 1000 * report), "size": size, "cost": cost})
     chunk(f"<{report}>")
-    time.sleep(float(opt("delay", "0")))
 
 
 def answer_prompt(rid: Any, text: str) -> None:
@@ -192,12 +189,8 @@ def answer_prompt(rid: Any, text: str) -> None:
         if cancelled.is_set():
             break
         report_usage(report, amount)
-    if opt("forever") and amounts:
-        step = amounts[-1] - (amounts[-2] if len(amounts) > 1 else 0.0)
-        report, amount = len(amounts), amounts[-1]
-        while not cancelled.is_set():
-            report, amount = report + 1, amount + step
-            report_usage(report, amount)
+    if opt("hold"):
+        cancelled.wait()
     if not cancelled.is_set():
         chunk(f"Echo: {text}")
         if opt("bool_options"):

@@ -109,7 +109,7 @@ async def test_a_pane_past_its_budget_is_cancelled_naming_it() -> None:
     spender = AgentPreset(
         "spender",
         sys.executable,
-        (FEATURES_AGENT, "commands=none", "costs=0.02,0.04,0.06", "forever=1", "delay=0.05"),
+        (FEATURES_AGENT, "commands=none", "costs=0.02,0.04,0.06", "hold=1"),
         budget_usd=0.05,
     )
     app = SupervisorApp(settings(spender))
