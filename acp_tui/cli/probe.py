@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,13 +17,6 @@ from acp_tui.cli.common import (
     with_remote,
 )
 from acp_tui.settings.logs import route_logging
-
-# How `probe` describes an agent, by its preset's provider: (module, function), imported when used.
-DESCRIBE = {
-    "acp": ("acp_tui.acp.probe", "describe_agent"),
-    "a2a": ("acp_tui.a2a.probe", "describe_a2a"),
-    "claude": ("acp_tui.claude.probe", "describe_claude"),
-}
 
 
 @click.command("probe")
@@ -54,12 +46,12 @@ def probe_command(
         preset = replace(preset, sandbox="workspace")
     route_logging(secrets_of([preset]))
     from acp_tui.acp.probe import probe
-    from acp_tui.session.providers import not_available
+    from acp_tui.session.providers import describer_for
 
-    if preset.provider not in DESCRIBE:
-        raise click.UsageError(not_available(preset.provider))
-    module, function = DESCRIBE[preset.provider]
-    describe = getattr(importlib.import_module(module), function)
+    try:
+        describe = describer_for(preset.provider)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     status = probe(preset.provider_config(policy="reject"), fmt=fmt, describe=describe)
     done.headless = True
     return status

@@ -559,14 +559,19 @@ class SupervisorApp(App[None]):
 
     async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
         """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
-        from acp_tui.acp.probe import describe_agent
         from acp_tui.core.model import CommandInfo
+        from acp_tui.session.providers import describer_for
         from acp_tui.ui.screens.policy_screen import offered_of
 
         if agent not in self.settings.names:
             return (), "no longer in the config"
-        config = self.settings.provider_config(self.next_preset(agent), policy_override="reject")
-        record, _created = await describe_agent(config)
+        preset = self.next_preset(agent)
+        try:
+            describe = describer_for(preset.provider)
+        except ValueError as exc:
+            return (), str(exc)
+        config = self.settings.provider_config(preset, policy_override="reject")
+        record, _created = await describe(config, lambda _: None)
         offered = offered_of(record)
         if offered:
             self.offered[agent] = offered

@@ -302,3 +302,19 @@ async def test_the_apps_activity_shows_claudes_tool_calls(api: MessagesStandIn, 
         assert [row[0], *row[2:4]] == ["failed", "execute", "Bash: rm -rf build"]
         counts = str(app.screen.query_one("#counts", Static).render())
         assert counts.startswith("1 tool call (1 failed)") and "tool" not in counts.partition(")")[2]
+
+
+async def test_the_apps_probe_describes_claude_code_and_keeps_its_commands(
+    api: MessagesStandIn, tmp_path: Path
+) -> None:
+    """`p` in F2 on a Claude preset: Claude Code's own probe (never ACP spoken to it), its options
+    for F2 and its slash commands for the prompt's `/`."""
+    env = {**api.env(), "HOME": str(tmp_path / "home")}
+    claude = AgentPreset("claude", "claude", provider="claude", env=env, cwd=str(tmp_path))
+    app = SupervisorApp(settings(claude))
+    async with app.run_test(size=(120, 36)):
+        offered, error = await app.probe_agent("claude")
+        assert error is None
+        assert [option.id for option in offered] == ["model", "mode"]
+        assert "compact" in [command.name for command in app.commands["claude"]]
+    assert api.requests == []
