@@ -1,4 +1,4 @@
-"""acp-tui: supervise delegated ACP subagents, side by side.
+"""acp-tui: supervise delegated ACP subagents (and Codex threads), side by side.
 
 The public names of the core are re-exported here, so `from acp_tui import Subagents` is the way in.
 They load on first use: `python -m acp_tui.demo.agent` and `acp-tui run` pay only for what they use.
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from acp_tui.a2a.provider import A2aSubagentProvider
     from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
     from acp_tui.claude.provider import ClaudeSubagentProvider
+    from acp_tui.codex.provider import CodexSubagentProvider
     from acp_tui.core.model import (
         Finished,
         HiddenUpdate,
@@ -37,6 +38,7 @@ __all__ = [
     "AcpProviderConfig",
     "AcpSubagentProvider",
     "ClaudeSubagentProvider",
+    "CodexSubagentProvider",
     "Finished",
     "HiddenUpdate",
     "OutputDelta",

@@ -29,6 +29,7 @@ FLOORS = {
     "acp": 3,
     "a2a": 3,
     "claude": 3,
+    "codex": 3,
     "workspace": 3,
     "lab": 3,
     "reports": 3,
@@ -55,6 +56,7 @@ UI_NEVER = (
     "acp_tui.a2a",
     "claude_agent_sdk",
     "acp_tui.claude",
+    "acp_tui.codex",
 )
 
 

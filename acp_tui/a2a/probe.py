@@ -12,8 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.a2a.run import A2aSubagentRun
-from acp_tui.core.model import SubagentRequest, SubagentStopReason
-from acp_tui.policy.names import FIXED_POLICIES
+from acp_tui.core.model import SubagentStopReason
 from acp_tui.runs.base import Outcome
 from acp_tui.runs.probe import probe_record, probed, run_keys
 
@@ -35,8 +34,7 @@ async def describe_a2a(
     config: AcpProviderConfig, on_stderr: Callable[[str], object] = lambda _: None
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of the agent, and whether its card was found."""
-    run = ProbeRun(config, SubagentRequest(prompt=""), FIXED_POLICIES["reject"])
-    result, error = await probed(run, on_stderr)
+    run, result, error = await probed(ProbeRun, config, on_stderr)
     card = run.card
     record = probe_record(result.agent, error, **(run.guard.json(_card(card)) if card else {}))
     return {**record, **run_keys(config)}, card is not None and error is None

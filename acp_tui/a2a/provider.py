@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from acp_tui.a2a.run import A2aSubagentRun
-from acp_tui.core.model import ProviderCapabilities, SubagentRequest
+from acp_tui.core.model import ProviderCapabilities
 from acp_tui.runs.provider import RunProvider
 
 
 class A2aSubagentProvider(RunProvider[A2aSubagentRun]):
+    run_class = A2aSubagentRun
     # A2A carries a message and its parts: no depth, tool filter or output schema the agent must honour.
     capabilities = ProviderCapabilities(max_depth=False, tool_filter=False, output_schema=False)
-
-    def make_run(self, request: SubagentRequest, *, abort: Any) -> A2aSubagentRun:
-        return A2aSubagentRun(self.config, request, self.policy, abort=abort)

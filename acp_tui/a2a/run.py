@@ -18,11 +18,11 @@ masked wherever the agent's words are shown. A follow-up sends its message in th
 from __future__ import annotations
 
 import uuid
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.a2a.answer import TaskStream
-from acp_tui.core.model import AgentInfo, SessionStarted, SubagentRequest
-from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.core.model import AgentInfo, SessionStarted
 from acp_tui.runs.base import Outcome
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
@@ -34,23 +34,16 @@ if TYPE_CHECKING:
     from a2a.types import AgentCard
     from google.protobuf.message import Message as ProtoMessage
 
-    from acp_tui.settings.provider_config import AcpProviderConfig
 
 
 class A2aSubagentRun(ProviderRun):
-    def __init__(
-        self,
-        config: AcpProviderConfig,
-        request: SubagentRequest,
-        policy: PermissionPolicy,
-        *,
-        abort: Any = None,
-    ) -> None:
-        super().__init__(config, request, policy, abort=abort)
-        self.task = TaskStream(self)
-        self.card: AgentCard | None = None  # the agent card, once discovered
-        self.agent: AgentInfo | None = None
-        self.step = "the agent card"  # what the conversation waits for
+    card: AgentCard | None = None  # the agent card, once discovered
+    agent: AgentInfo | None = None
+    step = "the agent card"
+
+    @cached_property
+    def task(self) -> TaskStream:
+        return TaskStream(self)
 
     def refusal(self) -> str | None:
         if not self.config.url:
@@ -68,13 +61,7 @@ class A2aSubagentRun(ProviderRun):
         timeout = httpx.Timeout(None, connect=self.config.handshake_timeout)
         headers = dict(self.config.headers)
         async with httpx.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False) as http:
-            try:
-                return await self._card_and_task(http)
-            except Exception as exc:
-                said = _explain(exc, self.step, self.config.handshake_timeout)
-                if said is None:
-                    raise
-                return self.failed(said)
+            return await self._card_and_task(http)
 
     async def _card_and_task(self, http: httpx.AsyncClient) -> Outcome:
         from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
@@ -130,6 +117,18 @@ class A2aSubagentRun(ProviderRun):
 
             self.trace.write(direction, MessageToDict(message))
 
+    async def explain(self, exc: Exception) -> str | None:
+        import httpx
+        from a2a.utils.errors import A2AError
+        from google.protobuf.json_format import ParseError
+
+        if isinstance(exc, TimeoutError):  # the handshake's deadline (an OSError too)
+            return await super().explain(exc)
+        # ValueError: a card whose interfaces the SDK cannot speak; ParseError: a malformed frame.
+        if isinstance(exc, A2AError | ParseError | ValueError | httpx.HTTPError | OSError):
+            return f"{self.step} failed: {exc}"
+        return None
+
     def result_fields(self) -> dict[str, Any]:
         context = self.task.context_id
         return {
@@ -138,16 +137,3 @@ class A2aSubagentRun(ProviderRun):
             "continuation": "resume" if context else None,
         }
 
-
-def _explain(exc: Exception, step: str, handshake_timeout: float) -> str | None:
-    """A failure of the conversation in one line; None for one that is a bug of ours."""
-    import httpx
-    from a2a.utils.errors import A2AError
-    from google.protobuf.json_format import ParseError
-
-    if isinstance(exc, TimeoutError):
-        return f"no answer from the agent within {handshake_timeout:g} s ({step})"
-    # ValueError: a card whose interfaces the SDK cannot speak; ParseError: a malformed frame.
-    if isinstance(exc, A2AError | ParseError | ValueError | httpx.HTTPError | OSError):
-        return f"{step} failed: {exc}"
-    return None

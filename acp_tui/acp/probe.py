@@ -10,15 +10,12 @@ after the session opens (a notification, which nothing asks for): the probe give
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.acp.session_setup import describe
-from acp_tui.core.model import SubagentRequest
 from acp_tui.reports.records import json_line
 from acp_tui.reports.text import probe_text
 from acp_tui.runs.probe import probe_record, probed, run_keys
@@ -44,16 +41,7 @@ async def describe_agent(
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of the agent, and whether a session was created. For the app too (the
     values of its options for a chooser): it never raises for what the agent does."""
-    from acp_tui.policy.names import FIXED_POLICIES
-
-    # The agent describes itself, as it comes: none of the preset's options are set.
-    config = dataclasses.replace(config, options={})
-    with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
-        # On the far side, an empty folder of ours would be one more thing to leave behind: there,
-        # the session is set up where the agent runs (remote_cwd, else the login's home).
-        cwd = empty if config.remote is None else None
-        run = ProbeRun(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
-        _, error = await probed(run, on_stderr)
+    run, _, error = await probed(ProbeRun, config, on_stderr)
     setup = run.setup
     created = setup is not None and setup.session_id is not None
     if error is None and not created:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from acp_tui.acp.handshake import AcpHandshake
 from acp_tui.acp.run import AcpSubagentRun
@@ -16,12 +15,11 @@ __all__ = ["AcpProviderConfig", "AcpSubagentProvider"]
 
 
 class AcpSubagentProvider(RunProvider[AcpSubagentRun]):
+    run_class = AcpSubagentRun
+
     def __init__(self, config: AcpProviderConfig) -> None:
         super().__init__(config)
         self._spares: set[AcpHandshake] = set()  # spares no run took (yet)
-
-    def make_run(self, request: SubagentRequest, *, abort: Any) -> AcpSubagentRun:
-        return AcpSubagentRun(self.config, request, self.policy, abort=abort)
 
     async def prepare(self, *, cwd: str, presession: bool = False) -> AcpHandshake:
         """A spare: a child started in `cwd` and taken through `initialize` (and, with

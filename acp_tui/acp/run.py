@@ -74,13 +74,10 @@ class AcpSubagentRun(ProviderRun):
             assert self.task_group is not None
             link.start_helpers(self.task_group)
         self.advance(Phase.INITIALIZING)
-        try:
-            return await self._session_and_turn(link)
-        except Exception as exc:
-            said = await link.explain(exc)
-            if said is None:
-                raise
-            return self.failed(said)
+        return await self._session_and_turn(link)
+
+    async def explain(self, exc: Exception) -> str | None:
+        return await self._link.explain(exc)
 
     async def _session_and_turn(self, link: AcpHandshake) -> Outcome:
         if self.warm:

@@ -35,6 +35,7 @@ from acp_tui.runs.trace import TraceWriter
 
 if TYPE_CHECKING:
     from acp_tui.process.group import Stdin
+    from acp_tui.runs.provider import ProviderRun
 
 READ_SIZE = 1 << 16
 # Messages handed to the SDK between two yields to the event loop: a child streaming as fast as its
@@ -162,6 +163,27 @@ class StdioTransport:
         self._highest_id = -1
         self._since_yield = 0
         self.eof = asyncio.Event()  # the child's stdout is closed (by every holder)
+
+    @classmethod
+    def of_run(
+        cls, run: ProviderRun, *, check: Callable[[Message], str | None] | None = None
+    ) -> StdioTransport:
+        """The stdio of `run`'s child, its limits, notes and trace the run's; the child tended in
+        the run's task group (its stderr drained, its exit watched) for as long as the run lasts."""
+        assert run.child is not None and run.task_group is not None
+        stdout, stdin = run.child.stdio
+        lines = cls(
+            stdout,
+            stdin,
+            max_line_bytes=run.config.max_line_bytes,
+            on_note=run.stderr.dropped,
+            on_lost=run.output.lost,
+            on_frame=run.heard_from_agent,
+            trace=run.start_trace(),
+            check=check,
+        )
+        run.child.tend(run.task_group, lines.eof, run.child_gone)
+        return lines
 
     # The SDK's side ----------------------------------------------------------------------------
 

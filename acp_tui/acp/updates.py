@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.core.model import CommandsOffered, PermissionOptionInfo, Usage, UsageReported
 from acp_tui.policy.ask import PermissionAsk
+from acp_tui.runs.tool_calls import ToolCalls
 
 if TYPE_CHECKING:
     from acp_tui.acp.session_setup import SessionSetup

@@ -7,14 +7,11 @@ The record has the ACP probe's keys: the models and the permission modes are its
 
 from __future__ import annotations
 
-import dataclasses
-import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.claude.run import ClaudeSubagentRun
-from acp_tui.core.model import SubagentRequest, SubagentStopReason
-from acp_tui.policy.names import FIXED_POLICIES
+from acp_tui.core.model import SubagentStopReason
 from acp_tui.runs.base import Outcome
 from acp_tui.runs.probe import probe_record, probed, run_keys
 
@@ -35,10 +32,7 @@ async def describe_claude(
     config: AcpProviderConfig, on_stderr: Callable[[str], object] = lambda _: None
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of Claude Code, and whether it was initialized."""
-    config = dataclasses.replace(config, options={})  # Claude Code describes itself, as it comes
-    with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
-        run = ProbeRun(config, SubagentRequest(prompt="", cwd=empty), FIXED_POLICIES["reject"])
-        result, error = await probed(run, on_stderr)
+    run, result, error = await probed(ProbeRun, config, on_stderr)
     stream = run.turn_stream
     offered = run.guard.json(stream.offered)
     record = probe_record(result.agent, error, offered=offered, commands=stream.commands)

@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from acp_tui.claude.run import ClaudeSubagentRun
-from acp_tui.core.model import ProviderCapabilities, SubagentRequest
+from acp_tui.core.model import ProviderCapabilities
 from acp_tui.runs.provider import RunProvider
 
 
 class ClaudeSubagentProvider(RunProvider[ClaudeSubagentRun]):
+    run_class = ClaudeSubagentRun
     # Claude Code has tool filters and structured output of its own, but this provider passes
     # neither on yet: it claims none.
     capabilities = ProviderCapabilities(max_depth=False, tool_filter=False, output_schema=False)
-
-    def make_run(self, request: SubagentRequest, *, abort: Any) -> ClaudeSubagentRun:
-        return ClaudeSubagentRun(self.config, request, self.policy, abort=abort)

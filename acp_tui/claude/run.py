@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from acp_tui.claude.stream import TurnStream
-from acp_tui.claude.tools import ALLOW, tool_call
-from acp_tui.core.model import SubagentRequest
-from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.claude.tools import ALLOW, PERMISSION_OPTIONS, tool_call
 from acp_tui.runs.base import Outcome
 from acp_tui.runs.child import start_child
 from acp_tui.runs.extras import missing_extra
@@ -39,24 +38,15 @@ if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient, PermissionResult, ResultMessage, ToolPermissionContext
 
     from acp_tui.acp.transport import StdioTransport
-    from acp_tui.settings.provider_config import AcpProviderConfig
 
 OPTIONS = {"model": "--model", "mode": "--permission-mode"}
 DISCONNECT_GRACE = 1.0
 
 
 class ClaudeSubagentRun(ProviderRun):
-    def __init__(
-        self,
-        config: AcpProviderConfig,
-        request: SubagentRequest,
-        policy: PermissionPolicy,
-        *,
-        abort: Any = None,
-    ) -> None:
-        super().__init__(config, request, policy, abort=abort)
-        self.turn_stream = TurnStream(self)
-        self.step = "initialize"  # what the conversation waits for
+    @cached_property
+    def turn_stream(self) -> TurnStream:
+        return TurnStream(self)
 
     # The conversation --------------------------------------------------------------------------
 
@@ -94,22 +84,9 @@ class ClaudeSubagentRun(ProviderRun):
         from acp_tui.acp.transport import StdioTransport
         from acp_tui.claude.transport import ChildTransport, stream_json_problem
 
-        assert self.child is not None
-        stdout, stdin = self.child.stdio
-        lines = StdioTransport(
-            stdout,
-            stdin,
-            max_line_bytes=self.config.max_line_bytes,
-            on_note=self.stderr.dropped,
-            on_lost=self.output.lost,
-            on_frame=self.heard_from_agent,
-            trace=self.start_trace(),
-            check=stream_json_problem,
-        )
-        group = self.task_group
-        assert group is not None
-        self.child.tend(group, lines.eof, self.child_gone)
-        group.start_soon(self._watch_output, lines)
+        lines = StdioTransport.of_run(self, check=stream_json_problem)
+        assert self.task_group is not None
+        self.task_group.start_soon(self._watch_output, lines)
         options = ClaudeAgentOptions(can_use_tool=self._can_use_tool)
         client = ClaudeSDKClient(options, transport=ChildTransport(lines))
         self.advance(Phase.INITIALIZING)
@@ -120,11 +97,6 @@ class ClaudeSubagentRun(ProviderRun):
             self.advance(Phase.PROMPTING)
             self.step = "the turn"
             return await self.prompt(client)
-        except Exception as exc:
-            said = await self._explain(exc)
-            if said is None:
-                raise
-            return self.failed(said)
         finally:
             # The SDK's tasks end here (its reader, the callbacks it runs); the child is ended by
             # the cleanup. Bounded: the transport's close only closes the child's stdin.
@@ -162,38 +134,23 @@ class ClaudeSubagentRun(ProviderRun):
         call = tool_call(
             context.tool_use_id, name, tool_input, title=context.title, blocked_path=context.blocked_path
         )
-        option_id = await self.permissions.decide(self.turn_stream.ask(call))
+        option_id = await self.permissions.decide(self.turn_stream.ask(call, PERMISSION_OPTIONS))
         if option_id == ALLOW.option_id:
             return PermissionResultAllow()
         if option_id is None:  # no answer (the run stops): the turn stops with it
             return PermissionResultDeny(message="The request was cancelled.", interrupt=True)
         return PermissionResultDeny(message="The user's policy denied this.")
 
-    async def _explain(self, exc: Exception) -> str | None:
-        """A failure of the conversation in one line; None for one that is a bug of ours."""
+    async def explain(self, exc: Exception) -> str | None:
         from claude_agent_sdk import ClaudeSDKError
 
-        if isinstance(exc, TimeoutError):
-            timeout = self.config.handshake_timeout
-            return f"handshake timed out after {timeout:g} s (no answer to {self.step})"
-        if isinstance(exc, ConnectionError | OSError | EOFError):
-            return await self.why_gone()
         # The SDK says what Claude Code answered to a control request with a bare Exception.
         if isinstance(exc, ClaudeSDKError) or type(exc) is Exception:
             return f"{self.step} failed: {exc}"
-        return None
+        return await super().explain(exc)
 
     def result_fields(self) -> dict[str, Any]:
-        stream, guard = self.turn_stream, self.guard
-        return {
-            "agent": guard.json(stream.agent),
-            "options": guard.json(stream.options),
-            "usage": stream.usage,
-            "tool_kinds": dict(stream.tool_kinds),
-            "tool_calls": tuple(guard.json(call) for call in stream.tool_calls.all()),
-            "session_id": stream.session_id,
-            "continuation": "resume" if stream.session_id else None,
-        }
+        return self.turn_stream.result_fields()
 
 
 def cli_path(command: str) -> str:

@@ -12,13 +12,11 @@ its `tool_use`, asked about, ended by its `tool_result`), its kind counted. The 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
 from acp_tui.acp.stop_reasons import map_stop_reason
-from acp_tui.acp.tool_calls import ToolCalls
-from acp_tui.claude.tools import OPTIONS, tool_call, tool_result
+from acp_tui.claude.tools import tool_call, tool_result
 from acp_tui.core.model import (
     AgentInfo,
     CommandInfo,
@@ -28,10 +26,9 @@ from acp_tui.core.model import (
     SessionStarted,
     SubagentStopReason,
     Usage,
-    UsageReported,
 )
-from acp_tui.policy.ask import PermissionAsk
 from acp_tui.runs.base import Outcome, RunBase
+from acp_tui.runs.provider import Conversation
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ResultMessage
@@ -42,17 +39,13 @@ ENDED_WELL = {"stop_sequence": "end_turn"}
 CONTEXT_TOKENS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
 
 
-class TurnStream:
+class TurnStream(Conversation):
+    """The turn; its options are `model` and `mode`, as chosen."""
+
     def __init__(self, run: RunBase) -> None:
-        self.run = run
-        self.agent: AgentInfo | None = None
-        self.options: dict[str, str] = {}  # `model` and `mode`, as chosen
+        super().__init__(run)
         self.offered: tuple[ConfigOptionInfo, ...] = ()
         self.commands: tuple[CommandInfo, ...] = ()  # its slash commands, as `initialize` said
-        self.session_id: str | None = None
-        self.usage: Usage | None = None
-        self.tool_kinds: Counter[str] = Counter()
-        self.tool_calls = ToolCalls()
         self.result: ResultMessage | None = None
         self._message: Any = None  # the id of the message being streamed
 
@@ -98,13 +91,6 @@ class TurnStream:
         else:
             self.run.hide(type(message).__name__.removesuffix("Message").lower() or "other")
 
-    def ask(self, call: dict[str, Any]) -> PermissionAsk:
-        """A permission request (`tool_call` fields) as the policy decides it: merged into what
-        its `tool_use` announced, and followed."""
-        ask = self.tool_calls.ask(call, OPTIONS, self.run.cwd)
-        self._follow({"toolCallId": call["toolCallId"]})
-        return ask
-
     def outcome(self) -> Outcome:
         result = self.result
         if result is None:
@@ -138,10 +124,7 @@ class TurnStream:
             if isinstance(block, TextBlock):
                 continue  # streamed already, as its deltas
             if isinstance(block, ToolUseBlock):
-                call = tool_call(block.id, block.name, block.input)
-                if self.tool_calls.get(block.id) is None:
-                    self.tool_kinds[call["kind"]] += 1
-                self._follow(call)
+                self.announce(tool_call(block.id, block.name, block.input))
                 self.run.hide("tool_call")
             elif isinstance(block, ThinkingBlock):
                 self.run.hide("agent_thought_chunk")
@@ -157,13 +140,10 @@ class TurnStream:
         for block in results:
             call = self.tool_calls.get(block.tool_use_id)
             kind = call.kind if call is not None else None
-            self._follow(tool_result(block.tool_use_id, block.content, block.is_error, kind=kind))
+            self.follow(tool_result(block.tool_use_id, block.content, block.is_error, kind=kind))
             self.run.hide("tool_call_update")
         if not results:
             self.run.hide("user")
-
-    def _follow(self, fields: dict[str, Any]) -> None:
-        self.run.tool_call_changed(self.tool_calls.merge(fields))
 
     def _system(self, subtype: str, data: dict[str, Any]) -> None:
         self.run.hide(f"system:{subtype}")
@@ -182,8 +162,7 @@ class TurnStream:
             if isinstance(window := dict(usage).get("contextWindow"), int)
         ]
         cost = Cost(result.total_cost_usd, "USD") if result.total_cost_usd is not None else None
-        self.usage = Usage(used=used, size=max(windows, default=0), cost=cost)
-        self.run.emit(UsageReported(self.usage))
+        self.report(Usage(used=used, size=max(windows, default=0), cost=cost))
 
 
 def _commands(listed: Any) -> tuple[CommandInfo, ...]:

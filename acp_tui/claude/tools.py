@@ -1,5 +1,5 @@
 """Claude Code's tool calls as the rest of acp-tui sees them: in ACP's shape (`tool_call` fields,
-merged by `acp_tui.acp.tool_calls.ToolCalls`), so that the activity view, the permission log, the
+merged by `acp_tui.runs.tool_calls.ToolCalls`), so that the activity view, the permission log, the
 policy's rules and the record read a Claude tool call exactly as an ACP agent's.
 
 A `tool_use` block is the call announced (`pending`), with its kind (what claude-agent-acp says of
@@ -21,7 +21,7 @@ from acp_tui.core.model import PermissionOptionInfo
 
 ALLOW = PermissionOptionInfo("allow", "Allow", "allow_once")
 REJECT = PermissionOptionInfo("reject", "Reject", "reject_once")
-OPTIONS = (ALLOW, REJECT)
+PERMISSION_OPTIONS = (ALLOW, REJECT)
 
 # Claude Code's tools by ACP tool kind (what claude-agent-acp says of them); any other is `other`.
 KINDS = {

@@ -48,10 +48,7 @@ def probe_command(
     from acp_tui.acp.probe import probe
     from acp_tui.session.providers import describer_for
 
-    try:
-        describe = describer_for(preset.provider)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    describe = describer_for(preset.provider)
     status = probe(preset.provider_config(policy="reject"), fmt=fmt, describe=describe)
     done.headless = True
     return status

@@ -108,7 +108,7 @@ class NetworkRefusal:
 
 @dataclass(frozen=True)
 class ToolCallInfo:
-    """A tool call as it stands (`acp_tui.acp.tool_calls` merges it): its fields so far, and when it
+    """A tool call as it stands (`acp_tui.runs.tool_calls` merges it): its fields so far, and when it
     started and ended (`time.monotonic()`)."""
 
     id: str

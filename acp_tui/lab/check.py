@@ -25,11 +25,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
 from acp_tui.core.text import one_line
 from acp_tui.lab.trace_file import Entry, TraceError, agent_label, entry_from, is_trace_line, obj
 from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
+from acp_tui.runs.tool_calls import ToolCalls
 
 ASK = "ask"
 

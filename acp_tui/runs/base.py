@@ -9,6 +9,8 @@ A provider's run subclasses `RunBase` and writes its conversation only:
   child: it starts nothing here, and everything below holds for it as for any run;
 - `converse()`: the conversation, in the run's task group (`self.task_group` for its helpers), to
   an `Outcome`; a stop cancels it (outside a turn), `turn` and `failed` below do the rest;
+- `explain(exc)`: what the conversation raised, in one line (the run ends `error` with it); None
+  for a bug of ours;
 - `wind_down(graceful, on_step)`: end the child (by default: `self.child.end`), to how it ended;
 - `result_fields()`: what the provider adds to the result (its agent, session, options...).
 
@@ -213,6 +215,10 @@ class RunBase:
     async def converse(self) -> Outcome:
         raise NotImplementedError
 
+    async def explain(self, exc: Exception) -> str | None:
+        """Why the conversation failed with `exc`, in one line; None for a bug of ours (raised)."""
+        return None
+
     async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
         if self.child is None:
             return None
@@ -237,7 +243,7 @@ class RunBase:
         self.emit(HiddenUpdate(kind))
 
     def tool_call_changed(self, call: ToolCallInfo | None) -> None:
-        """A tool call as it stands now (`acp_tui.acp.tool_calls` merges it), guarded, for those
+        """A tool call as it stands now (`acp_tui.runs.tool_calls` merges it), guarded, for those
         who follow the run's activity; None (no usable id) is not news."""
         if call is not None:
             self.emit(ToolCallChanged(self.guard.json(call)))
@@ -346,6 +352,11 @@ class RunBase:
                     return await self.converse()
                 except Interrupted:
                     pass
+                except Exception as exc:
+                    said = await self.explain(exc)
+                    if said is None:
+                        raise
+                    return self.failed(said)
         finally:
             self._talk = None  # a stop from now on has no conversation to cancel
         if self.stopping:

@@ -1,40 +1,57 @@
-"""What every provider's `acp-tui probe` shares: a run that stops before any prompt, seen through
-(its stderr forwarded, then disposed), and the record it is described by (the ACP probe's keys,
-then how the agent was run)."""
+"""What every provider's `acp-tui probe` shares: a run that stops before any prompt, of the agent as
+it comes, seen through (its stderr forwarded, then disposed), and the record it is described by
+(the ACP probe's keys, then how the agent was run)."""
 
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_tui.core.model import (
     AgentInfo,
     CommandInfo,
     ConfigOptionInfo,
     StderrLine,
+    SubagentRequest,
     SubagentResult,
     SubagentStopReason,
 )
 from acp_tui.core.text import one_line
+from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.process.network import describe_network
 from acp_tui.runs.base import RunBase
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
 
+R = TypeVar("R", bound=RunBase)
 
-async def probed(run: RunBase, on_stderr: Callable[[str], object]) -> tuple[SubagentResult, str | None]:
-    """Start `run`, forward its stderr, dispose it: its result, and its error unless it completed."""
-    await run.start()
-    try:
-        async for event in run.events():
-            if isinstance(event, StderrLine):
-                on_stderr(one_line(event.text))
-    finally:
-        await run.dispose()
+
+async def probed(
+    make: Callable[[AcpProviderConfig, SubagentRequest, PermissionPolicy], R],
+    config: AcpProviderConfig,
+    on_stderr: Callable[[str], object],
+) -> tuple[R, SubagentResult, str | None]:
+    """A probe's run of `config` (made by `make`), to its end: the agent as it comes (none of the
+    preset's options set), under `reject`, in an empty temporary directory (on the far side, where
+    the agent runs: an empty folder of ours would be one more thing to leave behind there), its
+    stderr forwarded. The run, its result, and its error unless it completed."""
+    config = dataclasses.replace(config, options={})
+    with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
+        cwd = empty if config.remote is None else None
+        run = make(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
+        await run.start()
+        try:
+            async for event in run.events():
+                if isinstance(event, StderrLine):
+                    on_stderr(one_line(event.text))
+        finally:
+            await run.dispose()
     result = await run.result()
-    return result, result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
+    return run, result, result.error if result.stop_reason is not SubagentStopReason.COMPLETED else None
 
 
 def probe_record(

@@ -1,30 +1,43 @@
 """What every provider of runs shares: `RunProvider`, whose every `start` makes a fresh run of one
-config (its runs kept, disposed all at once by `aclose`), and `ProviderRun`, a run of that config
-for one request."""
+config (its runs kept, disposed all at once by `aclose`); `ProviderRun`, a run of that config for
+one request; `Conversation`, what a run speaking another protocol than ACP keeps of its agent, for
+its events and its result."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from acp_tui.core.model import EndedBy, ProviderCapabilities, SubagentRequest
-from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.core.model import (
+    AgentInfo,
+    EndedBy,
+    PermissionOptionInfo,
+    ProviderCapabilities,
+    SubagentRequest,
+    Usage,
+    UsageReported,
+)
+from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
 from acp_tui.policy.names import resolve
 from acp_tui.runs.base import RunBase
+from acp_tui.runs.tool_calls import ToolCalls
 from acp_tui.runs.trace import TraceWriter, open_trace
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
 
-R = TypeVar("R", bound=RunBase)
+R = TypeVar("R", bound="ProviderRun")
 
 
 class RunProvider(Generic[R]):
     # An out-of-process agent cannot honour the parent's depth, tool filter or output schema,
     # unless its protocol carries them (a provider that passes one on says so).
     capabilities = ProviderCapabilities(max_depth=False, tool_filter=False, output_schema=False)
+
+    run_class: type[R]  # what each start makes
 
     def __init__(self, config: AcpProviderConfig) -> None:
         self.config = config
@@ -33,7 +46,7 @@ class RunProvider(Generic[R]):
         self._runs: list[RunBase] = []  # its runs, those that ended let go at each start
 
     def make_run(self, request: SubagentRequest, *, abort: Any) -> R:
-        raise NotImplementedError
+        return self.run_class(self.config, request, self.policy, abort=abort)
 
     async def start(self, request: SubagentRequest, *, abort: Any = None) -> R:
         run = self.make_run(request, abort=abort)
@@ -58,7 +71,10 @@ class RunProvider(Generic[R]):
 class ProviderRun(RunBase):
     """A run of a provider's config for one request: in `cwd` when given (a spare's), else the
     request's, else the config's, else ours; its limits and secrets the config's; its protocol
-    trace when the config asks for one (`start_trace`), closed once its child has ended."""
+    trace when the config asks for one (`start_trace`), closed once its child has ended; what its
+    conversation raised, said in one line (`explain`: the handshake's timeout, the agent gone)."""
+
+    step = "initialize"  # what the conversation waits for: its failure names it
 
     def __init__(
         self,
@@ -84,9 +100,65 @@ class ProviderRun(RunBase):
         self.trace = open_trace(self.config, self.pid, self.stderr.note)
         return self.trace
 
+    async def explain(self, exc: Exception) -> str | None:
+        if isinstance(exc, TimeoutError):
+            timeout = self.config.handshake_timeout
+            unreached = self.child.unreached(timeout) if self.child else None  # a link never up
+            return unreached or f"handshake timed out after {timeout:g} s (no answer to {self.step})"
+        if isinstance(exc, ConnectionError | OSError | EOFError):
+            return await self.why_gone()
+        return None
+
     async def wind_down(self, *, graceful: bool, on_step: Callable[[str], None]) -> EndedBy | None:
         try:
             return await super().wind_down(graceful=graceful, on_step=on_step)
         finally:
             if self.trace is not None:
                 self.trace.close()
+
+
+class Conversation:
+    """What a run keeps of its agent's conversation, whatever the protocol: the agent and the
+    options it runs with, its session (what a follow-up resumes), its usage, and its tool calls in
+    ACP's shape (merged by id, followed as the run's events, each one's kind counted once)."""
+
+    def __init__(self, run: RunBase) -> None:
+        self.run = run
+        self.agent: AgentInfo | None = None
+        self.options: dict[str, str] = {}
+        self.session_id: str | None = None
+        self.usage: Usage | None = None
+        self.tool_calls = ToolCalls()
+        self.tool_kinds: Counter[str] = Counter()
+
+    def announce(self, call: Mapping[str, Any]) -> None:
+        """A tool call the agent makes, or goes on with (`toolCallId` and `kind`, at least)."""
+        if self.tool_calls.get(call["toolCallId"]) is None:
+            self.tool_kinds[call["kind"]] += 1
+        self.follow(call)
+
+    def follow(self, fields: Mapping[str, Any]) -> None:
+        self.run.tool_call_changed(self.tool_calls.merge(fields))
+
+    def ask(self, call: Mapping[str, Any], options: Sequence[PermissionOptionInfo]) -> PermissionAsk:
+        """A permission request (`tool_call` fields) as the policy decides it: merged into what
+        was announced, and followed."""
+        ask = self.tool_calls.ask(call, options, self.run.cwd)
+        self.follow({"toolCallId": call["toolCallId"]})
+        return ask
+
+    def report(self, usage: Usage) -> None:
+        self.usage = usage
+        self.run.emit(UsageReported(usage))
+
+    def result_fields(self) -> dict[str, Any]:
+        guard = self.run.guard
+        return {
+            "agent": guard.json(self.agent),
+            "options": guard.json(self.options),
+            "usage": self.usage,
+            "tool_kinds": dict(self.tool_kinds),
+            "tool_calls": tuple(guard.json(call) for call in self.tool_calls.all()),
+            "session_id": self.session_id,
+            "continuation": "resume" if self.session_id else None,
+        }

@@ -1,6 +1,6 @@
-"""The provider a preset's runs start with, by the preset's `provider`: each one's class among the
-public names (`acp_tui.subagents`), which load it, and its protocol's SDK, on first use; and how
-its probe describes it (`acp-tui probe`, `p` in the app's F2)."""
+"""What a preset's `provider` picks: the provider its runs start with (each one's class among the
+public names, `acp_tui.subagents`), and how `acp-tui probe` and the app's agents screen describe its
+agent. Each is loaded, with its protocol's SDK, on first use."""
 
 from __future__ import annotations
 
@@ -12,43 +12,34 @@ if TYPE_CHECKING:
     from acp_tui.acp.probe import Describe
     from acp_tui.core.model import SubagentProvider
     from acp_tui.settings.provider_config import AcpProviderConfig
+    from acp_tui.settings.schema import Provider
 
 # A provider's name (a preset's `provider`) -> its class's public name.
-PROVIDERS = {
+PROVIDERS: dict[Provider, str] = {
     "acp": "AcpSubagentProvider",
     "a2a": "A2aSubagentProvider",
     "claude": "ClaudeSubagentProvider",
+    "codex": "CodexSubagentProvider",
 }
-
-
-# How a provider's probe describes an agent: (module, function), imported when used.
-DESCRIBE = {
+# A provider's name -> how its agent is probed: (module, function).
+DESCRIBERS: dict[Provider, tuple[str, str]] = {
     "acp": ("acp_tui.acp.probe", "describe_agent"),
     "a2a": ("acp_tui.a2a.probe", "describe_a2a"),
     "claude": ("acp_tui.claude.probe", "describe_claude"),
+    "codex": ("acp_tui.codex.probe", "describe_codex"),
 }
 
 
-def provider_for(provider: str, config: AcpProviderConfig) -> SubagentProvider:
-    """A provider of that name for `config`; ValueError, in one line, for one not built yet."""
-    if provider not in PROVIDERS:
-        raise ValueError(not_available(provider))
+def provider_for(provider: Provider, config: AcpProviderConfig) -> SubagentProvider:
+    """A provider of that name for `config`."""
     from acp_tui import subagents
 
     make: Callable[[AcpProviderConfig], SubagentProvider] = getattr(subagents, PROVIDERS[provider])
     return make(config)
 
 
-def describer_for(provider: str) -> Describe:
-    """How the probe describes an agent of that provider; ValueError, in one line, for one not
-    built yet."""
-    if provider not in DESCRIBE:
-        raise ValueError(not_available(provider))
-    module, function = DESCRIBE[provider]
+def describer_for(provider: Provider) -> Describe:
+    """How an agent of that provider is probed."""
+    module, function = DESCRIBERS[provider]
     describe: Describe = getattr(importlib.import_module(module), function)
     return describe
-
-
-def not_available(provider: str) -> str:
-    """Why a preset of a provider not built yet does not run, in one line."""
-    return f'provider "{provider}" is not available yet (available: {", ".join(PROVIDERS)})'

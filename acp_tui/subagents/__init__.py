@@ -1,5 +1,5 @@
 """The core's public names: the RFC's subagent seam (`acp_tui.core`), its ACP backend (`acp_tui.acp`)
-and the sibling providers (`acp_tui.a2a`, `acp_tui.claude`).
+and the sibling providers (`acp_tui.a2a`, `acp_tui.claude`, `acp_tui.codex`).
 
 Names are loaded on first use, so that a child agent of ours or a short command pays only for what it
 touches.
@@ -15,6 +15,7 @@ _EXPORTS = {
     "ClaudeSubagentProvider": "acp_tui.claude.provider",
     "AcpProviderConfig": "acp_tui.acp.provider",
     "AcpSubagentProvider": "acp_tui.acp.provider",
+    "CodexSubagentProvider": "acp_tui.codex.provider",
     "AcpSubagentRun": "acp_tui.acp.run",
     "AgentInfo": "acp_tui.core.model",
     "AuthMethodInfo": "acp_tui.core.model",
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from acp_tui.acp.provider import AcpProviderConfig, AcpSubagentProvider
     from acp_tui.acp.run import AcpSubagentRun
     from acp_tui.claude.provider import ClaudeSubagentProvider
+    from acp_tui.codex.provider import CodexSubagentProvider
     from acp_tui.core.model import (
         AgentInfo,
         AuthMethodInfo,
@@ -92,6 +94,7 @@ __all__ = [
     "AgentInfo",
     "AuthMethodInfo",
     "ClaudeSubagentProvider",
+    "CodexSubagentProvider",
     "ConfigOptionInfo",
     "Cost",
     "Finished",

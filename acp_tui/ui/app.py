@@ -566,12 +566,8 @@ class SupervisorApp(App[None]):
         if agent not in self.settings.names:
             return (), "no longer in the config"
         preset = self.next_preset(agent)
-        try:
-            describe = describer_for(preset.provider)
-        except ValueError as exc:
-            return (), str(exc)
         config = self.settings.provider_config(preset, policy_override="reject")
-        record, _created = await describe(config, lambda _: None)
+        record, _created = await describer_for(preset.provider)(config, lambda _: None)
         offered = offered_of(record)
         if offered:
             self.offered[agent] = offered

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
-from acp_tui.acp.tool_calls import ToolCalls
 from acp_tui.core.model import PermissionOptionInfo
 from acp_tui.lab.check import trace_requests
 from acp_tui.lab.trace_file import load_trace
@@ -30,6 +29,7 @@ from acp_tui.policy.ask import ALLOW_KINDS, PermissionAsk
 from acp_tui.policy.globs import PATH_MAX, paths_match, wildcard
 from acp_tui.policy.rules import Rule, RulePolicy, commands_match
 from acp_tui.policy.shell import command_lines, read_line
+from acp_tui.runs.tool_calls import ToolCalls
 
 CWD = "/work/project"
 OPTIONS = (PermissionOptionInfo("a1", "Once", "allow_once"), PermissionOptionInfo("r1", "No", "reject_once"))

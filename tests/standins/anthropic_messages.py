@@ -12,22 +12,21 @@ turn with one tool call takes two scripted replies.
 Tests queue replies (`script`), one per model request, in order; a request with none queued gets a
 400 (Claude Code does not retry that). Claude Code also asks, alongside, for a title of the session
 (a request that offers no tools): such side requests get a fixed line and take no scripted reply.
-`HOLD` in a reply keeps its stream open, mid-answer, until `release()` (or `close()`).
+`HOLD` in a reply keeps its stream open, mid-answer, until `release()` (or `close()`): see
+`tests.standins.sse`.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
-from collections import deque
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-Event = dict[str, Any]
-HOLD = "hold"  # a step of a reply: wait here until released
-Reply = list[Event | str]
+from tests.standins.sse import HOLD, Event, QuietHandler, Reply, ScriptedStream
+
+__all__ = ["API_KEY", "HOLD", "MessagesStandIn", "answer", "tool_use"]
 MESSAGE_IDS = itertools.count(1)
 API_KEY = "sk-ant-stand-in-key"  # what the tests hand Claude Code: a secret to find masked
 USAGE = {"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 20}
@@ -70,58 +69,30 @@ def _end(stop_reason: str) -> Event:
     return {"type": "message_delta", "delta": delta, "usage": {"output_tokens": USAGE["output_tokens"]}}
 
 
-class MessagesStandIn:
+class MessagesStandIn(ScriptedStream):
     """The server: `url` is what `ANTHROPIC_BASE_URL` takes."""
 
+    name = "messages stand-in"
+
     def __init__(self) -> None:
-        self._replies: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._released = threading.Event()
-        self.requests: list[dict[str, Any]] = []  # the bodies of the model requests, in order
         self.side_requests: list[dict[str, Any]] = []  # those that offered no tools (a title)
-        self.keys: list[str | None] = []  # the `x-api-key` of each
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="messages stand-in")
-        self._thread.start()
+        self.keys: list[str | None] = []  # the `x-api-key` of each model request
+        super().__init__()
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.origin
 
     def env(self) -> dict[str, str]:
         """What a preset's `env` gives Claude Code to reach this stand-in."""
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": API_KEY}
 
-    def script(self, *replies: Reply) -> None:
-        with self._lock:
-            self._replies.extend(replies)
-
-    def release(self) -> None:
-        """Let every held stream go on (and end)."""
-        self._released.set()
-
-    def close(self) -> None:
-        self._released.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> MessagesStandIn:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _next_reply(self, body: dict[str, Any], key: str | None) -> Reply | None:
-        with self._lock:
-            if not body.get("tools"):
-                self.side_requests.append(body)
-                return answer("A session")
-            self.requests.append(body)
-            self.keys.append(key)
-            return self._replies.popleft() if self._replies else None
+    def _reply_to(self, body: dict[str, Any], key: str | None) -> Reply | None:
+        if not body.get("tools"):
+            self.side_requests.append(body)
+            return answer("A session")
+        self.keys.append(key)
+        return self.next_reply(body)
 
     def _events(self, reply: Reply, model: str) -> Iterator[Event | str]:
         message = {
@@ -138,25 +109,20 @@ class MessagesStandIn:
         yield from reply
         yield {"type": "message_stop"}
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_HEAD(self) -> None:  # the CLI's check that the API is there
                 self.send_response(200)
                 self.send_header("content-length", "0")
                 self.end_headers()
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                body = self.read_json()
                 reply = None
                 if self.path.split("?")[0] == "/v1/messages":
-                    reply = stand_in._next_reply(body, self.headers.get("x-api-key"))
+                    reply = stand_in._reply_to(body, self.headers.get("x-api-key"))
                 if reply is None:
                     error = {"type": "invalid_request_error", "message": "no reply scripted"}
                     data = json.dumps({"type": "error", "error": error}).encode()
@@ -166,20 +132,6 @@ class MessagesStandIn:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                try:
-                    for event in stand_in._events(reply, str(body.get("model"))):
-                        if event == HOLD:
-                            stand_in._released.wait()
-                            continue
-                        assert isinstance(event, dict)
-                        self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                        self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # Claude Code stopped reading (an interrupted turn)
+                stand_in.stream(self, stand_in._events(reply, str(body.get("model"))))
 
         return Handler
