@@ -14,6 +14,7 @@ from acp_tui import AcpProviderConfig
 
 HERE = Path(__file__).parent
 SCRIPTED_AGENT = str(HERE / "scripted_agent.py")
+FEATURES_AGENT = str(HERE / "features_agent.py")
 
 # Every process this test session starts inherits this mark, grandchildren included: after each
 # test, any live process carrying it (other than pytest itself) is a leak. (Its name must not look
@@ -44,6 +45,12 @@ def scripted(*, policy: str = "reject", **options: object) -> AcpProviderConfig:
     return AcpProviderConfig(
         command=sys.executable, args=args, permission_policy=policy, term_grace=0.3, cancel_grace=0.5
     )
+
+
+def featured(**options: object) -> AcpProviderConfig:
+    """The agent that offers what ACP 1.21 added: commands, questions, costs, boolean options."""
+    args = [FEATURES_AGENT, *(f"{key}={value}" for key, value in options.items())]
+    return AcpProviderConfig(command=sys.executable, args=args, term_grace=0.3, cancel_grace=0.5)
 
 
 def demo(persona: str, *extra: str, policy: str = "reject") -> AcpProviderConfig:

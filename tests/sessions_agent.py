@@ -9,6 +9,11 @@ Options:
   start_delay=S      seconds before it answers `initialize` (a slow agent: warm starts)
   mark=PATH          append a line to PATH at start (`started <pid>`): how many processes ran
   write=NAME         each prompt is also appended as a line to NAME in its cwd (a change to record)
+  list=1             offer `session/list`: every kept session (its id, its first prompt as its title,
+                     its cwd, when it last changed), newest first, `page` to a page (default 50)
+  page=N             how many sessions one `session/list` answer holds (a `nextCursor` for the rest)
+  stuck=1            every `session/list` answer is the first page, with the same `nextCursor`
+  hostile=1          the titles carry markup and control characters
 
 Each prompt's answer is `turn N: PROMPT` and, from the second turn on, ` (after: P1 | P2 ...)`: a
 follow-up shows it reached the session it continues. `session/load` replays the history (a
@@ -42,20 +47,54 @@ def update(session_id: str, kind: str, text: str) -> None:
     send({"method": "session/update", "params": params})
 
 
-def history(session_id: str) -> list[dict[str, str]] | None:
+def kept(session_id: str) -> dict[str, Any] | None:
+    """A kept session: {"cwd": ..., "turns": [{"prompt": ..., "answer": ...}, ...]}."""
     path = STORE / f"{session_id}.json"
     try:
-        turns: list[dict[str, str]] = json.loads(path.read_text())
+        session: dict[str, Any] = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return turns
+    return session
+
+
+def history(session_id: str) -> list[dict[str, str]] | None:
+    session = kept(session_id)
+    return None if session is None else session["turns"]
+
+
+def keep(session_id: str, cwd: str, turns: list[dict[str, str]]) -> None:
+    (STORE / f"{session_id}.json").write_text(json.dumps({"cwd": cwd, "turns": turns}))
 
 
 def capabilities() -> dict[str, Any]:
     sessions: dict[str, Any] = {}
     if OFFERS in ("resume", "both"):
         sessions["resume"] = {}
+    if OPTIONS.get("list"):
+        sessions["list"] = {}
     return {"loadSession": OFFERS in ("load", "both"), "sessionCapabilities": sessions}
+
+
+def listed(params: dict[str, Any]) -> dict[str, Any]:
+    """`session/list`: the kept sessions, newest first, a page at a time."""
+    found = []
+    for path in STORE.glob("*.json"):
+        session = kept(path.stem)
+        if session is None or (params.get("cwd") and params["cwd"] != session["cwd"]):
+            continue
+        title = session["turns"][0]["prompt"] if session["turns"] else None
+        if title is not None and OPTIONS.get("hostile"):
+            title += " \x1b]0;pwned\x07[bold red]x[/]"
+        updated = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(path.stat().st_mtime))
+        info = {"sessionId": path.stem, "cwd": session["cwd"], "title": title, "updatedAt": updated}
+        found.append((path.stat().st_mtime_ns, path.stem, info))
+    found.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    size = int(OPTIONS.get("page", "50"))
+    start = 0 if OPTIONS.get("stuck") else int(params.get("cursor") or 0)
+    result: dict[str, Any] = {"sessions": [info for *_, info in found[start : start + size]]}
+    if start + size < len(found):
+        result["nextCursor"] = "again" if OPTIONS.get("stuck") else str(start + size)
+    return result
 
 
 def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +103,10 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"result": {"protocolVersion": 1, "agentCapabilities": capabilities()}}
     if method == "session/new":
         session_id = f"kept-{uuid.uuid4().hex[:12]}"
-        (STORE / f"{session_id}.json").write_text("[]")
+        keep(session_id, params.get("cwd", os.getcwd()), [])
         return {"result": {"sessionId": session_id}}
+    if method == "session/list" and OPTIONS.get("list"):
+        return {"result": listed(params)}
     if method in ("session/resume", "session/load"):
         allowed = "resume" if method == "session/resume" else "load"
         if OFFERS not in (allowed, "both"):
@@ -91,7 +132,7 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
             with open(OPTIONS["write"], "a") as f:
                 f.write(prompt + "\n")
         turns.append({"prompt": prompt, "answer": text})
-        (STORE / f"{session_id}.json").write_text(json.dumps(turns))
+        keep(session_id, (kept(session_id) or {}).get("cwd", os.getcwd()), turns)
         return {"result": {"stopReason": "end_turn"}}
     return {"error": {"code": -32601, "message": f"Method not found: {method}"}}
 

@@ -417,7 +417,7 @@ action = "ask"
 def test_the_new_fields_become_presets_policies_and_switches(tmp_path: Path) -> None:
     settings = load_settings(write(tmp_path, FULL))
     codex, again = settings.presets
-    assert settings.bell is False and settings.toasts is False
+    assert settings.notify == "off" and settings.toasts is False
     assert codex.options == {"mode": "read-only", "model": "gpt-5-mini"}
     assert codex.run_timeout == 600.0 and codex.idle_timeout == 90.5
     assert codex.isolation == "worktree" and again.isolation == "none"
@@ -451,6 +451,15 @@ def test_the_new_fields_become_presets_policies_and_switches(tmp_path: Path) -> 
             Rule(name="rule 2", action="ask", paths=("src/**", "tests/**"), offered=("allow_once",)),
         ),
     )
+
+
+def test_notify_and_budget_usd(tmp_path: Path) -> None:
+    settings = load_text(tmp_path, AGENT + "budget_usd = 0.05\n")
+    assert settings.notify == "all" and settings.preset("a").budget_usd == 0.05
+    assert load_text(tmp_path, 'notify = "bell"\n' + AGENT).notify == "bell"
+    assert load_text(tmp_path, "bell = false\n" + AGENT).notify == "off"  # the older switch
+    assert load_text(tmp_path, 'bell = false\nnotify = "all"\n' + AGENT).notify == "all"
+    assert load_text(tmp_path, AGENT + "budget_usd = 2\n").preset("a").budget_usd == 2.0
 
 
 def test_defaults_are_the_cores(tmp_path: Path) -> None:
@@ -564,9 +573,12 @@ POLICY = AGENT + "[[policy.p.rule]]\n"
             'agent "a": unknown key "bell" (expected name, command, args, cwd, provider, url, headers,'
             " env, policy, handshake_timeout, options, mcp_servers, run_timeout, idle_timeout, isolation,"
             " max_file_bytes, sandbox, sandbox_writable, sandbox_readable, sandbox_hidden, sandbox_sockets,"
-            " sandbox_network, remote, remote_options, remote_cwd, warm or replay)",
+            " sandbox_network, remote, remote_options, remote_cwd, warm, budget_usd or replay)",
         ),
         ('bell = "yes"\n' + AGENT, '"bell" must be true or false'),
+        ('notify = "loud"\n' + AGENT, '"notify" must be "off", "bell" or "all"'),
+        (AGENT + "budget_usd = 0\n", 'agent "a": "budget_usd" must be a positive number of US dollars'),
+        (AGENT + 'budget_usd = "5"\n', 'agent "a": "budget_usd" must be a positive number of US dollars'),
         ("toasts = 1\n" + AGENT, '"toasts" must be true or false'),
     ],
 )

@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from acp_tui.cli.main import main
 from tests.helpers import SCRIPTED_AGENT
 
+HOSTILE = "\x1b]0;pwned\x07[bold red]x[/]\x1b[2J"  # what the features agent's hostile=1 adds
 PROBE_KEYS = [
     "agent",
     "protocol_version",
@@ -19,6 +20,9 @@ PROBE_KEYS = [
     "auth_methods",
     "modes",
     "config_options",
+    "commands",
+    "session_list",
+    "client_capabilities",
     "error",
     "sandbox",
     "remote",
@@ -125,6 +129,7 @@ def test_probe_json_describes_what_the_agent_is_and_offers(tmp_path: Path) -> No
             "id": "mode",
             "name": "Mode",
             "category": "mode",
+            "type": "select",
             "current": "read-only",
             "values": ["read-only", "auto", "full-access"],
         },
@@ -132,6 +137,7 @@ def test_probe_json_describes_what_the_agent_is_and_offers(tmp_path: Path) -> No
             "id": "model",
             "name": "Model",
             "category": "model",
+            "type": "select",
             "current": "gpt-5",
             "values": ["gpt-5", "gpt-5-mini"],
         },
@@ -195,3 +201,28 @@ def test_the_text_and_markdown_reports_say_the_session() -> None:
     said = invoke("run", "--format", "json", "--prompt", "go", "--agent", agent)
     record = read_record(json.loads(said.stdout))
     assert "- options: mode=ask\n- usage: 10 of 100 tokens, cost 0.5 EUR" in markdown([record])
+
+
+def test_probe_lists_the_commands_the_session_list_and_what_acp_tui_answers(tmp_path: Path) -> None:
+    from tests.helpers import FEATURES_AGENT
+
+    agent = f"feat={shlex.join([sys.executable, FEATURES_AGENT, 'hostile=1'])}"
+    record = json.loads(invoke("probe", "--format", "json", "--agent", agent).stdout)
+    assert [c["name"] for c in record["commands"]] == [f"web{HOSTILE}", f"test{HOSTILE}"]
+    assert record["commands"][0]["hint"] == "query"
+    assert record["session_list"] is False
+    assert record["client_capabilities"]["elicitation"] == {"form": {}, "url": {}}
+    text = invoke("probe", "--agent", agent).stdout
+    assert "session/list: not advertised" in text
+    assert "questions (elicitation): acp-tui answers form, url" in text
+    assert "  /web\\x1b]0;pwned\\x07[bold red]x[/]\\x1b[2J <query>: Search the web" in text
+    assert "\x1b" not in text
+
+    sessions = Path(__file__).resolve().parent / "sessions_agent.py"
+    lister = f"kept={shlex.join([sys.executable, str(sessions), f'store={tmp_path}', 'list=1'])}"
+    listed = json.loads(invoke("probe", "--format", "json", "--agent", lister).stdout)
+    assert (listed["session_list"], listed["commands"]) == (True, [])
+    assert (
+        "session/list: advertised (acp-tui sessions --agent NAME)"
+        in invoke("probe", "--agent", lister).stdout
+    )

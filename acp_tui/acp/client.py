@@ -1,4 +1,5 @@
-"""The ACP `Client` callbacks of one run: updates, permission requests, and refusals of fs/terminal.
+"""The ACP `Client` callbacks of one run: updates, permission requests, questions to the person
+(`elicitation/create`), and refusals of fs/terminal.
 
 This module imports the SDK (about half a second of CPU), so the run imports it only after the child
 has been spawned: the child boots while we pay for it.
@@ -11,14 +12,25 @@ from typing import Any, Protocol
 
 import acp
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
+    CancelElicitationResponse,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationFormRequestMode,
+    ElicitationFormSessionMode,
+    ElicitationUrlRequestMode,
+    ElicitationUrlSessionMode,
     PermissionOption,
     RequestPermissionResponse,
     ToolCallUpdate,
 )
 
+from acp_tui.core.elicitation import ElicitationAnswer, ElicitationAsk, ElicitationForm
 from acp_tui.core.model import PermissionOptionInfo
+
+FormMode = ElicitationFormSessionMode | ElicitationFormRequestMode
+UrlMode = ElicitationUrlSessionMode | ElicitationUrlRequestMode
 
 # The client methods of capabilities we never declared, and the JSON-RPC method each answers.
 REFUSED = {
@@ -41,6 +53,8 @@ class RunSink(Protocol):
     async def on_permission(
         self, tool_call: dict[str, Any], options: tuple[PermissionOptionInfo, ...]
     ) -> str | None: ...
+
+    async def on_question(self, ask: ElicitationAsk) -> ElicitationAnswer: ...
 
 
 class RunClient:
@@ -66,6 +80,25 @@ class RunClient:
         if option_id is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option_id))
+
+    async def create_elicitation(self, message: str, mode: FormMode | UrlMode, **kwargs: Any) -> Any:
+        """A question for the person (`elicitation/create`): a form to fill, or a URL to open.
+        (The SDK itself refuses a mode it does not know.)"""
+        if isinstance(mode, FormMode):
+            schema = mode.requested_schema.model_dump(mode="json", by_alias=True, exclude_none=True)
+            ask = ElicitationAsk("form", message, ElicitationForm.from_schema(schema), schema=schema)
+        else:
+            ask = ElicitationAsk("url", message, url=str(mode.url))
+        answer = await self._sink.on_question(ask)
+        if answer.action == "accept":
+            return AcceptElicitationResponse(action="accept", content=answer.content)
+        if answer.action == "decline":
+            return DeclineElicitationResponse(action="decline")
+        return CancelElicitationResponse(action="cancel")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        """The agent says a URL's interaction is over: nothing here waits for it."""
+        return None
 
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         """We declared no fs or terminal capability: the child handles its own files, and a request

@@ -26,6 +26,7 @@ from anyio.abc import TaskGroup
 from acp_tui.acp.sdk import import_acp
 from acp_tui.acp.transport import MALFORMED, StdioTransport
 from acp_tui.acp.updates import SessionUpdates
+from acp_tui.core.elicitation import CANCEL, ElicitationAnswer, ElicitationAsk
 from acp_tui.core.model import EndedBy, PermissionOptionInfo, SubagentRequest
 from acp_tui.runs.base import RunBase
 from acp_tui.runs.child import ChildProcess, ChildStartError, start_child
@@ -103,7 +104,11 @@ class AcpHandshake:
         from acp_tui.acp.client import RunClient
         from acp_tui.acp.session_setup import SessionSetup
 
-        self._conn = conn = acp.connect_to_agent(cast(Any, RunClient(self)), cast(Any, self._transport))
+        # The SDK still calls `elicitation/create` unstable (the protocol made it stable in 1.21): its
+        # route answers method-not-found unless the connection says it takes the unstable protocol.
+        self._conn = conn = acp.connect_to_agent(
+            cast(Any, RunClient(self)), cast(Any, self._transport), use_unstable_protocol=True
+        )
         self.setup = SessionSetup(
             conn,
             cwd=self.cwd,
@@ -302,6 +307,11 @@ class AcpHandshake:
         if self.run is None:  # no run yet, so no policy to decide: cancelled
             return None
         return await self.run.permissions.decide(ask)
+
+    async def on_question(self, ask: ElicitationAsk) -> ElicitationAnswer:
+        if self.run is None:  # no run yet, so nobody to ask: cancelled
+            return CANCEL
+        return await self.run.questions.ask(ask)
 
     def _heard_from_agent(self) -> None:
         self._heard = True

@@ -1,8 +1,11 @@
 """`acp-tui probe`: start an agent, set a session up in an empty temporary directory, say what the
-agent is and offers (modes, models, login methods), and dispose it. No prompt is ever sent.
+agent is and offers (modes, models, login methods, slash commands, whether it lists its sessions),
+and dispose it. No prompt is ever sent.
 
 The probe is a run that stops after its session setup, so it gets the same spawn, process group,
-stderr drain, handshake timeout and disposal as any run."""
+stderr drain, handshake timeout and disposal as any run. Agents announce their slash commands just
+after the session opens (a notification, which nothing asks for): the probe gives them
+`COMMANDS_GRACE` seconds to, and goes on as soon as they do."""
 
 from __future__ import annotations
 
@@ -18,11 +21,18 @@ from acp_tui.reports.text import probe_text
 from acp_tui.runs.probe import probe_record, probed, run_keys
 from acp_tui.settings.provider_config import AcpProviderConfig
 
+COMMANDS_GRACE = 0.5
+
 
 class ProbeRun(AcpSubagentRun):
     """A run whose turn is never taken: the session is set up, then the run ends."""
 
     async def take_turn(self, session_id: str) -> str:
+        import anyio
+
+        if self.setup is not None:
+            with anyio.move_on_after(COMMANDS_GRACE):
+                await self.setup.commands_announced.wait()
         return "end_turn"
 
 

@@ -5,7 +5,11 @@ servers exactly as configured), then each configured option: `session/set_config
 `session/set_mode` for `mode` when the agent offers modes but no config options. A value or an option
 the agent does not offer ends the run before any prompt, naming what it does offer. A JSON-RPC -32000
 (authentication required) becomes a message naming the agent's login methods. `session/close` is
-sent only to agents that advertised it, bounded by the time the caller gives it.
+sent only to agents that advertised it, bounded by the time the caller gives it; `session/list`
+only to those that advertised that.
+
+What we declare in `initialize`: no file system, no terminal; questions to the person
+(`elicitation`, form and URL modes: the app asks, `acp-tui run` declines); boolean config options.
 
 The run calls this; so does `acp-tui probe`. It imports the SDK: load it after the spawn."""
 
@@ -22,9 +26,15 @@ from typing import TYPE_CHECKING, Any
 import acp
 from acp.schema import (
     AcpMcpServer,
+    AvailableCommandsUpdate,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
     EnvVarAuthMethod,
     EnvVariable,
     HttpHeader,
@@ -34,6 +44,7 @@ from acp.schema import (
     McpServerStdio,
     NewSessionResponse,
     SessionConfigOptionBoolean,
+    SessionConfigOptionsCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectGroup,
     SseMcpServer,
@@ -42,7 +53,16 @@ from acp.schema import (
 )
 
 from acp_tui.acp.auth import auth_message
-from acp_tui.core.model import AgentInfo, AuthMethodInfo, ConfigOptionInfo, Continuation, Cost, Usage
+from acp_tui.core.model import (
+    AgentInfo,
+    AgentSessionInfo,
+    AuthMethodInfo,
+    CommandInfo,
+    ConfigOptionInfo,
+    Continuation,
+    Cost,
+    Usage,
+)
 from acp_tui.core.text import one_line
 from acp_tui.runs.probe import options_json
 
@@ -54,6 +74,13 @@ AUTH_REQUIRED = -32000  # ACP's "authentication required"
 
 
 CLIENT_INFO = Implementation(name="acp-tui", version="0.1.0")
+CLIENT_CAPABILITIES = ClientCapabilities(
+    elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities(), url=ElicitationUrlCapabilities()),
+    session=ClientSessionCapabilities(
+        config_options=SessionConfigOptionsCapabilities(boolean=BooleanConfigOptionCapabilities())
+    ),
+)
+MAX_LISTED = 1000  # sessions `session/list` is asked for, page after page, at most
 
 
 ConfigOption = SessionConfigOptionSelect | SessionConfigOptionBoolean
@@ -81,6 +108,8 @@ class SessionSetup:
     config_options: list[ConfigOption] = field(default_factory=list)
     current_mode: str | None = None
     available_modes: tuple[str, ...] = ()
+    commands: tuple[CommandInfo, ...] = ()  # the slash commands the agent offers, as last announced
+    commands_announced: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     can_close: bool = False
     _closed: bool = field(default=False, init=False, repr=False)
 
@@ -136,7 +165,7 @@ class SessionSetup:
         self.step = "initialize"
         response = await self.conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
+            client_capabilities=CLIENT_CAPABILITIES,
             client_info=CLIENT_INFO,
         )
         self.protocol_version = response.protocol_version
@@ -149,6 +178,34 @@ class SessionSetup:
             self.can_close = sessions is not None and sessions.close is not None
         self.auth_methods = tuple(_auth_method(m) for m in response.auth_methods or ())
         return response
+
+    @property
+    def can_list(self) -> bool:
+        """The agent offers `session/list`."""
+        sessions = self.agent_capabilities.get("sessionCapabilities") or {}
+        return isinstance(sessions, dict) and sessions.get("list") is not None
+
+    async def list_sessions(self) -> tuple[AgentSessionInfo, ...]:
+        """Every session the agent keeps, as `session/list` gives them page after page (at most
+        `MAX_LISTED`); SessionSetupError (nothing sent) when the agent does not offer it."""
+        if not self.can_list:
+            agent = self.name or (self.agent.name if self.agent else "the agent")
+            raise SessionSetupError(f"{agent} does not list its sessions (it offers no session/list)")
+        self.step = "session/list"
+        found: list[AgentSessionInfo] = []
+        cursor: str | None = None
+        cursors: set[str] = set()
+        while len(found) < MAX_LISTED:
+            response = await self.conn.list_sessions(cursor=cursor)
+            found.extend(
+                AgentSessionInfo(info.session_id, info.cwd, info.title, info.updated_at)
+                for info in response.sessions
+            )
+            cursor = response.next_cursor
+            if cursor is None or cursor in cursors:  # a cursor given twice would never end
+                break
+            cursors.add(cursor)
+        return tuple(found[:MAX_LISTED])
 
     async def new_session(self) -> str:
         self.step = "session/new"
@@ -218,6 +275,12 @@ class SessionSetup:
             self.config_options = list(update.config_options)
         elif isinstance(update, CurrentModeUpdate):
             self.current_mode = update.current_mode_id
+        elif isinstance(update, AvailableCommandsUpdate):
+            self.commands = tuple(
+                CommandInfo(c.name, c.description, c.input.root.hint if c.input is not None else None)
+                for c in update.available_commands
+            )
+            self.commands_announced.set()
         elif isinstance(update, UsageUpdate):
             cost = None
             # The SDK's float takes "Infinity" and "NaN" as strings: no number JSON could carry.
@@ -245,7 +308,7 @@ class SessionSetup:
         modes when the agent offers no config options)."""
         if self.config_options:
             return tuple(
-                ConfigOptionInfo(o.id, o.name, _category(o.category), _current(o), _values(o))
+                ConfigOptionInfo(o.id, o.name, _category(o.category), _current(o), _values(o), o.type)
                 for o in self.config_options
             )
         if self.available_modes and self.current_mode is not None:
@@ -335,7 +398,7 @@ def _no_such_option(option_id: str, ids: Sequence[str]) -> str:
 
 def describe(setup: SessionSetup, error: str | None) -> dict[str, Any]:
     """The probe's record: exactly agent, protocol_version, agent_capabilities, auth_methods, modes,
-    config_options, error."""
+    config_options, commands, session_list, client_capabilities, error."""
     from acp_tui.reports.records import AuthMethod
 
     return {
@@ -348,5 +411,8 @@ def describe(setup: SessionSetup, error: str | None) -> dict[str, Any]:
         ],
         "modes": {"current": setup.current_mode, "available": list(setup.available_modes)},
         "config_options": options_json(setup.offered) if setup.config_options else [],
+        "commands": [dataclasses.asdict(command) for command in setup.commands],
+        "session_list": setup.can_list,
+        "client_capabilities": CLIENT_CAPABILITIES.model_dump(mode="json", by_alias=True, exclude_none=True),
         "error": error,
     }

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from acp_tui.core.model import PermissionOptionInfo, Usage, UsageReported
+from acp_tui.core.model import CommandsOffered, PermissionOptionInfo, Usage, UsageReported
 from acp_tui.policy.ask import PermissionAsk
 from acp_tui.runs.tool_calls import ToolCalls
 
@@ -125,6 +125,8 @@ class SessionUpdates:
         if usage is not None:  # still counted below, as a hidden kind
             self.usage = usage
             run.emit(UsageReported(usage))
+        elif kind == "available_commands_update" and self.setup is not None:
+            run.emit(CommandsOffered(run.guard.json(self.setup.commands)))
         run.hide(kind)
 
     def _tool_call_changed(self, call_id: Any) -> None:

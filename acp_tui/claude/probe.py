@@ -33,5 +33,7 @@ async def describe_claude(
 ) -> tuple[dict[str, Any], bool]:
     """The probe's record of Claude Code, and whether it was initialized."""
     run, result, error = await probed(ProbeRun, config, on_stderr)
-    record = probe_record(result.agent, error, offered=run.guard.json(run.turn_stream.offered))
-    return {**record, **run_keys(config)}, run.turn_stream.agent is not None and error is None
+    stream = run.turn_stream
+    offered = run.guard.json(stream.offered)
+    record = probe_record(result.agent, error, offered=offered, commands=stream.commands)
+    return {**record, **run_keys(config)}, stream.agent is not None and error is None

@@ -19,6 +19,8 @@ from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.claude.tools import tool_call, tool_result
 from acp_tui.core.model import (
     AgentInfo,
+    CommandInfo,
+    CommandsOffered,
     ConfigOptionInfo,
     Cost,
     SessionStarted,
@@ -43,12 +45,13 @@ class TurnStream(Conversation):
     def __init__(self, run: RunBase) -> None:
         super().__init__(run)
         self.offered: tuple[ConfigOptionInfo, ...] = ()
+        self.commands: tuple[CommandInfo, ...] = ()  # its slash commands, as `initialize` said
         self.result: ResultMessage | None = None
         self._message: Any = None  # the id of the message being streamed
 
     def started(self, info: Mapping[str, Any] | None, chosen: Mapping[str, str]) -> None:
         """Claude Code's answer to `initialize`: its version, its models and permission mode, and
-        what the preset chose of them (`chosen`)."""
+        what the preset chose of them (`chosen`); its slash commands."""
         from claude_agent_sdk import PermissionMode
 
         info = info or {}
@@ -64,6 +67,9 @@ class TurnStream(Conversation):
         guard = self.run.guard
         agent, options, offered = guard.json(self.agent), guard.json(self.options), guard.json(self.offered)
         self.run.emit(SessionStarted(agent, options, offered=offered))
+        self.commands = guard.json(_commands(info.get("commands")))
+        if self.commands:
+            self.run.emit(CommandsOffered(self.commands))
 
     def read(self, message: Any) -> None:
         """One message of the SDK's."""
@@ -157,6 +163,18 @@ class TurnStream(Conversation):
         ]
         cost = Cost(result.total_cost_usd, "USD") if result.total_cost_usd is not None else None
         self.report(Usage(used=used, size=max(windows, default=0), cost=cost))
+
+
+def _commands(listed: Any) -> tuple[CommandInfo, ...]:
+    """The slash commands of Claude Code's `initialize` answer (`name`, `description`,
+    `argumentHint`), those that are not all strings left out."""
+    commands = []
+    for command in listed if isinstance(listed, list) else ():
+        said = command if isinstance(command, dict) else {}
+        name, description, hint = said.get("name"), said.get("description", ""), said.get("argumentHint")
+        if isinstance(name, str) and isinstance(description, str) and isinstance(hint, str | None):
+            commands.append(CommandInfo(name, description, hint or None))
+    return tuple(commands)
 
 
 def _strings(values: list[Any]) -> tuple[str, ...]:

@@ -43,6 +43,13 @@ if TYPE_CHECKING:
     "same cwd (its worktree, kept with --keep-worktrees).",
 )
 @click.option(
+    "--load",
+    "load_session",
+    metavar="SESSION_ID",
+    help="Continue the agent's own session SESSION_ID (`acp-tui sessions --agent NAME` lists them) in a "
+    "fresh process: session/resume, else session/load. Takes exactly one --agent.",
+)
+@click.option(
     "--agent",
     "agents",
     multiple=True,
@@ -73,6 +80,13 @@ if TYPE_CHECKING:
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
     help="Dispose a run that outlives this; it ends aborted.",
+)
+@click.option(
+    "--budget-usd",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="AMOUNT",
+    help="Cancel a run once the cost its agent reports passes AMOUNT US dollars (every agent of this "
+    "run; it ends aborted, its error naming the budget).",
 )
 @click.option(
     "--format",
@@ -120,6 +134,8 @@ def run_command(
     keep_worktrees: bool,
     sandbox: bool,
     continue_file: Path | None,
+    load_session: str | None,
+    budget_usd: float | None,
     remote: str | None,
 ) -> int:
     """Run a prompt on several agents at once, without a screen.
@@ -166,6 +182,14 @@ def run_command(
 
         follow_ups = _latest_turns(ctx, continue_file, settings.selected if agents else ())
         presets = [preset_for(record, settings) for record in follow_ups]
+    if load_session is not None and (
+        continue_file is not None or worktree or base is not None or len(presets) != 1
+    ):
+        raise click.UsageError(
+            "--load continues one session of one agent: exactly one --agent, no --continue, "
+            "--worktree or --base",
+            ctx,
+        )
     jobs = []
     for preset in presets:
         if overlay:
@@ -179,11 +203,18 @@ def run_command(
             )
         if sandbox:
             preset = replace(preset, sandbox="workspace")
+        if budget_usd is not None:
+            preset = replace(preset, budget_usd=budget_usd)
         try:
             provider_config = settings.provider_config(preset, policy_override=policy, trace_dir=trace_dir)
         except ConfigError as exc:
             raise click.UsageError(f"{exc}; choose another with --policy", ctx) from None
         jobs.append(Job(preset, provider_config, policy or preset.policy))
+    if load_session is not None:
+        from acp_tui.reports.records import agent_session_record
+
+        where = jobs[0].config.cwd_for(os.path.abspath(cwd) if cwd is not None else None)
+        follow_ups = [agent_session_record(jobs[0].preset, load_session, where)]
 
     isolation = None
     if not follow_ups:

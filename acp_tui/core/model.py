@@ -9,7 +9,10 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+if TYPE_CHECKING:
+    from acp_tui.core.elicitation import ElicitationRecord
 
 
 class SubagentStopReason(enum.StrEnum):
@@ -178,6 +181,27 @@ class ConfigOptionInfo:
     category: str | None
     current: str
     values: tuple[str, ...]
+    type: Literal["select", "boolean"] = "select"  # a boolean option is a switch: on or off
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    """A slash command the agent offers (`available_commands_update`): the person types
+    `/name args` in the prompt, and it goes to the agent as that text."""
+
+    name: str
+    description: str
+    hint: str | None = None  # what to type after the name, when the command takes input
+
+
+@dataclass(frozen=True)
+class AgentSessionInfo:
+    """One of the sessions an agent keeps (`session/list`); `updated` as the agent wrote it (ISO 8601)."""
+
+    session_id: str
+    cwd: str
+    title: str | None = None
+    updated: str | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +230,8 @@ class SubagentResult:
     continuation: Continuation | None = None
     # The connections the sandbox refused (a host list in `sandbox_network`), the first ones.
     network_refused: tuple[NetworkRefusal, ...] = ()
+    # The agent's questions to the person (`elicitation/create`), each with its answer.
+    elicitations: tuple[ElicitationRecord, ...] = ()
 
 
 # Run events: what a pane or the headless printer consumes, in order, ending with Finished.
@@ -273,6 +299,20 @@ class NetworkRefused:
 
 
 @dataclass(frozen=True)
+class CommandsOffered:
+    """The slash commands the agent offers now (`available_commands_update`), as it last said."""
+
+    commands: tuple[CommandInfo, ...]
+
+
+@dataclass(frozen=True)
+class QuestionAnswered:
+    """An agent's question to the person was answered (or declined, or cancelled)."""
+
+    record: ElicitationRecord
+
+
+@dataclass(frozen=True)
 class Finished:
     result: SubagentResult
 
@@ -288,6 +328,8 @@ RunEvent: TypeAlias = (
     | UsageReported
     | ToolCallChanged
     | NetworkRefused
+    | CommandsOffered
+    | QuestionAnswered
     | Finished
 )
 

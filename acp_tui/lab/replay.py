@@ -4,10 +4,11 @@ The trace (`--trace DIR`, the app's tracing) is cut at each request the client s
 request, the replay answers with the frames the traced agent sent after the same request (the
 n-th `session/prompt` gets what the n-th recorded one got), responses renumbered to the live id.
 Agent frames go out with the recorded gaps (divided by `speed`; 0: none). A request the agent made
-(`session/request_permission`, ...) waits for the client's answer before the frames after it, unless
-`wait` is off; a permission answer that differs from the recorded one is a *divergence*: one line on
-stderr, and the prompt's answer carries all of them in `_meta["acp-tui/replay"]`. The recorded
-frames go on either way: the replay shows what the agent did, not what it would have done.
+(`session/request_permission`, `elicitation/create`, ...) waits for the client's answer before the
+frames after it, unless `wait` is off; a permission answer, or an answer to a question (its action
+and content), that differs from the recorded one is a *divergence*: one line on stderr, and the
+prompt's answer carries all of them in `_meta["acp-tui/replay"]`. The recorded frames go on either
+way: the replay shows what the agent did, not what it would have done.
 
 `session/cancel` ends a prompt being played at once with `cancelled`. A live request the trace has
 no answer for gets a JSON-RPC error; a trace that ends in the middle of a request ends the replay
@@ -33,6 +34,7 @@ from acp_tui.lab.trace_file import Entry, load_trace, obj
 
 META_KEY = "acp-tui/replay"
 PERMISSION = "session/request_permission"
+QUESTION = "elicitation/create"
 # The longest pause played, whatever the trace says: a recorded gap of 1e18 s (or a tiny --speed)
 # would overflow the wait, and no real agent is silent for longer between two frames.
 MAX_PAUSE = 60.0
@@ -236,10 +238,28 @@ class Replay:
             if answer is None:
                 return  # cancelled or gone: whatever is left is not compared
             pending.pop(0)
-            if request.get("method") == PERMISSION:
+            method = request.get("method")
+            if method == PERMISSION:
                 divergence = self._compare(request, answer)
-                if divergence is not None:
-                    divergences.append(divergence)
+            elif method == QUESTION:
+                divergence = self._compare_answers(request, answer)
+            else:
+                continue
+            if divergence is not None:
+                divergences.append(divergence)
+
+    def _compare_answers(self, request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any] | None:
+        """A question's answer (its action, and the content accepted) against the recorded one."""
+        recorded = _answered(self.recorded.get(_key(request["id"])))
+        chosen = _answered(answer)
+        if recorded == chosen:
+            return None
+        message = obj(request.get("params")).get("message") or "?"
+        self.note(
+            f"divergence at question {json.dumps(message)} (id {json.dumps(request['id'])}): "
+            f"recorded {json.dumps(recorded)}, chosen {json.dumps(chosen)}"
+        )
+        return {"request": message, "id": request["id"], "recorded": recorded, "chosen": chosen}
 
     def _compare(self, request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any] | None:
         params = obj(request.get("params"))
@@ -275,6 +295,12 @@ def _choice(answer: dict[str, Any] | None, kinds: dict[Any, Any]) -> dict[str, A
         option_id = outcome.get("optionId")
         return {"outcome": "selected", "option_id": option_id, "kind": kinds.get(_key(option_id))}
     return {"outcome": "cancelled", "option_id": None, "kind": None}
+
+
+def _answered(answer: dict[str, Any] | None) -> dict[str, Any]:
+    """An answer to a question as {action, content}; no answer at all reads as cancelled."""
+    result = obj(obj(answer).get("result"))
+    return {"action": result.get("action", "cancel"), "content": result.get("content")}
 
 
 def _said(choice: dict[str, Any]) -> str:

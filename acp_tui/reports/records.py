@@ -36,6 +36,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from acp_tui.core.elicitation import ElicitationRecord
 from acp_tui.core.masking import SecretMask
 from acp_tui.core.model import (
     AgentInfo,
@@ -135,6 +136,28 @@ class Refused(_Part):
     at: Seconds = Field(0.0, description="seconds since the run started")
 
 
+class Asked(_Part):
+    """What an agent asked the person (`elicitation/create`)."""
+
+    mode: str = Field(description="form | url")
+    message: str = ""
+    form: Any = Field(None, description="form mode: the requested schema, as the agent sent it (masked)")
+    url: str | None = Field(None, description="url mode: the URL the person was shown (never opened by us)")
+
+
+class Answered(_Part):
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = Field(None, description="an accepted form's values")
+    by: str = Field("", description="person | no one (declined: nobody to ask) | cancelled (the run ended)")
+
+
+class Question(_Part):
+    asked: Asked
+    answered: Answered
+    at: Seconds = Field(0.0, description="seconds since the run started")
+    waited_s: Seconds = Field(0.0, description="from the question to its answer")
+
+
 class DiffStat(_Part):
     files: int
     insertions: int
@@ -160,6 +183,7 @@ class RunRecord(_Part):
         {}, description="the kinds of the tool calls announced -> how many (edits made unasked are said)"
     )
     permissions: list[Permission] = []
+    elicitations: list[Question] = Field([], description="the agent's questions to the person, answered")
     exit_code: int | None = Field(None, description="the child's; negative for a signal")
     duration_s: Seconds = 0.0
     trace: str | None = Field(None, description="the JSONL protocol trace, when one was written")
@@ -240,6 +264,7 @@ class RunRecord(_Part):
             session_id=self.session_id,
             continuation=self.continuation,
             network_refused=tuple(NetworkRefusal(**r.model_dump()) for r in self.network_refused),
+            elicitations=tuple(_elicitation_record(q) for q in self.elicitations),
         )
 
 
@@ -284,6 +309,7 @@ def run_record(
     for key in ("agent", "usage"):
         said[key] = dataclasses.asdict(said[key]) if said[key] is not None else None
     said["auth_methods"] = [dataclasses.asdict(method) for method in result.auth_methods]
+    said["elicitations"] = [_question(record) for record in result.elicitations]
     said["network_refused"] = [
         {**dataclasses.asdict(refusal), "at": round(refusal.at, 3)} for refusal in result.network_refused
     ]
@@ -305,6 +331,16 @@ def run_record(
     }
     # Our own values (tuples, dataclass fields): converted, not refused as a record read back is.
     return RunRecord.model_validate(fields, strict=False)
+
+
+def agent_session_record(
+    preset: AgentPreset, session_id: str, cwd: str, title: str | None = None
+) -> RunRecord:
+    """A session the agent keeps (`session/list`), as the record of an ended turn that a follow-up
+    continues (`acp-tui run --load`, the app's list of an agent's sessions): its id, where it is
+    continued (ours to choose: never the cwd the agent lists), its title as the prompt."""
+    said = {"name": preset.name, "command": preset.argv, "prompt": title or "", "stop_reason": "completed"}
+    return RunRecord.model_validate({**said, "session_id": session_id, "cwd": cwd})
 
 
 def isolation_keys(fields: Mapping[str, Any] | None, secrets: list[str]) -> dict[str, Any]:
@@ -369,6 +405,32 @@ def _permission_record(permission: Permission) -> PermissionRecord:
     said = permission.model_dump(exclude={"options", "locations"})  # the same names, field by field
     options = tuple(PermissionOptionInfo(**o.model_dump()) for o in permission.options)
     return PermissionRecord(**said, options=options, locations=tuple(permission.locations))
+
+
+def _question(record: ElicitationRecord) -> dict[str, Any]:
+    asked = {"mode": record.mode, "message": record.message, "form": record.form, "url": record.url}
+    answered = {"action": record.action, "content": record.content, "by": record.by}
+    return {
+        "asked": asked,
+        "answered": answered,
+        "at": round(record.at, 3),
+        "waited_s": round(record.waited_s, 3),
+    }
+
+
+def _elicitation_record(question: Question) -> ElicitationRecord:
+    asked, answered = question.asked, question.answered
+    return ElicitationRecord(
+        asked.mode,
+        asked.message,
+        asked.form,
+        asked.url,
+        answered.action,
+        answered.content,
+        answered.by,
+        question.at,
+        question.waited_s,
+    )
 
 
 def _said(error: Mapping[str, Any]) -> str:

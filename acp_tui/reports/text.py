@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from acp_tui.core.text import one_line, visible
 
 if TYPE_CHECKING:
-    from acp_tui.reports.records import Permission, RunRecord
+    from acp_tui.reports.records import Permission, Question, RunRecord
 
 
 def text_block(record: RunRecord) -> str:
@@ -25,6 +25,7 @@ def text_block(record: RunRecord) -> str:
         ending += f": {one_line(record.error)}"
     lines.append(f"{ending} ({record.duration_s:.2f} s)")
     lines.extend(f"    permission: {one_line(permission_line(p))}" for p in record.permissions)
+    lines.extend(f"    question: {one_line(question_line(q))}" for q in record.elicitations)
     lines.extend(f"    {one_line(fact)}" for fact in session_facts(record))
     return "\n".join(lines) + "\n"
 
@@ -36,6 +37,12 @@ def permission_line(permission: Permission) -> str:
         f'at {permission.at:.2f} s "{permission.title}"{kind}: {permission.decision}'
         f" by {permission.rule}" + (f"; offered: {offered}" if offered else "")
     )
+
+
+def question_line(question: Question) -> str:
+    asked, answered = question.asked, question.answered
+    what = f"{asked.mode}, {asked.url}" if asked.url else asked.mode
+    return f'at {question.at:.2f} s "{asked.message}" ({what}): {answered.action} by {answered.by}'
 
 
 def session_facts(record: RunRecord) -> list[str]:
@@ -80,6 +87,10 @@ def probe_text(name: str, record: dict[str, Any]) -> str:
     sessions = record["agent_capabilities"].get("sessionCapabilities") or {}
     if record["protocol_version"] is not None:
         lines.append("session/close: " + ("advertised" if "close" in sessions else "not advertised"))
+        listed = "advertised (acp-tui sessions --agent NAME)" if record["session_list"] else "not advertised"
+        lines.append(f"session/list: {listed}")
+        modes_asked = ", ".join(map(one_line, record["client_capabilities"].get("elicitation") or {}))
+        lines.append(f"questions (elicitation): acp-tui answers {modes_asked or 'none'}")
     modes = record["modes"]
     if modes["available"]:
         marked = [f"{one_line(m)}*" if m == modes["current"] else one_line(m) for m in modes["available"]]
@@ -88,6 +99,11 @@ def probe_text(name: str, record: dict[str, Any]) -> str:
         values = [f"{one_line(v)}*" if v == option["current"] else one_line(v) for v in option["values"]]
         category = f" [{one_line(option['category'])}]" if option.get("category") else ""
         lines.append(f"option {one_line(option['id'])}{category}: " + " ".join(values))
+    if record["commands"]:
+        lines.append("commands:")
+    for command in record["commands"]:
+        hint = f" <{one_line(command['hint'])}>" if command.get("hint") else ""
+        lines.append(f"  /{one_line(command['name'])}{hint}: {one_line(command['description'])}")
     if record["auth_methods"]:
         lines.append("login methods:")
     for method in record["auth_methods"]:

@@ -41,6 +41,7 @@ from typing import Any, Protocol, TypeVar, cast
 import anyio
 from anyio.abc import TaskGroup
 
+from acp_tui.core.elicitation import QuestionHandler
 from acp_tui.core.events import EventStream
 from acp_tui.core.model import (
     EndedBy,
@@ -49,6 +50,7 @@ from acp_tui.core.model import (
     NetworkRefused,
     OutputDelta,
     PermissionDecided,
+    QuestionAnswered,
     RunEvent,
     StatusChanged,
     StderrLine,
@@ -66,6 +68,7 @@ from acp_tui.runs.deadlines import Deadlines, Timeouts
 from acp_tui.runs.output import OutputBuffer, StderrTail, TextGuard
 from acp_tui.runs.permissions import PermissionBroker
 from acp_tui.runs.phase import Phase
+from acp_tui.runs.questions import QuestionBroker
 
 ERROR_CHARS = 300  # an error message is one line of at most this
 
@@ -90,7 +93,16 @@ class Interrupted(Exception):
 
 
 class RunBase:
-    def __init__(self, limits: RunLimits, policy: PermissionPolicy, *, cwd: str, abort: Any = None) -> None:
+    def __init__(
+        self,
+        limits: RunLimits,
+        policy: PermissionPolicy,
+        *,
+        cwd: str,
+        abort: Any = None,
+        questions: QuestionHandler | None = None,
+    ) -> None:
+        """`questions`: who answers the agent's questions to the person (None: they are declined)."""
         self.cwd = cwd
         self.phase = Phase.NEW
         self.deadlines = deadlines = Deadlines.of(limits)
@@ -103,6 +115,9 @@ class RunBase:
         self.stderr = StderrTail(self.guard, lambda line: self.emit(StderrLine(line)))
         self.permissions = PermissionBroker(
             policy, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(PermissionDecided(r))
+        )
+        self.questions = QuestionBroker(
+            questions, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(QuestionAnswered(r))
         )
         self.hidden: Counter[str] = Counter()
         self.child: ChildProcess | None = None
@@ -174,7 +189,7 @@ class RunBase:
             return
         self.stopping, self._stop_reason = True, reason
         self._stop_asked.set()
-        self.permissions.halt()
+        self._halt_asks()
         if self._root is not None:
             self.advance(Phase.CANCELLING)
         if self._talk is not None and not self._in_turn:
@@ -183,7 +198,7 @@ class RunBase:
     def child_gone(self) -> None:
         """The child is gone (it exited while something still holds its pipes, or its output
         ended before its turn did): the conversation is over."""
-        self.permissions.halt()
+        self._halt_asks()
         if self._talk is not None:
             self._talk.cancel()
 
@@ -363,7 +378,7 @@ class RunBase:
 
     async def _clean_up(self) -> None:
         """End the child; whatever fails here, the result still comes."""
-        self.permissions.halt()  # questions still open (a policy asking a person) are answered now
+        self._halt_asks()
         # The agent may exit by itself on stdin's end, unless it was told to stop and did not end
         # its turn within the grace: then it is signalled at once. After a turn the agent ended, a
         # SIGTERM to a process that stays up on stdin's end is housekeeping, not a stop: no
@@ -376,6 +391,11 @@ class RunBase:
             )
         except Exception:
             log.exception("cleanup of a run failed")
+
+    def _halt_asks(self) -> None:
+        """Requests and questions still open (a person asked) are answered now, and any later."""
+        self.permissions.halt()
+        self.questions.halt()
 
     def _step(self, step: str) -> None:
         self.emit(Stopping(cast(StopStep, step)))
@@ -396,6 +416,7 @@ class RunBase:
             truncated=self.output.truncated,
             ended_by=self.ended_by,
             network_refused=tuple(self.child.refused) if self.child else (),
+            elicitations=tuple(self.questions.records),
             **self.result_fields(),
         )
         self.advance(Phase.FINISHED)

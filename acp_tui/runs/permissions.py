@@ -11,12 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import anyio
-
 from acp_tui.core.model import PermissionOptionInfo, PermissionRecord
-from acp_tui.policy.ask import PermissionAsk, PermissionPolicy, asking_run
+from acp_tui.policy.ask import PermissionAsk, PermissionPolicy
 from acp_tui.runs.deadlines import Deadlines
 from acp_tui.runs.output import TextGuard
+from acp_tui.runs.waiting import Waits
 
 
 class PermissionBroker:
@@ -33,25 +32,22 @@ class PermissionBroker:
         self.records: list[PermissionRecord] = []
         self._guard = guard
         self._deadlines = deadlines
-        self._asker = asker  # whose request it is, for a policy that asks a person (`asking_run`)
+        self._waits = Waits(asker)  # whose request it is, for a policy that asks a person
         self._on_record = on_record
-        self._waiting: set[anyio.CancelScope] = set()
-        self._halted = False
 
     def halt(self) -> None:
         """The run stops: every request waiting is answered `cancelled`, and so is any later one."""
-        self._halted = True
-        for scope in self._waiting:
-            scope.cancel()
+        self._waits.halt()
 
     async def decide(self, ask: PermissionAsk) -> str | None:
         """The option id the policy chose for `ask`, or None (answer `cancelled`)."""
         ask = self._guarded(ask)
         asked = time.monotonic()
-        option_id, rule = None, "cancelled"
         with self._deadlines.deciding():
-            if not self._halted:
-                option_id, rule = await self._policy_choice(ask)
+            choice, cut = await self._waits.answer(lambda: self.policy.decide(ask))
+        option_id, rule = None, "cancelled" if cut == "cancelled" else f"{self.policy.name} failed"
+        if choice is not None:
+            option_id, rule = choice.option_id, choice.rule
         kinds: dict[str, str] = {}
         for option in ask.options:  # an id offered twice reads as its first offer
             kinds.setdefault(option.option_id, option.kind)
@@ -73,24 +69,6 @@ class PermissionBroker:
         self.records.append(record)
         self._on_record(record)
         return option_id
-
-    async def _policy_choice(self, ask: PermissionAsk) -> tuple[str | None, str]:
-        """The policy's choice, unless the run halts first (then the question is cancelled)."""
-        token = asking_run.set(self._asker)
-        try:
-            with anyio.CancelScope() as scope:
-                self._waiting.add(scope)
-                try:
-                    choice = await self.policy.decide(ask)
-                except Exception:
-                    return None, f"{self.policy.name} failed"
-                finally:
-                    self._waiting.discard(scope)
-            if scope.cancelled_caught:
-                return None, "cancelled"
-        finally:
-            asking_run.reset(token)
-        return choice.option_id, choice.rule
 
     def _guarded(self, ask: PermissionAsk) -> PermissionAsk:
         guard = self._guard

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from acp_tui.core.model import (
     AgentInfo,
+    CommandInfo,
     ConfigOptionInfo,
     StderrLine,
     SubagentRequest,
@@ -58,10 +59,12 @@ def probe_record(
     error: str | None,
     *,
     offered: Iterable[ConfigOptionInfo] = (),
+    commands: Iterable[CommandInfo] = (),
     **more: Any,
 ) -> dict[str, Any]:
-    """A probe's record that says nothing ACP-specific (no protocol version, login methods or
-    modes): the agent, the options it offers, the error, then `more`."""
+    """A probe's record that says nothing ACP-specific (no protocol version, login methods, modes,
+    session list or capabilities of ours): the agent, the options and slash commands it offers, the
+    error, then `more`."""
     return {
         "agent": dataclasses.asdict(agent) if agent else None,
         "protocol_version": None,
@@ -69,6 +72,9 @@ def probe_record(
         "auth_methods": [],
         "modes": {"current": None, "available": []},
         "config_options": options_json(offered),
+        "commands": [dataclasses.asdict(command) for command in commands],
+        "session_list": False,
+        "client_capabilities": {},
         "error": error,
         **more,
     }

@@ -88,7 +88,7 @@ class ProviderRun(RunBase):
         self.config = config
         cwd = cwd or config.cwd_for(request.cwd)
         self.request = dataclasses.replace(request, cwd=cwd)
-        super().__init__(config, policy, cwd=cwd, abort=abort)
+        super().__init__(config, policy, cwd=cwd, abort=abort, questions=config.question_handler)
         self.trace: TraceWriter | None = None
 
     @property

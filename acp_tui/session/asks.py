@@ -1,5 +1,5 @@
-"""Permission requests waiting for a person (the `ask` policy, and rules that say `ask`): one queue,
-oldest first, each request a future the run awaits.
+"""What waits for a person: permission requests (the `ask` policy, and rules that say `ask`) and the
+agents' questions (`elicitation/create`). One queue, oldest first, each a future the run awaits.
 
 A request belongs to the attempt whose run asked (the run says who is asking while its policy
 decides: `policy.ask.asking_run`; the queue is told whose attempt a run serves). A request leaves the queue
@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from acp_tui.core.elicitation import ElicitationAnswer, ElicitationAsk
 
 if TYPE_CHECKING:
     from acp_tui.policy.ask import PermissionAsk
@@ -22,22 +24,25 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class PendingAsk:
-    """A permission request waiting for a person; the run awaits `answer`."""
+    """A permission request (its answer: an option id, None for cancelled) or a question (its
+    answer: an `ElicitationAnswer`) waiting for a person; the run awaits `answer`."""
 
     attempt: Attempt | None
-    ask: PermissionAsk
-    answer: asyncio.Future[str | None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
+    ask: PermissionAsk | ElicitationAsk
+    answer: asyncio.Future[Any] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
     @property
     def agent(self) -> str:
         return self.attempt.agent if self.attempt is not None else "?"
 
     @property
-    def rule(self) -> str | None:
-        """The `ask` rule that sent the request to a person (None: the `ask` policy sends them all)."""
-        return self.ask.rule
+    def is_question(self) -> bool:
+        return isinstance(self.ask, ElicitationAsk)
+
+    @property
+    def what(self) -> str:
+        """What is waiting, in a few words: the request's title, or the question's message."""
+        return self.ask.message if isinstance(self.ask, ElicitationAsk) else self.ask.title
 
 
 Listener = Callable[[PendingAsk], None]
@@ -57,6 +62,15 @@ class AskQueue:
 
     async def ask(self, ask: PermissionAsk) -> str | None:
         """Queue the request and wait for a person's answer (an option id, or None: cancelled)."""
+        answer: str | None = await self._wait(ask)
+        return answer
+
+    async def question(self, ask: ElicitationAsk) -> ElicitationAnswer:
+        """Queue the agent's question and wait for a person's answer. (The question handler.)"""
+        answer: ElicitationAnswer = await self._wait(ask)
+        return answer
+
+    async def _wait(self, ask: PermissionAsk | ElicitationAsk) -> Any:
         from acp_tui.policy.ask import asking_run
 
         run = asking_run.get()
@@ -68,11 +82,11 @@ class AskQueue:
         finally:
             self._leave(pending)
 
-    def answer(self, pending: PendingAsk, option_id: str | None) -> None:
-        """A person's answer: the request leaves the queue now. Too late (the run stopped asking) is
+    def answer(self, pending: PendingAsk, answer: str | ElicitationAnswer | None) -> None:
+        """A person's answer: it leaves the queue now. Too late (the run stopped asking) is
         nothing."""
         if not pending.answer.done():
-            pending.answer.set_result(option_id)
+            pending.answer.set_result(answer)
         self._leave(pending)
 
     def _leave(self, pending: PendingAsk) -> None:

@@ -21,10 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from acp_tui.core.costs import spent, totals
 from acp_tui.core.events import EventStream
 from acp_tui.core.model import (
     AgentInfo,
+    AgentSessionInfo,
+    CommandInfo,
     ConfigOptionInfo,
+    Cost,
     NetworkRefusal,
     PermissionRecord,
     RunEvent,
@@ -100,6 +104,7 @@ class Attempt:
     agent_info: AgentInfo | None = None
     options: dict[str, str] = field(default_factory=dict)  # the session's, once it started
     offered: tuple[ConfigOptionInfo, ...] = ()
+    commands: tuple[CommandInfo, ...] = ()  # the slash commands its agent offers, as it last said
     spawned_at: float | None = None  # the run's start, after its worktree was made
     first_output_at: float | None = None
     last_output_at: float | None = None
@@ -196,6 +201,19 @@ class Attempt:
         return None
 
     @property
+    def last_usage(self) -> Usage | None:
+        """The last usage its agent reported: as the run goes, else as its result says."""
+        return self.usage or (self.result.usage if self.result is not None else None)
+
+    @property
+    def spent(self) -> Cost | None:
+        """What this turn cost, as its agent reported it (`core.costs.spent`: a follow-up's is its
+        session's cost less the turn before's)."""
+        usage = self.last_usage
+        before = self.previous.last_usage if self.previous is not None else None
+        return spent(usage.cost if usage else None, before.cost if before else None)
+
+    @property
     def first_line(self) -> str:
         return self.prompt.strip().splitlines()[0] if self.prompt.strip() else ""
 
@@ -276,6 +294,10 @@ class Session:
     rounds: int = 0
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
+    def costs(self) -> dict[str, float]:
+        """What every turn of the session cost, per currency (`core.costs.totals`)."""
+        return totals(attempt.spent for attempt in self.attempts)
+
     def new_round(
         self, prompt: str, presets: list[AgentPreset], policies: dict[str, str], *, worktree: bool = False
     ) -> list[Attempt]:
@@ -313,6 +335,15 @@ class Session:
         )
         self.attempts.append(attempt)
         return attempt
+
+    def agent_session(self, preset: AgentPreset, session: AgentSessionInfo, cwd: str) -> Attempt:
+        """A session the agent keeps (`session/list`), as the ended turn a follow-up continues, in
+        `cwd`: in a round of its own, and not one of this session's attempts (no run of ours)."""
+        from acp_tui.reports.records import agent_session_record
+
+        self.rounds += 1
+        record = agent_session_record(preset, session.session_id, cwd, session.title or session.session_id)
+        return Attempt.from_record(record.numbered(self.rounds, 1), preset, next(self._ids))
 
     def follow_up(
         self, previous: Attempt, prompt: str, policy: str, preset: AgentPreset | None = None

@@ -26,7 +26,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from acp_tui.core.costs import over_budget
 from acp_tui.core.model import (
+    CommandsOffered,
     Finished,
     HiddenUpdate,
     NetworkRefused,
@@ -403,10 +405,17 @@ class SessionDriver:
             attempt.live_permissions.append(event.record)
         elif isinstance(event, UsageReported):
             attempt.usage = event.usage
+            over = over_budget(attempt.spent, attempt.preset.budget_usd)
+            if over is not None and attempt.cancel_reason is None:  # past its budget: it stops
+                self.cancel_soon(attempt, over)
+            self._changed(attempt)  # what the session has spent changed
         elif isinstance(event, ToolCallChanged):
             attempt.live_tool_calls[event.call.id] = event.call
         elif isinstance(event, NetworkRefused):
             attempt.live_network_refused.append(event.refusal)
+        elif isinstance(event, CommandsOffered):
+            attempt.commands = event.commands
+            self._changed(attempt)
         elif isinstance(event, SessionStarted):
             attempt.agent_info = event.agent
             attempt.options = dict(event.options)

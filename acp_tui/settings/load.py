@@ -99,7 +99,7 @@ def parse_settings(
         policies=policies,
         prompt=top.prompt,
         source=source,
-        bell=top.bell,
+        notify=top.notify or ("all" if top.bell else "off"),
         toasts=top.toasts,
         warm=top.warm,
         warm_idle=top.warm_idle,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from acp_tui.core.elicitation import QuestionHandler
 from acp_tui.policy.ask import PermissionPolicy
 
 FAR_HOME = "~"  # a far run's cwd until its far side says where its login started
@@ -25,6 +26,9 @@ class AcpProviderConfig:
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # the child's own credentials
     cwd: str | None = None
     permission_policy: str | PermissionPolicy = "reject"
+    # Who answers the agent's questions to the person (`elicitation/create`): the app's queue; None
+    # (`acp-tui run`): each is declined at once.
+    question_handler: QuestionHandler | None = None
     handshake_timeout: float = 60.0  # spawn -> initialize -> session/new; slow agents need seconds
     cancel_grace: float = 1.0  # session/cancel -> SIGTERM to the group
     term_grace: float = 0.5  # SIGTERM -> SIGKILL

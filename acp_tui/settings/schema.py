@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias
 
 from acp_tui.policy.ask import AskHandler, PermissionPolicy
 from acp_tui.policy.hosts import host_pattern
@@ -83,7 +83,9 @@ class _HostPattern:
 # Strict: a TOML `true` is no number and `1` no boolean.
 NonBlank = Annotated[str, _Constraint(strict=True, pattern=r"^\s*\S")]
 Name = Annotated[str, _Constraint(strict=True, strip_whitespace=True, min_length=1)]  # kept stripped
-Seconds = Annotated[float, _Constraint(strict=True, gt=0, allow_inf_nan=False)]
+Positive = Annotated[float, _Constraint(strict=True, gt=0, allow_inf_nan=False)]
+Seconds = Positive
+Dollars = Positive
 Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
@@ -91,6 +93,9 @@ Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
 Url = Annotated[str, _Constraint(strict=True, pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 Hosts = tuple[Annotated[str, _Constraint(strict=True), _HostPattern()], ...]
 SECONDS = "must be a positive number of seconds"
+# How the app calls the person (a request or a question waits, a run ends while they are elsewhere):
+# nothing, the terminal's bell, or the bell and a desktop notification.
+Notify: TypeAlias = Literal["off", "bell", "all"]
 
 
 def _says(message: str, *, required: str | None = None, **kwargs: Any) -> Any:
@@ -175,6 +180,8 @@ class AgentPreset:
     remote_cwd: NonBlank | None = _says("must be an absolute path", default=None)
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
     warm: Switch = _says("must be true or false", default=True)
+    # Once a run's reported cost (in US dollars) passes this, the run is cancelled (`acp_tui.core.costs`).
+    budget_usd: Dollars | None = _says("must be a positive number of US dollars", default=None)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
     replay: NonBlank | None = _says("must be a non-empty path", default=None)
     # The demo's folders (its cwd, its writable ones) are made when a run is configured, never
@@ -305,7 +312,8 @@ class SettingsFile:
     prompt: NonBlank = _says("must be a non-empty string", default=DEFAULT_PROMPT)
     agent: tuple[dict[str, Any], ...] = _says("must be an array of tables ([[agent]])", default=())
     policy: dict[str, Any] = _says("must be a table of named policies ([policy.NAME])", default_factory=dict)
-    bell: Switch = _says("must be true or false", default=True)  # ring when a run needs someone
+    notify: Notify | None = _says('must be "off", "bell" or "all"', default=None)
+    bell: Switch = _says("must be true or false", default=True)  # the older switch: false is notify = "off"
     toasts: Switch = _says("must be true or false", default=True)  # pop a note when a run errors or needs you
     export_dir: NonBlank | None = _says("must be a non-empty path", default=None)  # the app's ctrl+s
     warm: Switch = _says("must be true or false", default=True)  # spares for the next runs (the app)
@@ -322,7 +330,7 @@ class Settings:
     prompt: str = DEFAULT_PROMPT
     source: Path | None = None  # the file the presets came from; None for the demo set
     selected: tuple[str, ...] = ()  # the presets `--agent` named, in order; empty: all of them
-    bell: bool = True
+    notify: Notify = "all"
     toasts: bool = True
     export_dir: Path | None = None  # where the app's exports go; None: the state folder's `exports`
     warm: bool = True

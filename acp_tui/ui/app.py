@@ -1,12 +1,13 @@
 """The supervisor app: what is app-wide, and nothing of the grid (that is the main screen's).
 
 The app holds the settings and the choices made for the next runs (F2's policies, options and
-sandbox; tracing), the session and the driver that runs its attempts, the queue of permission
-requests waiting for a person, and the app's ways out: quit, signals, the terminal going away.
-Every way out disposes every live run first.
+sandbox; tracing), the session and the driver that runs its attempts, the queue of what waits for a
+person (permission requests, agents' questions), and the app's ways out: quit, signals, the
+terminal going away. Every way out disposes every live run first.
 
-A permission request of the `ask` policy never takes the focus: it is queued, the pane says
-`needs you`, and `a` opens the oldest.
+A permission request of the `ask` policy, or an agent's question, never takes the focus: it is
+queued, the pane says `needs you`, the terminal is called (`ui.attention`), and `a` opens the
+oldest. A run that ends while the person is elsewhere calls them too.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from acp_tui import compat
+from acp_tui.core.model import stop_word
 from acp_tui.core.text import without_surrogates
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
+from acp_tui.ui.attention import Attention
 from acp_tui.ui.key_order import KeyOrder
 from acp_tui.ui.login import Login
 from acp_tui.ui.screens.main_screen import MainScreen
@@ -43,7 +46,7 @@ from acp_tui.ui.welcome import welcome
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.core.model import ConfigOptionInfo
+    from acp_tui.core.model import AgentSessionInfo, CommandInfo, ConfigOptionInfo, SubagentResult
     from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
@@ -90,11 +93,12 @@ class SupervisorApp(App[None]):
         self.option_choices: dict[str, dict[str, str]] = {}
         self.sandboxes: dict[str, SandboxMode] = {}
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
+        self.commands: dict[str, tuple[CommandInfo, ...]] = {}  # per preset: last session's or a probe's
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
         # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
         self.export_dir = settings.export_dir or paths.exports_dir()
-        # A bell and a toast when a run errors or needs the user (`bell` / `toasts` in the config).
-        self.bell_on = settings.bell
+        # The bell, desktop notifications and toasts when a run errors, ends or needs the user.
+        self.attention = Attention(settings.notify, self._write_to_terminal)
         self.toasts_on = settings.toasts
         self.login = Login(self, lambda pane: self.main_screen.rerun(pane))
         self._quitting = False
@@ -137,7 +141,9 @@ class SupervisorApp(App[None]):
         driver = compat.app_driver(self)
         if isinstance(driver, SupervisorDriver):
             driver.on_terminal_lost = self.terminal_lost
-        self.main_screen.query_one(PromptBar).focus_prompt()
+        bar = self.main_screen.query_one(PromptBar)
+        bar.commands = self.commands
+        bar.focus_prompt()
         self.main_screen.update_subtitle()
         if self.saved is not None:  # a session reopened (a new one is made at its first end)
             self.run_worker(self._reopen_session(), group="reopen")
@@ -201,11 +207,12 @@ class SupervisorApp(App[None]):
         return self.config_for(attempt.preset, attempt.policy)
 
     def config_for(self, preset: AgentPreset, policy: str) -> AcpProviderConfig:
-        """The core's config for a run of `preset` with `policy`: `ask` answered by a person, the
-        tracing of now."""
-        return self.settings.provider_config(
+        """The core's config for a run of `preset` with `policy`: `ask` and the agent's questions
+        answered by a person, the tracing of now."""
+        config = self.settings.provider_config(
             preset, policy_override=policy, ask_handler=self.driver.asks.ask, trace_dir=self.trace_dir
         )
+        return replace(config, question_handler=self.driver.asks.question)
 
     def _renew_spares(self) -> None:
         """Spares as the settings say (`warm`, `warm_idle`), none of the ones before kept: a reload
@@ -222,7 +229,8 @@ class SupervisorApp(App[None]):
     def want_spares(self) -> None:
         """Spares for what the next prompt will start: a child per agent of the next round that
         works in its own directory (not a worktree: its cwd is not known yet), its session open;
-        and, in follow-up mode, one for that turn's agent, taken through `initialize` only."""
+        and one for each conversation in view whose turn has ended (the follow-up mode's first),
+        taken through `initialize` only, so that `f` a few seconds later is warm."""
         spares = self.driver.spares
         if spares is None or not self.screen_stack:
             return
@@ -237,24 +245,28 @@ class SupervisorApp(App[None]):
                 if preset.spared and not isolated:
                     config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
                     wanted.append(Wanted(config, config.cwd_for(None)))
-            previous = self.main_screen.query_one(PromptBar).follow_up
-            if previous is not None and previous.preset.spared and previous.cwd:
+            follow_up = self.main_screen.query_one(PromptBar).follow_up
+            for previous in self.main_screen.follow_ups_in_view(follow_up):
                 preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
                 config = self.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
-                wanted.append(Wanted(config, config.cwd_for(previous.cwd), follow_up=True))
+                if preset.spared and previous.cwd:
+                    wanted.append(Wanted(config, config.cwd_for(previous.cwd), follow_up=True))
         spares.want(wanted)
 
     # Following the attempts -------------------------------------------------------------------
 
     def _attempt_changed(self, attempt: Attempt) -> None:
-        if attempt.result is not None and attempt.id not in self._kept:
+        ended = attempt.result is not None and attempt.id not in self._kept
+        if ended:
             self._keep(attempt)
         if not self.screen_stack:  # the app is shutting down
             return
         if attempt.offered:
             self.offered[attempt.agent] = attempt.offered
+        if attempt.commands:
+            self.commands[attempt.agent] = attempt.commands
         pane = self.main_screen.pane_for(attempt)
         if pane is not None:
             pane.show_state()
@@ -262,9 +274,25 @@ class SupervisorApp(App[None]):
         result = attempt.result
         if result is not None:
             self.run_worker(self.main_screen.diffs.follow(attempt), group="compare")
-        if result is not None and result.stop_reason == "error":
+        if ended and result is not None:
+            self._tell_ended(attempt, result)
+            self.want_spares()  # its follow-up's, while the person reads the answer
+
+    def _tell_ended(self, attempt: Attempt, result: SubagentResult) -> None:
+        """A failure is said (a toast, the bell); any end is called out to a person elsewhere."""
+        elsewhere = self._elsewhere(attempt)
+        if result.stop_reason == "error":
             reason = f": {result.error}" if result.error else ""
-            self._alert(text.safe_notice(f"{attempt.agent} failed{reason}"), "error")
+            self._alert(f"{attempt.agent} failed{reason}", "error", call=elsewhere)
+        elif elsewhere:
+            self.attention.call(f"{attempt.agent} {attempt.label} ended: {stop_word(result.stop_reason)}")
+
+    def _elsewhere(self, attempt: Attempt) -> bool:
+        """The person is not looking at `attempt`'s pane: another pane is zoomed, a dialog or a
+        screen is open over the grid, or the terminal is not focused (where it says so)."""
+        zoomed = self.main_screen.zoomed
+        shown = zoomed is None or zoomed is self.main_screen.pane_for(attempt)
+        return not (self.app_focus and len(self.screen_stack) == 1 and shown)
 
     async def _reopen_session(self) -> None:
         """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
@@ -308,54 +336,64 @@ class SupervisorApp(App[None]):
         """A request joined the queue (say so) or left it (close its dialog if it is shown); an open
         dialog counts the queue as it is now."""
         from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
+        from acp_tui.ui.screens.question_screen import QuestionScreen
 
         if not self.screen_stack:
             return
         if pending in self.asks:
-            self._alert(
-                f"{text.safe_notice(pending.agent)} needs you: {text.safe_notice(pending.ask.title)} "
-                "(a to answer)",
-                "warning",
-            )
+            asks = "asks you" if pending.is_question else "needs you"
+            self._alert(f"{pending.agent} {asks}: {pending.what} (a to answer)", "warning", call=True)
         screen = self.screen
-        if isinstance(screen, PermissionScreen):
+        if isinstance(screen, PermissionScreen | QuestionScreen):
             if screen.pending is pending and pending not in self.asks:  # its run stopped asking
                 screen.dismiss(LATER)  # nothing to answer, and no next one opened under the keys
             elif screen.pending in self.asks:
                 screen.show_queue(self.asks.index(screen.pending) + 1, len(self.asks))
         self.refresh_bindings()
 
-    def _alert(self, message: str, severity: SeverityLevel) -> None:
-        """A run errors or needs the user: the bell and a toast, each unless switched off."""
-        if self.bell_on:
-            self.bell()
+    def _alert(self, message: str, severity: SeverityLevel, *, call: bool) -> None:
+        """A run errors or needs the user: a toast, and the bell (`call`: with a desktop
+        notification), each as the config says (`toasts`, `notify`)."""
+        if call:
+            self.attention.call(message)
+        else:
+            self.attention.bell()
         if self.toasts_on:
-            self.notify(message, severity=severity, markup=False)
+            self.notify(text.safe_notice(message), severity=severity, markup=False)
+
+    def _write_to_terminal(self, sequence: str) -> None:
+        """The bell and notifications, straight to the terminal (not a login's, nor a test's)."""
+        driver = compat.app_driver(self)
+        if driver is not None and not self.is_headless and not self.login.terminal_lent:
+            driver.write(sequence)
 
     def action_answer_permission(self) -> None:
-        """`a`: the oldest request waiting; once it is answered, the next opens in its place (the
-        keys typed after the answer are aimed at it)."""
+        """`a`: the oldest request or question waiting; once it is answered, the next opens in its
+        place (the keys typed after the answer are aimed at it)."""
+        from acp_tui.core.elicitation import ElicitationAsk
         from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
+        from acp_tui.ui.screens.question_screen import QuestionScreen
 
         if not self.asks:
-            self.notify("No permission request is waiting.")
+            self.notify("No permission request or question is waiting.")
             return
         pending = self.asks[0]
         attempt = pending.attempt
-        screen = PermissionScreen(
-            pending.agent,
-            pending.ask,
-            position=1,
-            waiting=len(self.asks),
-            label=attempt.label if attempt is not None else "",
-            policy=attempt.policy if attempt is not None else "ask",
-        )
+        label = attempt.label if attempt is not None else ""
+        screen: PermissionScreen | QuestionScreen
+        if isinstance(pending.ask, ElicitationAsk):
+            screen = QuestionScreen(pending.agent, pending.ask, waiting=len(self.asks), label=label)
+        else:
+            policy = attempt.policy if attempt is not None else "ask"
+            screen = PermissionScreen(
+                pending.agent, pending.ask, waiting=len(self.asks), label=label, policy=policy
+            )
         screen.pending = pending
 
-        def answered(option_id: str | None) -> None:
-            if option_id == LATER:
+        def answered(answer: Any) -> None:
+            if answer == LATER:
                 return
-            self.driver.asks.answer(pending, option_id)
+            self.driver.asks.answer(pending, answer)
             if self.asks:
                 self.action_answer_permission()
 
@@ -388,8 +426,10 @@ class SupervisorApp(App[None]):
                 return action in ("request_quit", "quit")
         if action == "answer_permission" and self.asks and over is not None:
             from acp_tui.ui.screens.permission_screen import PermissionScreen
+            from acp_tui.ui.screens.question_screen import QuestionScreen
 
-            return not isinstance(over, PermissionScreen)  # one at a time: the next once it is answered
+            # One dialog at a time: the next opens once it is answered.
+            return not isinstance(over, PermissionScreen | QuestionScreen)
         return bool(self.asks) if action == "answer_permission" else True
 
     def bell(self) -> None:
@@ -417,7 +457,15 @@ class SupervisorApp(App[None]):
                 self.policies.update(chosen.policies)
                 self.option_choices.update(chosen.options)
                 self.sandboxes.update(chosen.sandboxes)
-                self.main_screen.query_one(PromptBar).show_policies(self.policies)
+                bar = self.main_screen.query_one(PromptBar)
+                bar.show_policies(self.policies)
+                if (
+                    chosen.session is not None
+                ):  # one of the agent's own sessions: the next prompt continues it
+                    agent, session = chosen.session
+                    preset = self.next_preset(agent)
+                    where = preset.provider_config(policy="reject").cwd_for(None)  # the policy plays no part
+                    bar.enter_follow_up(self.session.agent_session(preset, session, where))
                 self.want_spares()  # spares of a changed preset are not its next run's
 
         self.push_screen(self._agents_screen(), apply)
@@ -450,10 +498,11 @@ class SupervisorApp(App[None]):
             for name in self.settings.names
         ]
         rules = {name: policy.describe() for name, policy in self.settings.policies.items()}
-        return AgentsScreen(rows, self.settings.policy_names, rules, self.probe_agent)
+        return AgentsScreen(rows, self.settings.policy_names, rules, self.probe_agent, self.agent_sessions)
 
     async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
         """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
+        from acp_tui.core.model import CommandInfo
         from acp_tui.session.providers import describer_for
         from acp_tui.ui.screens.policy_screen import offered_of
 
@@ -465,8 +514,20 @@ class SupervisorApp(App[None]):
         offered = offered_of(record)
         if offered:
             self.offered[agent] = offered
+        if record["commands"]:
+            self.commands[agent] = tuple(CommandInfo(**command) for command in record["commands"])
         error = record.get("error")
         return offered, error if isinstance(error, str) else None
+
+    async def agent_sessions(self, agent: str) -> tuple[tuple[AgentSessionInfo, ...], str | None]:
+        """The sessions a preset's agent keeps (`session/list`), or why none could be listed."""
+        from acp_tui.acp.agent_sessions import agent_sessions
+
+        if agent not in self.settings.names:
+            return (), "no longer in the config"
+        preset = self.next_preset(agent)
+        config = self.settings.provider_config(preset, policy_override="reject")
+        return await agent_sessions(config, provider=preset.provider)
 
     def action_reload_config(self) -> None:
         """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
@@ -487,7 +548,7 @@ class SupervisorApp(App[None]):
         self.policies.clear()  # the prompt bar shows this very dict
         self.policies.update(kept.policies)
         self.option_choices, self.sandboxes, self.offered = kept.options, kept.sandboxes, kept.offered
-        self.bell_on, self.toasts_on = new.bell, new.toasts
+        self.attention.mode, self.toasts_on = new.notify, new.toasts
         self.export_dir = new.export_dir or paths.exports_dir()
         self._renew_spares()
         self.run_worker(self._settings_reloaded(old, overruled))
@@ -521,6 +582,7 @@ class SupervisorApp(App[None]):
         # The checks stay as they were; an agent the file added comes checked.
         checked = {*bar.selected(), *(name for name in self.settings.names if name not in bar.policies)}
         new = PromptBar(self.policies, self.settings.prompt, checked)
+        new.commands = self.commands
         await self.main_screen.mount(new, after=bar)
         if bar.sandbox:  # never unconfined by a reload
             new.toggle_sandbox()

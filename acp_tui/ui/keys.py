@@ -58,6 +58,9 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+a,ctrl+e,ctrl+k,ctrl+u,ctrl+w,home,end", "", "the text box's editing keys: ctrl+a or home to "
         "the line start, ctrl+e or end to its end, ctrl+k deletes to the end, ctrl+u to the start, ctrl+w "
         "the word before", "prompt", label="ctrl+a/e/k/u/w"),
+    Key("slash", "", "at the start of the prompt: the slash commands the checked agents offer (each with its "
+        "description and agents); up / down pick one, tab or enter completes it, escape hides them", "prompt",
+        label="/"),
     Key("tab", "", "to the send-to boxes (then to the panes); shift+tab back", "prompt",
         intro="the send-to boxes (space checks one, * all)"),
     Key("escape", "focus_panes", "leave the prompt for the panes", "grid", footer=None),
@@ -109,14 +112,15 @@ KEYS: tuple[Key, ...] = (
         ("end", "end"),
     )),
     # Anywhere.
-    Key("a", "answer_permission", "answer the oldest permission request waiting for you (the ask policy)",
-        "app", footer="Answer", command="Answer permission"),
+    Key("a", "answer_permission", "answer the oldest permission request (the ask policy) or agent's question "
+        "waiting for you", "app", footer="Answer", command="Answer a request or question"),
     Key("b", "board", "the board: every run of the session, sortable, filterable; enter jumps to it", "grid",
         footer="Board", command="Board"),
     # Not ctrl+k, the text boxes' delete-to-the-end: one Enter too many made it cancel every run.
     Key("C", "cancel_all", "cancel every live run, after a confirm whose focus is on no (y cancels them)",
         "app", footer="Stop all", command="Cancel all"),
-    Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes",
+    Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes, "
+        "s lists the sessions the agent keeps (enter continues one)",
         "app", priority=True, command="Agents", intro="the agents (policy, sandbox, mode, model)"),
     Key("ctrl+g", "toggle_worktree", "worktree on / off: each run of the next rounds in its own git "
         "worktree of HEAD", "grid", priority=True, command="Worktrees"),

@@ -19,6 +19,8 @@ from acp_tui.claude.probe import describe_claude
 from acp_tui.claude.provider import ClaudeSubagentProvider
 from acp_tui.cli.main import main
 from acp_tui.core.model import (
+    CommandInfo,
+    CommandsOffered,
     OutputDelta,
     PermissionDecided,
     RunEvent,
@@ -72,6 +74,8 @@ async def test_the_answer_streams_with_its_cost_and_usage(api: MessagesStandIn, 
     assert [e.text for e in events if isinstance(e, OutputDelta)] == ["PO", "NG"]
     started = next(e for e in events if isinstance(e, SessionStarted))
     assert started.agent is not None and started.agent.name == "Claude Code"
+    [offered] = [e.commands for e in events if isinstance(e, CommandsOffered)]  # for the prompt's `/`
+    assert any(command.name == "compact" and command.hint for command in offered)
     usage = next(e.usage for e in events if isinstance(e, UsageReported))
     assert usage == result.usage and usage.cost is not None and usage.cost.amount > 0
     assert usage.used == 127  # input 100 + cache read 20 + output 7
@@ -147,7 +151,24 @@ async def test_probe_says_the_models_and_modes_and_prompts_nothing(
     options = {option["id"]: option for option in record["config_options"]}
     assert "default" in options["model"]["values"] and options["model"]["current"] == "default"
     assert "plan" in options["mode"]["values"] and options["mode"]["category"] == "mode"
+    assert "compact" in [command["name"] for command in record["commands"]]
     assert api.requests == []
+
+
+def test_the_commands_of_claude_s_initialize_are_read_whatever_it_sends() -> None:
+    from acp_tui.claude.stream import _commands
+
+    listed = [
+        {"name": "compact", "description": "Compact", "argumentHint": "<instructions>", "builtin": True},
+        {"name": "init", "description": "Start", "argumentHint": ""},
+        {"name": 3, "description": "not a name"},
+        {"name": "x", "description": None},
+        {"name": "y", "description": "", "argumentHint": ["no"]},
+        "compact",
+    ]
+    compact = CommandInfo("compact", "Compact", "<instructions>")
+    assert _commands(listed) == (compact, CommandInfo("init", "Start"))
+    assert _commands({"compact": {}}) == _commands(None) == ()
 
 
 async def test_a_cli_that_writes_garbage_and_dies_ends_error_with_the_partial_answer(tmp_path: Path) -> None:
@@ -281,3 +302,19 @@ async def test_the_apps_activity_shows_claudes_tool_calls(api: MessagesStandIn, 
         assert [row[0], *row[2:4]] == ["failed", "execute", "Bash: rm -rf build"]
         counts = str(app.screen.query_one("#counts", Static).render())
         assert counts.startswith("1 tool call (1 failed)") and "tool" not in counts.partition(")")[2]
+
+
+async def test_the_apps_probe_describes_claude_code_and_keeps_its_commands(
+    api: MessagesStandIn, tmp_path: Path
+) -> None:
+    """`p` in F2 on a Claude preset: Claude Code's own probe (never ACP spoken to it), its options
+    for F2 and its slash commands for the prompt's `/`."""
+    env = {**api.env(), "HOME": str(tmp_path / "home")}
+    claude = AgentPreset("claude", "claude", provider="claude", env=env, cwd=str(tmp_path))
+    app = SupervisorApp(settings(claude))
+    async with app.run_test(size=(120, 36)):
+        offered, error = await app.probe_agent("claude")
+        assert error is None
+        assert [option.id for option in offered] == ["model", "mode"]
+        assert "compact" in [command.name for command in app.commands["claude"]]
+    assert api.requests == []

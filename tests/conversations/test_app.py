@@ -92,8 +92,39 @@ async def test_a_spare_started_while_the_person_reads_answers_enter_at_once(tmp_
         # The process that answered is that spare: its start was paid before Enter.
         assert attempt.run is not None and started == f"started {attempt.run.pid}"
         assert attempt.record().warm is True
-        await wait_until(pilot, lambda: len(marks.read_text().splitlines()) == 2)  # the next one's spare
+        # The next round's spare, and the follow-up's (its turn ended, in view).
+        await wait_until(pilot, lambda: len(marks.read_text().splitlines()) == 3)
     assert not our_live_processes()  # the spare went with the app
+
+
+async def test_a_follow_up_s_spare_starts_when_the_turn_ends_and_f_takes_it(tmp_path: Path) -> None:
+    marks = tmp_path / "started"
+    app = SupervisorApp(settings(kept("kept", tmp_path / "s", mark=marks), warm=True))
+    async with app.run_test(size=SIZE) as pilot:
+        spares = app.driver.spares
+        assert spares is not None
+        await wait_until(pilot, lambda: bool(spares._spares) and marks.exists())
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        pane = panes(app)["kept"]
+        # Once the turn ended: the next round's spare, and the follow-up's, in the background.
+
+        def follow_up_spares() -> list[int]:
+            return [
+                s.handshake.child.leader.pid
+                for s in spares._spares
+                if s.wanted.follow_up and s.handshake and s.handshake.ready.is_set() and s.handshake.child
+            ]
+
+        await wait_until(pilot, lambda: len(follow_up_spares()) == 1)
+        [spare_pid] = follow_up_spares()
+        assert f"started {spare_pid}" in marks.read_text().splitlines()
+        pane.focus()
+        await pilot.press("f", *"and then", "enter")
+        await wait_until(pilot, lambda: len(app.session.attempts) == 2 and all_finished(app)())
+        turn = app.session.attempts[1]
+        assert turn.warm and turn.run is not None and turn.run.pid == spare_pid  # the spare answered
+        assert turn.result is not None and turn.result.output == "turn 2: and then (after: hello)"
 
 
 async def test_unchecking_an_agent_disposes_its_spare(tmp_path: Path) -> None:

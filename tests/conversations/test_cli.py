@@ -201,3 +201,44 @@ def test_a_recorded_cwd_outside_its_worktree_runs_nothing(tmp_path: Path, repo: 
         assert refused["error"] == f"cannot continue: {said}"
         assert refused["ended_by"] is None and refused["worktree"] is None  # nothing was started there
     assert worktree.is_dir() and (worktree / "notes.txt").read_text() == "first line\n"
+
+
+@pytest.mark.parametrize("offers", ["resume", "load"])
+def test_load_continues_a_session_the_agent_keeps(tmp_path: Path, offers: str) -> None:
+    store = tmp_path / "sessions"
+    spec = agent("kept", store, offers=offers)
+    first = run("--prompt", "remember blue", "--format", "json", "--agent", spec)
+    [record] = records(first).values()
+    loaded = run(
+        "--agent", spec, "--load", record["session_id"], "--prompt", "which colour?", "--format", "json"
+    )
+    assert loaded.exit_code == 0, loaded.stderr
+    [again] = records(loaded).values()
+    assert again["output"] == "turn 2: which colour? (after: remember blue)"
+    assert again["session_id"] == record["session_id"] and again["continuation"] == offers
+    assert ("history" in again["hidden"]) is (offers == "load")  # replayed, consumed, never the answer
+
+
+def test_load_says_in_one_line_when_it_cannot(tmp_path: Path) -> None:
+    store = tmp_path / "sessions"
+    plain = run(
+        "--agent",
+        agent("plain", store, offers="none"),
+        "--load",
+        "kept-x",
+        "--prompt",
+        "p",
+        "--format",
+        "json",
+    )
+    assert plain.exit_code == 1
+    [record] = records(plain).values()
+    assert record["error"] == "cannot continue: plain offers neither session/resume nor session/load"
+    unknown = run("--agent", agent("kept", store), "--load", "kept-nope", "--prompt", "p", "--format", "json")
+    [record] = records(unknown).values()
+    assert record["stop_reason"] == "error" and "Resource not found" in record["error"]
+    both = run(
+        "--agent", agent("a", store), "--agent", agent("b", store), "--load", "kept-x", "--prompt", "p"
+    )
+    assert both.exit_code == 2
+    assert "--load continues one session of one agent: exactly one --agent" in both.stderr

@@ -77,7 +77,7 @@ async def test_config_options_are_set_in_order_before_the_prompt(tmp_path: Path)
     assert started.offered == (
         ConfigOptionInfo("mode", "Mode", "mode", "auto", ("read-only", "auto", "full-access")),
         ConfigOptionInfo("model", "Model", "model", "gpt-5-mini", ("gpt-5", "gpt-5-mini")),
-        ConfigOptionInfo("thinking", "Thinking", None, "true", ("true", "false")),
+        ConfigOptionInfo("thinking", "Thinking", None, "true", ("true", "false"), "boolean"),
     )
     # The agent's config_option_update notifications are counted as hidden updates.
     assert result.hidden.get("config_option_update") == 3

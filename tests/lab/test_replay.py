@@ -210,3 +210,39 @@ def test_the_replay_agent_does_not_load_the_sdk(tmp_path: Path, via: str) -> Non
     assert "acp_tui.lab.trace_file" in imported
     heavy = {name for name in imported if name.split(".")[0] in ("acp", "pydantic", "textual", "rich")}
     assert heavy == set()
+
+
+async def test_a_question_answered_otherwise_in_a_replay_is_a_divergence(tmp_path: Path) -> None:
+    from acp_tui.core.elicitation import ElicitationAnswer, ElicitationAsk
+    from tests.helpers import featured
+
+    async def accept(ask: ElicitationAsk) -> ElicitationAnswer:
+        return ElicitationAnswer.accept({"name": "web", "region": "eu"})
+
+    work = tmp_path / "work"
+    work.mkdir()
+    answered = dataclasses.replace(featured(elicit="form", commands="none"), question_handler=accept)
+    original, (_, trace) = await run(answered, work, trace_dir=tmp_path / "traces")
+    assert [e.action for e in original.elicitations] == ["accept"]
+    assert trace is not None
+    frames = [e["frame"] for e in read_trace(trace)]
+    assert any(f.get("method") == "elicitation/create" for f in frames)  # the trace keeps it
+
+    again = dataclasses.replace(replayer(trace, "--speed", "0"), question_handler=accept)
+    same, (events, _) = await run(again, work)
+    assert same.output == original.output
+    assert not any("divergence" in e.text for e in events if isinstance(e, StderrLine))
+
+    declined, (events, replay_trace) = await run(replayer(trace, "--speed", "0"), work, tmp_path / "again")
+    assert declined.output == original.output  # the recorded frames go on
+    [line] = [e.text for e in events if isinstance(e, StderrLine) and "divergence" in e.text]
+    assert 'divergence at question "Where should this go?"' in line
+    assert '"action": "decline"' in line
+    [answer] = [
+        e["frame"] for e in read_trace(replay_trace) if e["dir"] == "in" and "stopReason" in json.dumps(e)
+    ]
+    [divergence] = answer["result"]["_meta"][META_KEY]["divergences"]
+    assert divergence["recorded"]["action"] == "accept" and divergence["chosen"] == {
+        "action": "decline",
+        "content": None,
+    }

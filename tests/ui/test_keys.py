@@ -488,16 +488,15 @@ async def test_the_palette_opens_the_session_permissions_panel() -> None:
 
 async def test_bell_and_toasts_on_error_unless_switched_off() -> None:
     import dataclasses
-    import functools
 
-    for bell, toasts in ((True, True), (False, False)):
+    for notify, toasts in (("all", True), ("off", False)):
         app = SupervisorApp(
-            dataclasses.replace(settings(scripted_preset("bad", exit=3)), bell=bell, toasts=toasts)
+            dataclasses.replace(settings(scripted_preset("bad", exit=3)), notify=notify, toasts=toasts)
         )
-        rings: list[int] = []
-        app.bell = functools.partial(rings.append, 1)  # type: ignore[method-assign]
+        rings: list[str] = []
+        app.attention.write = rings.append
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.press("enter")
             await wait_until(pilot, all_finished(app))
             await pilot.pause()
-            assert (bool(rings), bool(app._notifications)) == (bell, toasts)
+            assert (rings, bool(app._notifications)) == (["\x07"] if notify == "all" else [], toasts)

@@ -296,7 +296,7 @@ async def test_the_ask_dialog_names_the_rule_that_asked(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(app.asks))
-        assert app.asks[0].rule == LONG_RULE
+        assert app.asks[0].ask.rule == LONG_RULE
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         asked_by = str(app.screen.query_one("#asked-by", Static).render())

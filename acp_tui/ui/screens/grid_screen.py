@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from acp_tui.ui.widgets.run_pane import RunPane
 
 
+MAX_WARM_FOLLOW_UPS = 4  # follow-up spares at most: each is an agent's process, idle until taken
+
+
 class GridScreen(Screen[object]):
     DEFAULT_CSS = "GridScreen { layers: default zoom; }"  # the zoom over the grid
     BINDINGS = keys.bindings("grid")
@@ -63,6 +66,22 @@ class GridScreen(Screen[object]):
 
             self.zoom = ZoomView()
             await self.mount(self.zoom)
+
+    def follow_ups_in_view(self, first: Attempt | None) -> list[Attempt]:
+        """The turns a follow-up may continue next: `first` (the follow-up mode's), then the latest
+        turn of each pane in sight (the zoomed one alone while zoomed) that ended and can be
+        continued, the focused pane's first; `MAX_WARM_FOLLOW_UPS` at most."""
+        found = [first] if first is not None else []
+        zoomed = self.zoomed
+        panes = [zoomed] if zoomed is not None else self.panes()
+        view = self.runs.region
+        in_sight = [pane for pane in panes if pane.region.overlaps(view)]
+        in_sight.sort(key=lambda pane: not pane.has_focus)
+        for pane in in_sight:
+            turn = pane.attempt
+            if turn not in found and turn.cannot_follow_up(asking_the_agent=True) is None:
+                found.append(turn)
+        return found[:MAX_WARM_FOLLOW_UPS]
 
     @property
     def zoomed(self) -> RunPane | None:

@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Header
 
 from acp_tui import compat
+from acp_tui.core.text import one_line
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import text
 from acp_tui.ui.screens.grid_screen import GridScreen
@@ -258,6 +259,13 @@ class MainScreen(GridScreen):
                     parts.append(f"{asks} request{'s need' if asks != 1 else ' needs'} you (a)")
             elif counts.get(key):
                 parts.append(f"{counts[key]} {key.replace('-', ' ')}")
+        spent = self.supervisor.session.costs()
+        if spent:  # per currency, never added across them
+            from acp_tui.ui.summary import format_amount
+
+            parts.append(
+                "spent " + ", ".join(f"{format_amount(n)} {one_line(c, 5)}" for c, n in spent.items())
+            )
         sub_title = " · ".join(parts) if parts else "no run yet"
         if sub_title == self.app.sub_title:
             return

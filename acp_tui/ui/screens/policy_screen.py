@@ -2,12 +2,14 @@
 for the next runs, and the rules of the policy picked: the policy lab's switchboard.
 
 The values of an agent's options come from its last session in the app or from a probe (`p`, or
-the row's Probe button: `acp-tui probe` in a worker). Everything shown that came from an agent or
+the row's Probe button: `acp-tui probe` in a worker); a boolean option is a switch beside the
+selects. Everything shown that came from an agent or
 the config file is literal text on one line.
 
 By keyboard: tab walks the choices (the focused one and its agent's row are highlighted), space or
 up/down opens a choice, Enter applies them all (on a button, it presses that button), escape leaves
-without applying.
+without applying. `s` lists the sessions the focused row's agent keeps (`session/list`): the one
+chosen is continued (the choices applied, the prompt bar in follow-up mode on it).
 """
 
 from __future__ import annotations
@@ -24,15 +26,17 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Button, Select, Static
 
-from acp_tui.core.model import ConfigOptionInfo
+from acp_tui.core.model import AgentSessionInfo, ConfigOptionInfo
 from acp_tui.policy.names import BUILTIN
 from acp_tui.settings.provider_config import SandboxMode
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
+from acp_tui.ui.screens.agent_sessions_screen import AgentSessionsScreen, Listed
 from acp_tui.ui.widgets.toggle import Toggle
 
 # What the screen asks the app for: the options an agent offers, or the one-line error.
 Prober = Callable[[str], Awaitable[tuple[tuple[ConfigOptionInfo, ...], str | None]]]
+Lister = Callable[[str], Awaitable[Listed]]  # an agent's own sessions (`acp.agent_sessions`)
 
 
 @dataclass(frozen=True)
@@ -51,13 +55,16 @@ class AgentsChoice:
     policies: dict[str, str]  # preset -> policy
     options: dict[str, dict[str, str]]  # preset -> option id -> value id, for the next runs
     sandboxes: dict[str, SandboxMode] = field(default_factory=dict)  # preset -> its sandbox
+    session: tuple[str, AgentSessionInfo] | None = None  # an agent's own session to continue
 
 
 def offered_of(record: Mapping[str, Any]) -> tuple[ConfigOptionInfo, ...]:
     """A probe's record (`acp-tui probe --format json`) as the options a chooser offers: its config
     options, else its modes as one option `mode`."""
     options = tuple(
-        ConfigOptionInfo(o["id"], o["name"], o.get("category"), o["current"], tuple(o["values"]))
+        ConfigOptionInfo(
+            o["id"], o["name"], o.get("category"), o["current"], tuple(o["values"]), o.get("type", "select")
+        )
         for o in record.get("config_options") or ()
     )
     modes = record.get("modes") or {}
@@ -101,6 +108,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         Binding("escape", "close", "Close"),
         Binding("enter", "apply", "Apply", priority=True),  # unless a menu is open, or on a button
         Binding("p", "probe", "Probe agent"),
+        Binding("s", "sessions", "Its sessions"),
     ]
 
     def __init__(
@@ -109,12 +117,14 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         policies: Sequence[str],
         rules: Mapping[str, Sequence[str]],
         prober: Prober | None = None,
+        lister: Lister | None = None,
     ) -> None:
         super().__init__()
         self.rows = list(rows)
         self.policies = list(policies)
         self.rules = dict(rules)
         self.prober = prober
+        self.lister = lister
         self._shown_policy = self.rows[0].policy if self.rows else ""
         self._opened = False
 
@@ -133,10 +143,12 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             select.value = row.policy if row.policy in self.policies else Select.NULL
             self.query_one(f"#sandbox-{i}", Toggle).value = row.sandbox == "workspace"
             for j, option in enumerate(row.offered):
-                name = f"option-{i}-{j}"
-                for chosen in self.query(f"#options-{i} Select").results(Select):
-                    if chosen.name == name:
-                        chosen.value = row.options.get(option.id, option.current)
+                widget = self._option_widget(i, j)
+                value = row.options.get(option.id, option.current)
+                if isinstance(widget, Toggle):
+                    widget.value = value == "true"
+                elif isinstance(widget, Select):
+                    widget.value = value
         self.query_one("#status", Static).update("")
         if self.rows:
             self.query_one("#agent-0 .policy", Select).focus()
@@ -176,7 +188,9 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             yield Button("Apply", variant="primary", id="apply", compact=True)
             yield Button("Cancel", id="cancel", compact=True)
         yield Static(
-            "values: the agent's last session, or p (probe) · ctrl+r reloads the config file", classes="hint"
+            "values: the agent's last session, or p (probe) · s: the sessions it keeps"
+            " · ctrl+r reloads the config",
+            classes="hint",
         )
 
     def _option_widgets(self, i: int, row: AgentRow) -> list[Widget]:
@@ -186,6 +200,10 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         widgets: list[Widget] = []
         for j, option in enumerate(row.offered):
             value = row.options.get(option.id, option.current)
+            if option.type == "boolean":  # a switch beside the selects: on or off
+                label = text.line(option.category or option.name or option.id, 30)
+                widgets.append(Toggle(label, value=value == "true", name=f"option-{i}-{j}", compact=True))
+                continue
             values = list(option.values) if value in option.values else [value, *option.values]
             widgets.append(
                 Select(
@@ -267,6 +285,21 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             await options.mount_all(self._option_widgets(i, row))
             self.rows[i] = row  # once its selects are there: Apply reads them by this row
 
+    # The agent's own sessions --------------------------------------------------------------------
+
+    def action_sessions(self) -> None:
+        i = self._row_of(self.focused)
+        lister = self.lister
+        if lister is None or not self.rows:
+            return
+        agent = self.rows[0 if i is None else i].name
+
+        def chosen(session: AgentSessionInfo | None) -> None:
+            if session is not None:
+                self._apply((agent, session))
+
+        self.app.push_screen(AgentSessionsScreen(agent, lambda: lister(agent)), chosen)
+
     # The answer ---------------------------------------------------------------------------------
 
     def _chosen_options(self, i: int) -> dict[str, str]:
@@ -275,13 +308,20 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         row = self.rows[i]
         chosen = dict(row.options)
         for j, option in enumerate(row.offered):
-            name = f"option-{i}-{j}"
-            select = next((s for s in self.query(f"#options-{i} Select") if s.name == name), None)
-            if not isinstance(select, Select) or not isinstance(select.value, str):
+            widget = self._option_widget(i, j)
+            value = widget.value if isinstance(widget, Select) else None
+            if isinstance(widget, Toggle):
+                value = "true" if widget.value else "false"
+            if not isinstance(value, str):
                 continue
-            if select.value != option.current or option.id in chosen:
-                chosen[option.id] = select.value
+            if value != option.current or option.id in chosen:
+                chosen[option.id] = value
         return chosen
+
+    def _option_widget(self, i: int, j: int) -> Widget | None:
+        """The select (or, for a boolean option, the switch) of row `i`'s option `j`."""
+        name = f"option-{i}-{j}"
+        return next((w for w in self.query_one(f"#options-{i}", Grid).children if w.name == name), None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "apply":  # Enter picks in an open menu, and presses a focused button
@@ -290,6 +330,9 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
 
     @on(Button.Pressed, "#apply")
     def action_apply(self) -> None:
+        self._apply()
+
+    def _apply(self, session: tuple[str, AgentSessionInfo] | None = None) -> None:
         policies = {}
         for i, row in enumerate(self.rows):
             value = self.query_one(f"#agent-{i} .policy", Select).value
@@ -299,7 +342,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             row.name: "workspace" if self.query_one(f"#sandbox-{i}", Toggle).value else "none"
             for i, row in enumerate(self.rows)
         }
-        self.dismiss(AgentsChoice(policies, options, sandboxes))
+        self.dismiss(AgentsChoice(policies, options, sandboxes, session))
 
     @on(Button.Pressed, "#cancel")
     def cancel(self) -> None:

@@ -22,6 +22,7 @@ from textual.strip import Strip
 from acp_tui.core.model import Usage
 from acp_tui.core.text import visible
 from acp_tui.ui.summary import usage_summary
+from acp_tui.ui.widgets.context_gauge import gauge_level, gauge_text
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, colour_key, label
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ STDERR_ROWS = 7  # shown under the answer (and a rule above them)
 BADGE_WIDTH = 12  # the longest state's label
 CLOCK_WIDTH = 8
 CANCEL = " Cancel "
-GAUGE_WIDTH = 8  # the context gauge's bar
 FOOT = ("error", "failed", "stats", "worktree")  # the sections under the answer, in order
 
 
@@ -47,10 +47,11 @@ class Part:
 
 @dataclass(frozen=True)
 class Head:
-    """The header row: the state's badge, the context gauge, the usage, the clock and Cancel."""
+    """The header row: the state's badge, the usage, the context gauge, the clock and Cancel."""
 
     state: str = "waiting"
-    usage: Usage | None = None
+    usage: Usage | None = None  # the run's of now
+    gauge: Usage | None = None  # the last one reported (a finished turn's too)
     clock: str = ""
     cancel: str = ""  # "live": Cancel cancels; "pressed": shown dimmed; "": not shown
 
@@ -192,22 +193,26 @@ class PaneRows:
         return [self._row(row, part.style, width) for row in rows[: part.limit]]
 
     def _head_row(self, head: Head, width: int) -> Strip:
-        """Badge, then the usage (right-aligned, its gauge first), the clock, Cancel. The gauge, then
-        the usage, give way before the clock does."""
+        """Badge, then the usage (right-aligned), the context gauge, the clock, Cancel. The usage, then
+        the gauge, give way before the clock does."""
         badge = Content(label(head.state).center(BADGE_WIDTH))
         cancel = Content(CANCEL) if head.cancel else Content()
         rest = max(0, width - BADGE_WIDTH - CLOCK_WIDTH - len(cancel) - 1)
-        usage = Content(usage_summary(head.usage))
-        gauge = context_gauge(head.usage)
-        if gauge is not None and len(gauge) + 1 + len(usage) <= rest:
-            usage = Content.assemble(gauge, " ", usage)
-        usage = usage.truncate(rest, ellipsis=True).pad_left(rest - min(rest, usage.cell_length))
-        clock = Content(head.clock.rjust(CLOCK_WIDTH - 1)[: CLOCK_WIDTH - 1] + " ")
         view = self.view
+        gauge = Content(gauge_text(head.gauge))
+        if gauge and gauge.cell_length < rest:
+            level = view.get_visual_style(f"pane--{gauge_level(head.gauge)}")
+            gauge = Content.assemble(" ", gauge.stylize(level))
+        else:
+            gauge = Content()
+        room = rest - gauge.cell_length
+        usage = Content(usage_summary(head.usage)).truncate(room, ellipsis=True)
+        usage = usage.pad_left(room - usage.cell_length)
+        clock = Content(head.clock.rjust(CLOCK_WIDTH - 1)[: CLOCK_WIDTH - 1] + " ")
         muted = view.get_visual_style("pane--muted")
         segments = [
             Segment(badge.plain, self._badge_style(head.state)),
-            *Content.assemble(" ", usage, clock).render_segments(muted),
+            *Content.assemble(" ", usage, gauge, clock).render_segments(muted),
         ]
         if head.cancel:
             style = view.get_visual_style("pane--cancel").rich_style
@@ -232,16 +237,3 @@ class PaneRows:
         lines += [""] * (self._stderr_rows - len(lines))
         rule = self._row(Content("╌" * width), "rule", width)
         return [rule, *(self._row(Content(visible(line)).truncate(width), "muted", width) for line in lines)]
-
-
-def context_gauge(usage: Usage | None) -> Content | None:
-    """How full the context window is, as a bar (`usage_update`'s `used` of `size`), coloured by
-    how little is left; None when the agent gives no size."""
-    if usage is None or usage.size <= 0:
-        return None
-    share = min(1.0, max(0.0, usage.used / usage.size))
-    eighths = round(share * GAUGE_WIDTH * 8)
-    full, part = divmod(eighths, 8)
-    bar = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
-    colour = "#e5484d" if share >= 0.9 else "#e5a50a" if share >= 0.7 else "#4ebf71"
-    return Content.styled(bar.ljust(GAUGE_WIDTH), f"{colour} on #2b2b2b")

@@ -40,6 +40,7 @@ from acp_tui.core.text import visible
 from acp_tui.ui.summary import usage_summary
 from acp_tui.ui.widgets.answer_document import AnswerDocument, StripCache
 from acp_tui.ui.widgets.answer_view import in_sight, with_selection
+from acp_tui.ui.widgets.context_gauge import gauge_text
 from acp_tui.ui.widgets.pane_rows import FOOT, Head, PaneRows, Part
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, colour_key, label
 
@@ -123,7 +124,10 @@ class PaneContent:
 class PaneView(Widget):
     """Draws a `PaneContent` at its own size: one widget, its rows painted by the line API."""
 
-    COMPONENT_CLASSES = {"pane--muted", "pane--asked", "pane--failed", "pane--cancel", "pane--rule"}
+    COMPONENT_CLASSES = {
+        *("pane--muted", "pane--asked", "pane--failed", "pane--cancel", "pane--rule"),
+        *("pane--gauge", "pane--warn", "pane--full"),
+    }
     DEFAULT_CSS = """
     PaneView {
         border: round $panel-lighten-2;
@@ -139,6 +143,9 @@ class PaneView(Widget):
         & > .pane--failed { color: #e5484d; text-style: bold; }
         & > .pane--cancel { background: $error; color: $button-color-foreground; text-style: bold; }
         & > .pane--rule { color: $panel-lighten-2; }
+        & > .pane--gauge { color: $text-muted; }
+        & > .pane--warn { color: $warning; }
+        & > .pane--full { color: $error; }
     }
     """
 
@@ -196,14 +203,15 @@ class PaneView(Widget):
         self.part_changed("asked")
 
     def shown(self, name: str) -> str:
-        """What part `name` of the pane says, as plain text: `state`, `usage`, `clock`, `asked`,
+        """What part `name` of the pane says, as plain text: `state`, `usage`, `gauge`, `clock`, `asked`,
         `error`, `failed`, `stats`, `worktree`, `stderr` (the answer: `content.answer.text`)."""
         content = self._content
         if content is None:
             return ""
         head = content.head
-        if name in ("state", "usage", "clock"):
-            return {"state": label(head.state), "usage": usage_summary(head.usage), "clock": head.clock}[name]
+        if name in ("state", "usage", "gauge", "clock"):
+            said = {"state": label(head.state), "usage": usage_summary(head.usage), "clock": head.clock}
+            return said.get(name) or gauge_text(head.gauge)
         if name == "stderr":
             return "\n".join(visible(line) for line in content.stderr)
         part = self.rows.part(name, content, self.content_region.width)

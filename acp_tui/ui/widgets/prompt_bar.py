@@ -11,11 +11,15 @@ so that no agent a round goes to is out of sight; space checks one, `*` all (or 
 
 In follow-up mode (`f` on a pane whose run ended) the prompt goes to that pane's agent alone, as the
 next turn of its conversation; the bar says so, and escape leaves the mode.
+
+A `/` at the start of the prompt shows the slash commands the agents it goes to offer (`ui.slash`),
+above it: up and down pick one, tab or Enter completes it, escape hides them; the prompt is sent as
+the text typed (`/name args`), as ACP has it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from textual import events
@@ -24,8 +28,11 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Label, TextArea
 
+from acp_tui.core.model import CommandInfo
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
+from acp_tui.ui.slash import matching
+from acp_tui.ui.widgets.command_menu import CommandMenu
 from acp_tui.ui.widgets.flow import Flow
 from acp_tui.ui.widgets.toggle import Toggle
 
@@ -43,13 +50,17 @@ class PromptArea(TextArea):
         )
         self.sent: list[str] = []  # the prompts of this session
         self.follow_up_mode = False  # set by the bar: escape leaves it
+        self.menu: CommandMenu | None = None  # the bar's slash commands, while they are shown
         self._walk: int | None = None  # index in history while walking it
         self._draft = ""
 
     async def on_key(self, event: events.Key) -> None:
         """Ours before the text box's: a key handled here never reaches it (`prevent_default`)."""
         key, row = event.key, self.cursor_location[0]
-        if key == "enter":
+        menu = self.menu
+        if menu is not None and menu.shown and key in ("tab", "enter", "up", "down", "escape"):
+            self._pick_command(menu, key)
+        elif key == "enter":
             await self.app.run_action("screen.send_prompt")
         elif key == "escape" and self.follow_up_mode:
             await self.app.run_action("screen.leave_follow_up")
@@ -64,6 +75,16 @@ class PromptArea(TextArea):
             return
         event.stop()
         event.prevent_default()
+
+    def _pick_command(self, menu: CommandMenu, key: str) -> None:
+        chosen = menu.chosen
+        if key in ("up", "down"):
+            menu.move(-1 if key == "up" else +1)
+            return
+        menu.show([])
+        if key != "escape" and chosen is not None:
+            self.text = chosen.completion
+            self.move_cursor(self.document.end)
 
     def _step_history(self, step: int) -> None:
         if self._walk is None:
@@ -136,12 +157,25 @@ class PromptBar(Vertical):
         self.suggested = prompt
         self.checked = set(self.policies if checked is None else checked)
         self.follow_up: Attempt | None = None
+        # The slash commands each agent offers (the app's, as its runs and probes learn them).
+        self.commands: Mapping[str, Sequence[CommandInfo]] = {}
 
     def on_mount(self) -> None:
+        self.area.menu = self.query_one(CommandMenu)
+        self.show_hints()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """The slash commands that complete what is typed, for the agents it goes to."""
+        agents = [self.follow_up.agent] if self.follow_up is not None else self.selected()
+        offered = {agent: self.commands.get(agent, ()) for agent in agents}
+        self.query_one(CommandMenu).show(matching(self.value, offered))
+
+    def show_hints(self) -> None:
         self.border_title = "prompt"
         self.border_subtitle = "enter: send · ctrl+j: new line · tab: the agents · f1: every key"
 
     def compose(self) -> ComposeResult:
+        yield CommandMenu(id="commands")
         with Horizontal(id="prompt-row"):
             yield PromptArea(self.suggested, id="prompt")
             run = Button("Run", id="run", variant="primary", compact=True)
@@ -206,7 +240,7 @@ class PromptBar(Vertical):
         self.follow_up = None
         self.area.follow_up_mode = False
         self.remove_class("-follow-up")
-        self.on_mount()
+        self.show_hints()
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "run":  # the mouse's Enter

@@ -13,7 +13,7 @@ import os
 import shlex
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, cast
 
 from textual import work
@@ -143,7 +143,7 @@ class AttemptFeed:
         if head.state == state:
             return False
         cancel = "pressed" if state == "cancelling" else "live" if self.attempt.live else ""
-        self.content.show_head(Head(state, head.usage, head.clock, cancel))
+        self.content.show_head(replace(head, state=state, cancel=cancel))
         if state == "cancelling" and not self.content.parts["error"].lines:
             self.show_error("cancelling")
         return True
@@ -246,7 +246,7 @@ class AttemptFeed:
             failed = failed_calls_summary(attempt.tool_calls)
             failed_part = Part((text.line(failed),), "failed", wrap=True, limit=2) if failed else Part()
             content.show("failed", failed_part)
-        content.show_head(Head(head.state, attempt.usage, clock, head.cancel))
+        content.show_head(replace(head, usage=attempt.usage, gauge=attempt.last_usage, clock=clock))
 
 
 class RunPane(PaneView, can_focus=True):
