@@ -36,7 +36,7 @@ async def test_the_ask_policy_opens_the_same_dialog_for_a_codex_approval(
     async with app.run_test(size=(150, 40)) as pilot:
         await pilot.press("enter")
         pane = panes(app)["cx"]
-        await wait_until(pilot, lambda: pane.state == "needs-you")
+        await wait_until(pilot, lambda: pane.attempt.state == "needs-you")
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         assert isinstance(app.screen, PermissionScreen)
@@ -44,8 +44,8 @@ async def test_the_ask_policy_opens_the_same_dialog_for_a_codex_approval(
         assert app.screen.ask.options[0].option_id == "accept"
         await pilot.press("1")
         await wait_until(pilot, all_finished(app))
-        assert pane.result is not None and pane.result.output == "Done."
-        [record] = pane.result.permissions
+        assert pane.attempt.result is not None and pane.attempt.result.output == "Done."
+        [record] = pane.attempt.result.permissions
         assert (record.decision, record.option_id, record.rule) == ("allow_once", "accept", "ask")
     assert (tmp_path / "out.txt").exists()
 

@@ -48,7 +48,7 @@ async def test_a_question_waits_for_the_person_who_answers_it_in_its_dialog() ->
         app.screen.query_one("#field-5", Select).value = "eu"
         await pilot.press(*"web", "enter")
         await wait_until(pilot, all_finished(app))
-        result = panes(app)["feat"].result
+        result = panes(app)["feat"].attempt.result
         assert result is not None
         [record] = result.elicitations
         assert (record.action, record.by) == ("accept", "person")
@@ -64,7 +64,7 @@ async def test_a_run_ending_while_the_person_is_elsewhere_calls_them() -> None:
     written = listening(app)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
-        await wait_until(pilot, lambda: bool(app.asks) and panes(app)["quick"].result is not None)
+        await wait_until(pilot, lambda: bool(app.asks) and panes(app)["quick"].attempt.result is not None)
         assert not any("quick" in w for w in written)  # it ended in sight: nobody called
         panes(app)["quick"].focus()
         await pilot.press("z")  # another pane fills the screen
@@ -116,7 +116,7 @@ async def test_a_pane_past_its_budget_is_cancelled_naming_it() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        result = panes(app)["spender"].result
+        result = panes(app)["spender"].attempt.result
         assert result is not None and result.stop_reason == "aborted"
         assert result.error == "over budget: spent 0.0600 USD, more than budget_usd = 0.05"
 
@@ -164,7 +164,7 @@ async def test_a_boolean_option_is_a_switch_in_f2_and_the_next_run_gets_it() -> 
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        assert panes(app)["feat"].result.output.endswith("fast=False]")  # type: ignore[union-attr]
+        assert panes(app)["feat"].attempt.result.output.endswith("fast=False]")  # type: ignore[union-attr]
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         switch = app.screen.query_one("#options-0 Toggle", Toggle)
