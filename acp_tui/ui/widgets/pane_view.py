@@ -270,7 +270,11 @@ class PaneView(Widget):
             content.answer.painted()
             self._line_style = self.rich_style  # once a frame: it walks every ancestor
             self._bar = self._scrollbar(content)
-        return super().render_lines(crop)
+        lines = super().render_lines(crop)
+        if content is not None and self._strips is not None:  # the strips near the view are kept
+            rows = self.rows.layout().answer_rows
+            self._strips.keep_near(self._answer_top(content, rows), rows)
+        return lines
 
     def render_line(self, y: int) -> Strip:
         width = self.content_region.width
@@ -323,14 +327,16 @@ class PaneView(Widget):
 
     def action_scroll_answer(self, where: str) -> None:
         """`up`, `down`, `page_up`, `page_down`, `home` or `end` (which follows the answer again)."""
-        content = self._content
-        if content is None:
+        if self._content is None:
             return
-        rows = max(1, self.answer_rows())
-        bottom = max(0, content.answer.height - rows)
-        top = self._answer_top(content, rows)
+        rows, top, bottom = self._scroll_range(self._content)
         step = {"up": -1, "down": 1, "page_up": -rows, "page_down": rows, "home": -top, "end": bottom}
-        self._scroll_answer_to(content, top + step[where], bottom)
+        self._scroll_answer_to(self._content, top + step[where], bottom)
+
+    def _scroll_range(self, content: PaneContent) -> tuple[int, int, int]:
+        """The answer's rows shown, its first line shown, and the last first line there can be."""
+        rows = max(1, self.answer_rows())
+        return rows, self._answer_top(content, rows), max(0, content.answer.height - rows)
 
     def _scroll_answer_to(self, content: PaneContent, top: int, bottom: int) -> None:
         content.top = max(0, min(top, bottom))
@@ -339,15 +345,12 @@ class PaneView(Widget):
 
     def _wheel(self, event: events.MouseScrollDown | events.MouseScrollUp, lines: int) -> None:
         """The answer scrolls under the wheel; at its end the grid does."""
-        content = self._content
-        if content is None:
+        if self._content is None:
             return
-        rows = max(1, self.answer_rows())
-        bottom = max(0, content.answer.height - rows)
-        top = self._answer_top(content, rows)
-        if 0 <= top + lines <= bottom or (lines < 0 < top) or (lines > 0 and top < bottom):
+        _, top, bottom = self._scroll_range(self._content)
+        if top > 0 if lines < 0 else top < bottom:
             event.stop()
-            self._scroll_answer_to(content, top + lines, bottom)
+            self._scroll_answer_to(self._content, top + lines, bottom)
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         self._wheel(event, SCROLL_LINES)
