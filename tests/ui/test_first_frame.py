@@ -55,9 +55,7 @@ def modules_at_first_frame(tmp_path: Path, *args: str) -> list[str]:
 def sdk_or_pydantic(modules: list[str]) -> list[str]:
     """The SDK, pydantic, and anyio's backend (a run's task group loads it: ~30 ms)."""
     return [
-        name
-        for name in modules
-        if name == "acp" or name.startswith(("acp.", "pydantic", "anyio._backends"))
+        name for name in modules if name == "acp" or name.startswith(("acp.", "pydantic", "anyio._backends"))
     ]
 
 
