@@ -43,4 +43,3 @@ def test_without_its_extra_a_providers_runs_say_what_to_install(tmp_path: Path) 
     assert a2a == ["error", "provider \"a2a\" needs its optional extra: pip install 'acp-tui[a2a]'"]
     assert claude == ["error", "provider \"claude\" needs its optional extra: pip install 'acp-tui[claude]'"]
     assert acp == ["completed", None]
-

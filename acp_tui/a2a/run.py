@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from google.protobuf.message import Message as ProtoMessage
 
 
-
 class A2aSubagentRun(ProviderRun):
     card: AgentCard | None = None  # the agent card, once discovered
     agent: AgentInfo | None = None
@@ -136,4 +135,3 @@ class A2aSubagentRun(ProviderRun):
             "session_id": context,
             "continuation": "resume" if context else None,
         }
-

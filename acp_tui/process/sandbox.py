@@ -216,7 +216,9 @@ def confine(
     confinement = Confinement([])
     try:
         mounts += _guard_checkout(cwd, homes, confinement)
-        real = [*_system(), *_resolved(mounts)]
+        # What was hidden once may be gone (a lock file useradd held): bwrap could not lay it again.
+        system = [mount for mount in _system() if mount.kind != "hide" or os.path.lexists(mount.path)]
+        real = [*system, *_resolved(mounts)]
         real += _resolved(_installation_shown(program, args, cwd, env, real))
         argv = [bwrap, *_mount_args(real)]
     except BaseException:

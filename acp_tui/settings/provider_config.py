@@ -67,6 +67,7 @@ class AcpProviderConfig:
         if self.remote is not None:
             return cwd or self.cwd or FAR_HOME
         return os.path.abspath(cwd or self.cwd or os.getcwd())
+
     # An A2A agent: where its card is discovered, and the HTTP headers every request carries
     # (credentials, masked like `env`).
     url: str | None = None

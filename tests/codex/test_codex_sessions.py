@@ -89,4 +89,3 @@ def test_run_records_a_codex_turn_and_continues_it(
     assert second.exit_code == 0, second.output
     follow_up = json.loads(second.stdout)
     assert (follow_up["output"], follow_up["session_id"]) == ("It was blue.", record["session_id"])
-
