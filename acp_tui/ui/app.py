@@ -6,7 +6,7 @@ person (permission requests, agents' questions), and the app's ways out: quit, s
 terminal going away. Every way out disposes every live run first.
 
 A permission request of the `ask` policy, or an agent's question, never takes the focus: it is
-queued, the pane says `needs you`, the terminal is called (`ui.attention`), and `a` opens the
+queued, the pane says `needs you`, the terminal is called (`ui.calls`), and `a` opens the
 oldest. A run that ends while the person is elsewhere calls them too.
 """
 
@@ -27,18 +27,16 @@ from typing import TYPE_CHECKING, Any, cast
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
-from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from acp_tui import compat
-from acp_tui.core.model import stop_word
 from acp_tui.core.text import without_surrogates
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
-from acp_tui.ui.attention import Attention
+from acp_tui.ui.calls import Calls
 from acp_tui.ui.key_order import KeyOrder
 from acp_tui.ui.login import Login
 from acp_tui.ui.screens.main_screen import MainScreen
@@ -46,7 +44,7 @@ from acp_tui.ui.welcome import welcome
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.core.model import AgentSessionInfo, CommandInfo, ConfigOptionInfo, SubagentResult
+    from acp_tui.core.model import AgentSessionInfo, CommandInfo, ConfigOptionInfo
     from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
@@ -98,8 +96,7 @@ class SupervisorApp(App[None]):
         # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
         self.export_dir = settings.export_dir or paths.exports_dir()
         # The bell, desktop notifications and toasts when a run errors, ends or needs the user.
-        self.attention = Attention(settings.notify, self._write_to_terminal)
-        self.toasts_on = settings.toasts
+        self.calls = Calls(self, settings, lambda: self.main_screen, lambda: self.login.terminal_lent)
         self.login = Login(self, lambda pane: self.main_screen.rerun(pane))
         self._quitting = False
         self._terminal_gone = False
@@ -275,24 +272,8 @@ class SupervisorApp(App[None]):
         if result is not None:
             self.run_worker(self.main_screen.diffs.follow(attempt), group="compare")
         if ended and result is not None:
-            self._tell_ended(attempt, result)
+            self.calls.ended(attempt, result)
             self.want_spares()  # its follow-up's, while the person reads the answer
-
-    def _tell_ended(self, attempt: Attempt, result: SubagentResult) -> None:
-        """A failure is said (a toast, the bell); any end is called out to a person elsewhere."""
-        elsewhere = self._elsewhere(attempt)
-        if result.stop_reason == "error":
-            reason = f": {result.error}" if result.error else ""
-            self._alert(f"{attempt.agent} failed{reason}", "error", call=elsewhere)
-        elif elsewhere:
-            self.attention.call(f"{attempt.agent} {attempt.label} ended: {stop_word(result.stop_reason)}")
-
-    def _elsewhere(self, attempt: Attempt) -> bool:
-        """The person is not looking at `attempt`'s pane: another pane is zoomed, a dialog or a
-        screen is open over the grid, or the terminal is not focused (where it says so)."""
-        zoomed = self.main_screen.zoomed
-        shown = zoomed is None or zoomed is self.main_screen.pane_for(attempt)
-        return not (self.app_focus and len(self.screen_stack) == 1 and shown)
 
     async def _reopen_session(self) -> None:
         """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
@@ -342,7 +323,7 @@ class SupervisorApp(App[None]):
             return
         if pending in self.asks:
             asks = "asks you" if pending.is_question else "needs you"
-            self._alert(f"{pending.agent} {asks}: {pending.what} (a to answer)", "warning", call=True)
+            self.calls.alert(f"{pending.agent} {asks}: {pending.what} (a to answer)", "warning", call=True)
         screen = self.screen
         if isinstance(screen, PermissionScreen | QuestionScreen):
             if screen.pending is pending and pending not in self.asks:  # its run stopped asking
@@ -350,22 +331,6 @@ class SupervisorApp(App[None]):
             elif screen.pending in self.asks:
                 screen.show_queue(self.asks.index(screen.pending) + 1, len(self.asks))
         self.refresh_bindings()
-
-    def _alert(self, message: str, severity: SeverityLevel, *, call: bool) -> None:
-        """A run errors or needs the user: a toast, and the bell (`call`: with a desktop
-        notification), each as the config says (`toasts`, `notify`)."""
-        if call:
-            self.attention.call(message)
-        else:
-            self.attention.bell()
-        if self.toasts_on:
-            self.notify(text.safe_notice(message), severity=severity, markup=False)
-
-    def _write_to_terminal(self, sequence: str) -> None:
-        """The bell and notifications, straight to the terminal (not a login's, nor a test's)."""
-        driver = compat.app_driver(self)
-        if driver is not None and not self.is_headless and not self.login.terminal_lent:
-            driver.write(sequence)
 
     def action_answer_permission(self) -> None:
         """`a`: the oldest request or question waiting; once it is answered, the next opens in its
@@ -548,7 +513,7 @@ class SupervisorApp(App[None]):
         self.policies.clear()  # the prompt bar shows this very dict
         self.policies.update(kept.policies)
         self.option_choices, self.sandboxes, self.offered = kept.options, kept.sandboxes, kept.offered
-        self.attention.mode, self.toasts_on = new.notify, new.toasts
+        self.calls.configure(new)
         self.export_dir = new.export_dir or paths.exports_dir()
         self._renew_spares()
         self.run_worker(self._settings_reloaded(old, overruled))

@@ -30,7 +30,7 @@ def feat(name: str, *options: str) -> AgentPreset:
 def listening(app: SupervisorApp) -> list[str]:
     """What the app writes to call the person (BEL, OSC 9), kept instead of written."""
     written: list[str] = []
-    app.attention = Attention("all", written.append, env={})
+    app.calls.attention = Attention("all", written.append, env={})
     return written
 
 

@@ -494,7 +494,7 @@ async def test_bell_and_toasts_on_error_unless_switched_off() -> None:
             dataclasses.replace(settings(scripted_preset("bad", exit=3)), notify=notify, toasts=toasts)
         )
         rings: list[str] = []
-        app.attention.write = rings.append
+        app.calls.attention.write = rings.append
         async with app.run_test(size=SIZE, notifications=True) as pilot:
             await pilot.press("enter")
             await wait_until(pilot, all_finished(app))
