@@ -3,6 +3,10 @@ answers streamed by many panes at once shown exactly, without a resize."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+import pytest
 from textual.widgets import Select
 
 from acp_tui.ui.app import SupervisorApp
@@ -91,3 +95,68 @@ async def test_answers_streamed_side_by_side_are_shown_exactly_without_a_resize(
             await wait_until(pilot, lambda pane=pane: pane.answer.text == pane.attempt.result.output)  # type: ignore[misc]
             last = pane.attempt.result.output.strip().splitlines()[-1].strip("- #")
             assert any(last in line for line in pane_lines(pane))
+
+
+async def test_a_dialog_a_zoom_and_a_state_change_paint_no_pane_again_nor_lay_out_the_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dialog's backdrop is the last frame under it (no pane renders again to be dimmed); the
+    zoom draws the pane in a view of its own (the other panes paint nothing); a pane's state
+    change repaints that pane alone, restyling and laying out nothing."""
+    from textual.css.stylesheet import Stylesheet
+    from textual.screen import Screen
+
+    from acp_tui.ui.widgets.pane_view import PaneView
+
+    app = SupervisorApp(settings(*(scripted_preset(f"a{i}", text=f"answer {i}") for i in range(6))))
+    rendered: list[PaneView] = []
+    layouts: list[Screen[object]] = []
+    styled: list[object] = []
+    render_line, refresh_layout, apply = PaneView.render_line, Screen._refresh_layout, Stylesheet.apply
+
+    def counted_render(view: PaneView, y: int) -> Any:
+        rendered.append(view)
+        return render_line(view, y)
+
+    def counted_layout(screen: Screen[object], *args: Any, **kwargs: Any) -> None:
+        layouts.append(screen)
+        refresh_layout(screen, *args, **kwargs)
+
+    def counted_apply(stylesheet: Stylesheet, node: object, *args: Any, **kwargs: Any) -> None:
+        styled.append(node)
+        apply(stylesheet, node, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PaneView, "render_line", counted_render)
+    monkeypatch.setattr(Stylesheet, "apply", counted_apply)
+    monkeypatch.setattr(Screen, "_refresh_layout", counted_layout)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        found = panes(app)
+        rendered.clear()
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        assert [view for view in rendered if view in found.values()] == []  # under the dialog: as painted
+
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        app.main_screen.set_focus(found["a0"])
+        await pilot.pause()
+        rendered.clear()
+        await pilot.press("z")
+        await wait_until(pilot, lambda: app.main_screen.zoomed is found["a0"])
+        await pilot.pause()
+        assert rendered and all(view is app.main_screen.zoom for view in rendered)
+        await pilot.press("z")
+        await pilot.pause()
+
+        pane = found["a1"]
+        layouts.clear()
+        rendered.clear()
+        styled.clear()
+        pane.feed.content.show_head(replace(pane.feed.content.head, state="cancelled"))
+        await pilot.pause()
+        # Its border took the state's colour: it alone repaints.
+        assert layouts == [] and styled == [] and set(rendered) == {pane}
