@@ -17,13 +17,13 @@ async def main() -> None:
     app = make_app(load_settings())
     async with app.run_test(size=(150, 42)) as pilot:
         await pilot.press("enter")
-        while not all(p.result is not None for p in app.query(RunPane) if p.agent != "tortoise"):
+        while not all(p.attempt.result is not None for p in app.query(RunPane) if p.agent != "tortoise"):
             await pilot.pause(0.1)
         await pilot.pause(1.0)  # let the tortoise say a little more before it is cancelled
         tortoise = next(p for p in app.query(RunPane) if p.agent == "tortoise")
         tortoise.focus()
         await pilot.press("c")
-        while tortoise.result is None:
+        while tortoise.attempt.result is None:
             await pilot.pause(0.1)
         app.query_one(PromptArea).cursor_blink = False
         app.clear_notifications()

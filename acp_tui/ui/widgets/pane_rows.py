@@ -206,7 +206,10 @@ class PaneRows:
         else:
             gauge = Content()
         room = rest - gauge.cell_length
-        usage = Content(usage_summary(head.usage)).truncate(room, ellipsis=True)
+        said = usage_summary(head.usage)  # `0.0004 USD · 1.2k/200k tok`: what fits, never a cut figure
+        for shorter in (said.partition(" · ")[0], said.partition(" ")[0]):
+            said = said if len(said) <= room else shorter
+        usage = Content(said).truncate(room, ellipsis=True)
         usage = usage.pad_left(room - usage.cell_length)
         clock = Content(head.clock.rjust(CLOCK_WIDTH - 1)[: CLOCK_WIDTH - 1] + " ")
         muted = view.get_visual_style("pane--muted")
