@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.core.model import SubagentStopReason
-from acp_tui.runs.base import Outcome, RunBase
+from acp_tui.runs.base import RunBase
+from acp_tui.runs.talk import Outcome
 
 if TYPE_CHECKING:
     from a2a.types import Artifact, Message, Part, StreamResponse, Task, TaskStatus

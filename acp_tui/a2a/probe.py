@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from acp_tui.a2a.run import A2aSubagentRun
 from acp_tui.core.model import SubagentStopReason
-from acp_tui.runs.base import Outcome
 from acp_tui.runs.probe import probe_record, probed, run_keys
+from acp_tui.runs.talk import Outcome
 
 if TYPE_CHECKING:
     from a2a.client import Client

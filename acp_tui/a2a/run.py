@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from acp_tui.a2a.answer import TaskStream
 from acp_tui.core.model import AgentInfo, SessionStarted
-from acp_tui.runs.base import Outcome
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.provider import ProviderRun
+from acp_tui.runs.talk import Outcome
 
 if TYPE_CHECKING:
     import httpx
@@ -79,9 +79,9 @@ class A2aSubagentRun(ProviderRun):
 
     async def prompt(self, client: Client) -> Outcome:
         """The turn: the prompt's task streamed, to how it ended."""
-        await self.turn(lambda: self._stream(client), lambda: self._cancel(client))
-        if self.stopping:  # a cancel honoured ends `canceled`: still aborted, as asked
-            return self.aborted()
+        await self.talk.turn(lambda: self._stream(client), lambda: self._cancel(client))
+        if self.talk.stopping:  # a cancel honoured ends `canceled`: still aborted, as asked
+            return self.talk.aborted()
         return self.task.outcome()
 
     async def _stream(self, client: Client) -> None:

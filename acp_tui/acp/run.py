@@ -17,9 +17,9 @@ from acp_tui.acp.handshake import AcpHandshake
 from acp_tui.acp.stop_reasons import map_stop_reason
 from acp_tui.core.model import EndedBy, SessionStarted, SubagentRequest, SubagentStopReason
 from acp_tui.policy.ask import PermissionPolicy
-from acp_tui.runs.base import Outcome
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.provider import ProviderRun
+from acp_tui.runs.talk import Outcome
 
 if TYPE_CHECKING:
     from acp_tui.acp.session_setup import SessionSetup
@@ -83,7 +83,7 @@ class AcpSubagentRun(ProviderRun):
         if self.warm:
             await link.ready.wait()
             if link.failure is not None:
-                return self.failed(link.failure)
+                return self.talk.failed(link.failure)
         else:
             await link.initialize(self.deadlines)
         setup = link.setup
@@ -105,8 +105,8 @@ class AcpSubagentRun(ProviderRun):
         self.advance(Phase.PROMPTING)
         link.updates.replaying = False  # what comes from now on answers this prompt
         stop_reason = await self.take_turn(session_id)
-        if self.stopping:  # some agents answer end_turn to a cancel: still aborted
-            return self.aborted()
+        if self.talk.stopping:  # some agents answer end_turn to a cancel: still aborted
+            return self.talk.aborted()
         await setup.close(self.config.cancel_grace)
         mapped = map_stop_reason(stop_reason)
         if mapped is SubagentStopReason.ERROR:
@@ -119,7 +119,7 @@ class AcpSubagentRun(ProviderRun):
 
         conn = self._link.connection
         prompt: list[Any] = [acp.text_block(self.request.prompt)]
-        response = await self.turn(
+        response = await self.talk.turn(
             lambda: conn.prompt(session_id=session_id, prompt=prompt),
             lambda: conn.cancel(session_id=session_id),
         )

@@ -27,11 +27,11 @@ import anyio
 
 from acp_tui.claude.stream import TurnStream
 from acp_tui.claude.tools import ALLOW, PERMISSION_OPTIONS, tool_call
-from acp_tui.runs.base import Outcome
 from acp_tui.runs.child import start_child
 from acp_tui.runs.extras import missing_extra
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.provider import ProviderRun
+from acp_tui.runs.talk import Outcome
 from acp_tui.settings.schema import CLAUDE_COMMAND
 
 if TYPE_CHECKING:
@@ -108,14 +108,14 @@ class ClaudeSubagentRun(ProviderRun):
         would wait for the answer to a control request (`initialize`, `interrupt`) for a minute.
         The conversation is over."""
         await lines.eof.wait()
-        if not self.turn_ended:
+        if not self.talk.turn_ended:
             self.child_gone()
 
     async def prompt(self, client: ClaudeSDKClient) -> Outcome:
         """The turn, to how it ended."""
-        await self.turn(lambda: self._ask(client), client.interrupt)
-        if self.stopping:  # an interrupt honoured ends the turn as Claude Code's error: still aborted
-            return self.aborted()
+        await self.talk.turn(lambda: self._ask(client), client.interrupt)
+        if self.talk.stopping:  # an interrupt honoured ends the turn as Claude Code's error: still aborted
+            return self.talk.aborted()
         return self.turn_stream.outcome()
 
     async def _ask(self, client: ClaudeSDKClient) -> ResultMessage | None:

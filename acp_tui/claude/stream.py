@@ -27,8 +27,9 @@ from acp_tui.core.model import (
     SubagentStopReason,
     Usage,
 )
-from acp_tui.runs.base import Outcome, RunBase
+from acp_tui.runs.base import RunBase
 from acp_tui.runs.provider import Conversation
+from acp_tui.runs.talk import Outcome
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ResultMessage

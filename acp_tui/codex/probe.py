@@ -14,8 +14,8 @@ from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer
 from acp_tui.codex.run import CodexSubagentRun
 from acp_tui.core.model import ConfigOptionInfo, SubagentStopReason
-from acp_tui.runs.base import Outcome
 from acp_tui.runs.probe import probe_record, probed, run_keys
+from acp_tui.runs.talk import Outcome
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig

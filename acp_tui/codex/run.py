@@ -26,10 +26,10 @@ from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer, RpcError
 from acp_tui.codex.thread import CodexThread, MalformedAnswer
 from acp_tui.core.model import SessionStarted
-from acp_tui.runs.base import Outcome
 from acp_tui.runs.child import start_child
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.provider import ProviderRun
+from acp_tui.runs.talk import Outcome
 
 
 def _version() -> str:
@@ -96,9 +96,9 @@ class CodexSubagentRun(ProviderRun):
 
     async def prompt(self, peer: Peer) -> Outcome:
         """The turn, to how it ended."""
-        await self.turn(self._take_turn, self._interrupt)
-        if self.stopping:  # an interrupt honoured ends `interrupted`: still aborted
-            return self.aborted()
+        await self.talk.turn(self._take_turn, self._interrupt)
+        if self.talk.stopping:  # an interrupt honoured ends `interrupted`: still aborted
+            return self.talk.aborted()
         assert self.thread.ended is not None
         return frames.turn_outcome(self.thread.ended)
 

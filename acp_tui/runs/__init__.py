@@ -1,8 +1,8 @@
 """What every out-of-process run shares, whatever its protocol (ACP, A2A, Claude, Codex).
 
 - `base.RunBase`: the run itself, one coroutine in an anyio task group: events, result (never
-  raises), dispose (idempotent, any task, any phase), the abort event, the phase, the turn with its
-  cancel grace, the one shielded cleanup. A provider subclasses it and writes `refusal`, `launch`,
+  raises), dispose (idempotent, any task, any phase), the abort event, the phase, the one
+  shielded cleanup. A provider subclasses it and writes `refusal`, `launch`,
   `converse`, `explain`, `wind_down` and `result_fields`; `RunLimits` is what it reads of the
   provider's config. A run of an agent elsewhere (A2A) has no child, and is no less a run.
 - `provider`: `RunProvider` (a fresh run of its `run_class` for one config at each start, every
@@ -14,8 +14,11 @@
 - `phase.Phase`: where a run is; it only moves forward.
 - `output`: `TextGuard` (secrets masked, surrogates replaced: the one choke point for text from an
   agent), `OutputBuffer` (the answer, streamed under a cap, in parts), `StderrTail`.
+- `talk.Talk`: the conversation as a stop reaches it: the stop asked, the turn with its cancel
+  grace, how a run told to stop ends.
 - `permissions.PermissionBroker`: the policy's decisions, recorded, cancelled when the run stops,
-  the idle clock paused while a person decides.
+  the idle clock paused while a person decides; `questions.QuestionBroker`: the agent's questions
+  to the person, the same way; `waiting.Waits`: what both wait on, which the run's stop cuts short.
 - `deadlines.Deadlines`: the handshake, run, idle and cancel-grace clocks, as cancel scopes.
 - `child`: `Launch` (what to start: `launch_for` a config), `Carrier` (where: `LocalCarrier` here,
   in a process group of its own, confined when asked; a remote carrier starts a local ssh, docker

@@ -8,7 +8,8 @@ A provider's run subclasses `RunBase` and writes its conversation only:
   run `error` with its message. A run of an agent that runs elsewhere (A2A, over HTTP) has no
   child: it starts nothing here, and everything below holds for it as for any run;
 - `converse()`: the conversation, in the run's task group (`self.task_group` for its helpers), to
-  an `Outcome`; a stop cancels it (outside a turn), `turn` and `failed` below do the rest;
+  an `Outcome`; a stop cancels it (outside a turn), `self.talk`'s `turn`, `aborted` and `failed`
+  do the rest;
 - `explain(exc)`: what the conversation raised, in one line (the run ends `error` with it); None
   for a bug of ours;
 - `wind_down(graceful, on_step)`: end the child (by default: `self.child.end`), to how it ended;
@@ -20,8 +21,8 @@ read through `RunLimits`.
 The run is one coroutine (`_lifecycle`). The contract has `start()` return a live run and nothing
 for the caller to `async with`, so that coroutine is a task of its own, and everything it starts
 lives in its anyio task group. Its phase only moves forward (`Phase`). `stop()` (dispose, the abort
-event, a timeout, the child gone) only asks: outside a turn it cancels the conversation's scope;
-inside one, `turn()` asks the agent to end the turn and gives it the cancel grace. However the
+event, a timeout, the child gone) only asks (`Talk`): outside a turn it cancels the conversation's
+scope; inside one, `turn()` asks the agent to end the turn and gives it the cancel grace. However the
 conversation ends, the cleanup runs once, shielded, while the child's helpers (its stderr drain)
 still run; then the helpers are cancelled and the result is set. A caller's cancellation is never
 swallowed: `dispose()` and `result()` only wait for that task.
@@ -36,7 +37,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -69,13 +70,12 @@ from acp_tui.runs.output import OutputBuffer, StderrTail, TextGuard
 from acp_tui.runs.permissions import PermissionBroker
 from acp_tui.runs.phase import Phase
 from acp_tui.runs.questions import QuestionBroker
+from acp_tui.runs.talk import Interrupted, Outcome, Talk
+from acp_tui.runs.waiting import Waits
 
 ERROR_CHARS = 300  # an error message is one line of at most this
 
 log = logging.getLogger(__name__)
-
-Outcome = tuple[SubagentStopReason, str | None]
-T = TypeVar("T")
 
 
 class RunLimits(Timeouts, Protocol):
@@ -86,10 +86,6 @@ class RunLimits(Timeouts, Protocol):
     @property
     def max_output_chars(self) -> int: ...
     def secrets(self) -> list[str]: ...
-
-
-class Interrupted(Exception):
-    """The run was told to stop while it waited for the agent."""
 
 
 class RunBase:
@@ -113,27 +109,24 @@ class RunBase:
             secrets, limits.max_output_chars, lambda text: self.emit(OutputDelta(text))
         )
         self.stderr = StderrTail(self.guard, lambda line: self.emit(StderrLine(line)))
+        # What waits for an answer (a policy deciding, a person answering): one halt cuts it all short.
+        self.waits = Waits(asker=self)
         self.permissions = PermissionBroker(
-            policy, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(PermissionDecided(r))
+            policy, self.guard, deadlines, self.waits, on_record=lambda r: self.emit(PermissionDecided(r))
         )
         self.questions = QuestionBroker(
-            questions, self.guard, deadlines, asker=self, on_record=lambda r: self.emit(QuestionAnswered(r))
+            questions, self.guard, deadlines, self.waits, on_record=lambda r: self.emit(QuestionAnswered(r))
         )
+        self.talk = Talk(deadlines, self._step)
         self.hidden: Counter[str] = Counter()
         self.child: ChildProcess | None = None
         self.heard = False  # any frame from the agent yet
-        self.turn_ended = False  # the agent ended its turn itself (a cancel honoured counts)
         self.ended_by: EndedBy | None = None
         self._abort = abort
         self._events: EventStream[RunEvent] = EventStream()
-        self.stopping = False  # told to stop (dispose, the abort event, a timeout): it ends aborted
-        self._stop_reason: str | None = None
-        self._in_turn = False
         # Plain asyncio events: they exist before the spawn, where anyio's backend is not loaded yet.
-        self._stop_asked = asyncio.Event()
         self._spawned = asyncio.Event()
         self._ended = asyncio.Event()
-        self._talk: anyio.CancelScope | None = None
         self.task_group: TaskGroup | None = None  # while the run converses: for its helpers
         self._result: SubagentResult | None = None
         self._root: asyncio.Task[None] | None = None
@@ -172,7 +165,7 @@ class RunBase:
     def begin(self) -> None:
         """Start the run's coroutine (see the module's docstring: a task of its own)."""
         if self._abort is not None and self._abort.is_set():
-            self.stopping = True  # pre-abort: nothing is spawned, no prompt is sent
+            self.talk.stop(None)  # pre-abort: nothing is spawned, no prompt is sent
         self._root = asyncio.get_running_loop().create_task(self._lifecycle(), name="acp-tui run")
 
     async def dispose(self, reason: str | None = None) -> None:
@@ -185,22 +178,17 @@ class RunBase:
     def stop(self, reason: str | None = None) -> None:
         """Ask the run to stop (dispose, the abort event, a timeout): it ends `aborted`, `reason`
         its error. From any task, any number of times: the first reason is the one kept."""
-        if self.done() or self.stopping:
+        if self.done() or not self.talk.stop(reason):
             return
-        self.stopping, self._stop_reason = True, reason
-        self._stop_asked.set()
-        self._halt_asks()
+        self.waits.halt()
         if self._root is not None:
             self.advance(Phase.CANCELLING)
-        if self._talk is not None and not self._in_turn:
-            self._talk.cancel()
 
     def child_gone(self) -> None:
         """The child is gone (it exited while something still holds its pipes, or its output
         ended before its turn did): the conversation is over."""
-        self._halt_asks()
-        if self._talk is not None:
-            self._talk.cancel()
+        self.waits.halt()
+        self.talk.cut()
 
     # For the provider --------------------------------------------------------------------------
 
@@ -252,60 +240,12 @@ class RunBase:
         self.heard = True
         self.deadlines.heard()
 
-    def aborted(self) -> Outcome:
-        """How a run told to stop ends, whatever its agent answers (some answer `end_turn`)."""
-        return SubagentStopReason.ABORTED, self._stop_reason
-
-    def failed(self, message: str) -> Outcome:
-        """A failure; once a stop was asked for, whatever went wrong is an abort."""
-        return self.aborted() if self.stopping else (SubagentStopReason.ERROR, message)
-
-    async def turn(self, request: Callable[[], Awaitable[T]], cancel: Callable[[], Awaitable[object]]) -> T:
-        """The turn: `request()` to its answer. Told to stop meanwhile, the run sends `cancel()` and
-        gives the request what is left of the cancel grace to end (the agent ends its turn, or not);
-        past it the request is abandoned: Interrupted. Cancelling the task awaiting a request sends
-        nothing to the agent, hence `cancel`."""
-        if self.stopping:  # the race before the turn: never send a request once told to stop
-            raise Interrupted
-        answers: list[T] = []
-        failures: list[Exception] = []
-        self._in_turn = True
-        try:
-            async with anyio.create_task_group() as group:
-
-                async def ask() -> None:
-                    try:
-                        answers.append(await request())
-                    except Exception as exc:  # the caller's to read, not the group's to raise
-                        failures.append(exc)
-                    group.cancel_scope.cancel()
-
-                group.start_soon(ask)
-                await self._stop_asked.wait()
-                self._step("cancel-sent")
-                with anyio.move_on_at(self.deadlines.start_grace()):
-                    # After a broken pipe even this notification can hang: it shares the bound.
-                    try:
-                        await cancel()
-                    except Exception:
-                        log.debug("the turn's cancel failed", exc_info=True)
-                    await anyio.sleep_forever()  # until the request ends the group
-                group.cancel_scope.cancel()
-        finally:
-            self._in_turn = False
-        if failures:
-            raise failures[0]
-        if not answers:
-            raise Interrupted
-        self.turn_ended = True
-        return answers[0]
-
     # The lifecycle -----------------------------------------------------------------------------
 
     async def _lifecycle(self) -> None:
-        outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
+        outcome = self.talk.aborted()
         try:
-            if not self.stopping:
+            if not self.talk.stopping:
                 outcome = await self._live()
         except Exception as exc:  # a bug of ours still ends the run cleanly, and says so
             log.exception("run failed")
@@ -328,7 +268,7 @@ class RunBase:
         if self.child is not None:  # what its sandbox refuses, told as the run's
             self.child.clock = self.deadlines.elapsed
             self.child.on_refused = lambda refusal: self.emit(NetworkRefused(refusal))
-        outcome: Outcome = (SubagentStopReason.ABORTED, self._stop_reason)
+        outcome = self.talk.aborted()
         async with anyio.create_task_group() as self.task_group:
             try:
                 await asyncio.sleep(0)  # let runs started alongside spawn too, before what comes next
@@ -344,24 +284,19 @@ class RunBase:
         if self._abort is not None:
             self.task_group.start_soon(self._stop_when, self._abort.wait)  # the caller's signal
         self.task_group.start_soon(self._stop_when, self.deadlines.expired)  # run and idle timeouts
-        try:
-            with anyio.CancelScope() as self._talk:
-                if self.stopping:
-                    self._talk.cancel()
-                try:
-                    return await self.converse()
-                except Interrupted:
-                    pass
-                except Exception as exc:
-                    said = await self.explain(exc)
-                    if said is None:
-                        raise
-                    return self.failed(said)
-        finally:
-            self._talk = None  # a stop from now on has no conversation to cancel
-        if self.stopping:
-            return self.aborted()
-        return self.failed(await self.why_gone())
+        with self.talk.scope():
+            try:
+                return await self.converse()
+            except Interrupted:
+                pass
+            except Exception as exc:
+                said = await self.explain(exc)
+                if said is None:
+                    raise
+                return self.talk.failed(said)
+        if self.talk.stopping:
+            return self.talk.aborted()
+        return self.talk.failed(await self.why_gone())
 
     async def why_gone(self) -> str:
         """Why the agent went before the conversation ended, in one line: its child's exit code or
@@ -378,24 +313,20 @@ class RunBase:
 
     async def _clean_up(self) -> None:
         """End the child; whatever fails here, the result still comes."""
-        self._halt_asks()
+        self.waits.halt()
         # The agent may exit by itself on stdin's end, unless it was told to stop and did not end
         # its turn within the grace: then it is signalled at once. After a turn the agent ended, a
         # SIGTERM to a process that stays up on stdin's end is housekeeping, not a stop: no
         # `Stopping` step (the result still says `ended_by`).
-        graceful = self.turn_ended or not self.stopping
-        quiet = self.turn_ended and not self.stopping
+        talk = self.talk
+        graceful = talk.turn_ended or not talk.stopping
+        quiet = talk.turn_ended and not talk.stopping
         try:
             self.ended_by = await self.wind_down(
                 graceful=graceful, on_step=(lambda step: None) if quiet else self._step
             )
         except Exception:
             log.exception("cleanup of a run failed")
-
-    def _halt_asks(self) -> None:
-        """Requests and questions still open (a person asked) are answered now, and any later."""
-        self.permissions.halt()
-        self.questions.halt()
 
     def _step(self, step: str) -> None:
         self.emit(Stopping(cast(StopStep, step)))

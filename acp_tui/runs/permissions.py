@@ -24,20 +24,16 @@ class PermissionBroker:
         policy: PermissionPolicy,
         guard: TextGuard,
         deadlines: Deadlines,
+        waits: Waits,
         *,
-        asker: object,
         on_record: Callable[[PermissionRecord], None],
     ) -> None:
         self.policy = policy
         self.records: list[PermissionRecord] = []
         self._guard = guard
         self._deadlines = deadlines
-        self._waits = Waits(asker)  # whose request it is, for a policy that asks a person
+        self._waits = waits  # the run's: its stop cuts every wait short
         self._on_record = on_record
-
-    def halt(self) -> None:
-        """The run stops: every request waiting is answered `cancelled`, and so is any later one."""
-        self._waits.halt()
 
     async def decide(self, ask: PermissionAsk) -> str | None:
         """The option id the policy chose for `ask`, or None (answer `cancelled`)."""

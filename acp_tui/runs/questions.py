@@ -33,20 +33,16 @@ class QuestionBroker:
         handler: QuestionHandler | None,
         guard: TextGuard,
         deadlines: Deadlines,
+        waits: Waits,
         *,
-        asker: object,
         on_record: Callable[[ElicitationRecord], None],
     ) -> None:
         self.records: list[ElicitationRecord] = []
         self._handler = handler
         self._guard = guard
         self._deadlines = deadlines
-        self._waits = Waits(asker)  # whose question it is, for the queue
+        self._waits = waits  # the run's: its stop cuts every wait short
         self._on_record = on_record
-
-    def halt(self) -> None:
-        """The run stops: every question waiting is answered `cancel`, and so is any later one."""
-        self._waits.halt()
 
     async def ask(self, ask: ElicitationAsk) -> ElicitationAnswer:
         ask = self._guarded(ask)

@@ -170,7 +170,7 @@ async def test_a_turn_stopped_midway_keeps_its_partial_answer(
     if how == "cancelled":
         assert (result.stop_reason, result.error) == (SubagentStopReason.ABORTED, "cancelled by the test")
         assert next(e.step for e in events if isinstance(e, Stopping)) == "cancel-sent"
-        assert run.turn_ended
+        assert run.talk.turn_ended
     else:
         assert result.stop_reason is SubagentStopReason.ERROR
         assert result.error is not None and result.error.startswith("agent was killed by SIGKILL")
