@@ -1,6 +1,6 @@
 """Start-up: `acp-tui` (demo presets) to first painted frame, and to the first answer chunk after Enter.
 
-    python benchmarks/startup.py [--pairs N] [--settle SECONDS]
+    python benchmarks/startup.py [--pairs N] [--settle SECONDS] [--compare COMMAND]
 
 Measured in a real pseudo-terminal (`_pty.PtyApp`, 160x45, TERM=xterm-256color), as a user sees it:
 the app is spawned on the pty's slave side and we read the master side, strip the escape sequences,
@@ -18,6 +18,9 @@ References, in the same rounds (rotating which goes first):
 - bare_client.py --first-chunk: spawns the same three demo agents, imports the SDK, initialize,
   session/new, prompt; time from its spawn to the first answer chunk of any agent. Target: the
   app's Enter-to-first-chunk within 1.2x of it.
+- --compare COMMAND: another build's `acp-tui` (say a checkout of main, its bytecode compiled), to
+  its first frame in the same rounds: a change's before and after, each a ratio to the same
+  minimal app.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 from _common import (
     BARE_CLIENT,
@@ -92,8 +96,8 @@ def measure_app(env: dict[str, str], settle: float, out: dict[str, list[float]])
     return frame_at - app.started
 
 
-def measure_minimal(env: dict[str, str]) -> float:
-    app = PtyApp([PY, str(HERE / "minimal_app.py")], env, COLS, ROWS)
+def measure_frame(command: list[str], env: dict[str, str]) -> float:
+    app = PtyApp(command, env, COLS, ROWS)
     try:
         return app.wait_for(FRAME_MARK) - app.started
     finally:
@@ -118,12 +122,26 @@ def measure_bare(prompt: str, commands: list[str]) -> float:
     return float(first[0].split()[1]) - start
 
 
+def frame_row(what: str, times: list[float], minimal: list[float]) -> list[object]:
+    ratio = median(ratios(times, minimal))
+    return [
+        what,
+        median(times),
+        "minimal Textual app",
+        median(minimal),
+        ratio,
+        f"<= {FRAME_TARGET}x",
+        verdict(ratio <= FRAME_TARGET),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--pairs", type=int, default=10, help="rounds (default 10)")
     parser.add_argument("--settle", type=float, default=0.0, help="seconds between first frame and Enter")
+    parser.add_argument("--compare", metavar="COMMAND", help="another build's acp-tui: its first frame too")
     args = parser.parse_args()
 
     from acp_tui.settings.schema import DEFAULT_PROMPT
@@ -131,42 +149,38 @@ def main() -> int:
     header("Start-up in a pseudo-terminal: first frame, and first answer chunk after Enter")
     commands = demo_commands()
     app_times: dict[str, list[float]] = {"frame": [], "chunk": []}
+    minimal = [PY, str(HERE / "minimal_app.py")]
+    compared = shlex.split(args.compare) if args.compare else None
     compile_bytecode()
     with tempfile.TemporaryDirectory() as home:
         env = app_env(home)
+        subjects: dict[str, Callable[[], float]] = {
+            "app": lambda: measure_app(env, args.settle, app_times),
+            "minimal": lambda: measure_frame(minimal, env),
+            "bare": lambda: measure_bare(DEFAULT_PROMPT, commands),
+        }
+        if compared:
+            subjects["compared"] = lambda: measure_frame(compared, env)
         try:
             measure_app(env, args.settle, {"frame": [], "chunk": []})  # warm-up
-            measure_minimal(env)
-            measure_bare(DEFAULT_PROMPT, commands)
-            series = rotating(
-                args.pairs,
-                {
-                    "app": lambda: measure_app(env, args.settle, app_times),
-                    "minimal": lambda: measure_minimal(env),
-                    "bare": lambda: measure_bare(DEFAULT_PROMPT, commands),
-                },
-                label="startup",
-            )
+            for name, measure in subjects.items():
+                if name != "app":
+                    measure()
+            series = rotating(args.pairs, subjects, label="startup")
         finally:
             end_progress()
             left = wait_no_marked_processes()
             if left:
                 kill_marked()
-    frame_ratio = median(ratios(app_times["frame"], series["minimal"]))
     chunk_ratio = median(ratios(app_times["chunk"], series["bare"]))
+    frames = [("first frame", app_times["frame"])]
+    if compared:
+        frames.append((f"first frame of {shlex.join(compared)}", series["compared"]))
     print(
         table(
             ["what", "acp-tui s", "reference", "reference s", "ratio", "target", "verdict"],
             [
-                [
-                    "first frame",
-                    median(app_times["frame"]),
-                    "minimal Textual app",
-                    median(series["minimal"]),
-                    frame_ratio,
-                    f"<= {FRAME_TARGET}x",
-                    verdict(frame_ratio <= FRAME_TARGET),
-                ],
+                *(frame_row(what, times, series["minimal"]) for what, times in frames),
                 [
                     "first chunk after Enter",
                     median(app_times["chunk"]),

@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
 import acp_tui
-from acp_tui.cli.main import main
+from acp_tui.cli.main import SUBCOMMANDS, main
 from acp_tui.settings.schema import Settings
 from tests.helpers import SCRIPTED_AGENT
 
@@ -44,6 +45,26 @@ def test_both_entry_points_work(argv: list[str]) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith(acp_tui.__version__)
+
+
+def test_each_command_is_imported_when_invoked_yet_help_lists_every_one_with_its_short_help() -> None:
+    """The app's start pays for no subcommand's module; `--help` still names them all."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys; import acp_tui.cli.main; print(*sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.split()
+    cli = [name for name in loaded if name.startswith("acp_tui.cli.")]
+    assert cli == ["acp_tui.cli.common", "acp_tui.cli.main"]
+    listed = invoke("--help").stdout.split("Commands:\n")[1].splitlines()
+    assert [line.split()[0] for line in listed] == sorted(SUBCOMMANDS)
+    with click.Context(main) as ctx:
+        for name, line in zip(sorted(SUBCOMMANDS), listed, strict=True):
+            command = main.get_command(ctx, name)
+            assert command is not None and command.name == name
+            assert line.split(maxsplit=1)[1].rstrip(".") in command.get_short_help_str(limit=200)
 
 
 def test_run_help_lists_every_option() -> None:

@@ -1,12 +1,14 @@
 """The command line: `acp-tui` opens the supervisor, `acp-tui run` fans a prompt out without a screen.
 
 Start-up cost matters (`run` is benchmarked against a bare ACP client), so nothing heavy is imported
-here: the UI is imported inside the app command, the headless runner inside `run`, and both only
-after the command line and the presets were found valid. Every usage or config error is one line on
+here: each subcommand's module when that command is invoked (`SUBCOMMANDS`), the UI inside the app
+command, the headless runner inside `run`, and both only after the command line and the presets
+were found valid. Every usage or config error is one line on
 stderr and exit status 2, before anything is spawned."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,14 +17,7 @@ from typing import Any
 import click
 
 from acp_tui import __version__
-from acp_tui.cli.apply import apply_command
 from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, secrets_of, settings_of
-from acp_tui.cli.lab import policy, replay
-from acp_tui.cli.probe import probe_command
-from acp_tui.cli.run import run_command
-from acp_tui.cli.schema import schema_command
-from acp_tui.cli.serve import serve_command
-from acp_tui.cli.sessions import sessions_command
 from acp_tui.core.text import one_line
 from acp_tui.settings import paths
 from acp_tui.settings.logs import route_logging
@@ -32,8 +27,35 @@ EXIT_INTERRUPTED = 130
 
 _POINT_AT_HELP = (click.MissingParameter,)  # e.g. `acp-tui run` with no --prompt
 
+# Each subcommand by name: "module:attribute", imported only when that command is invoked (or
+# `--help` lists them), so that the supervisor's first frame pays for none of them.
+SUBCOMMANDS = {
+    "apply": "acp_tui.cli.apply:apply_command",
+    "policy": "acp_tui.cli.lab:policy",
+    "probe": "acp_tui.cli.probe:probe_command",
+    "replay": "acp_tui.cli.lab:replay",
+    "run": "acp_tui.cli.run:run_command",
+    "schema": "acp_tui.cli.schema:schema_command",
+    "serve": "acp_tui.cli.serve:serve_command",
+    "sessions": "acp_tui.cli.sessions:sessions_command",
+}
 
-class _OneLineErrors(click.Group):
+
+class _LazyGroup(click.Group):
+    """Click's documented lazy group: `get_command` imports a subcommand's module on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in SUBCOMMANDS and cmd_name not in self.commands:
+            module, attribute = SUBCOMMANDS[cmd_name].split(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            self.add_command(command)
+        return super().get_command(ctx, cmd_name)
+
+
+class _OneLineErrors(_LazyGroup):
     """Click's usual error display is a usage block plus a hint; ours is one line, no traceback."""
 
     def main(
@@ -112,17 +134,3 @@ def main(
     app = make_app(settings, store=store, reopened=reopened)
     app.run()
     return app.return_code or 0
-
-
-COMMANDS = (
-    run_command,
-    probe_command,
-    apply_command,
-    sessions_command,
-    replay,
-    policy,
-    serve_command,
-    schema_command,
-)
-for command in COMMANDS:
-    main.add_command(command)

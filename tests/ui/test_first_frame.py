@@ -75,8 +75,13 @@ def test_with_a_config_file_the_sdk_still_waits_for_the_first_frame(tmp_path: Pa
 
 def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_show(tmp_path: Path) -> None:
     """Before a round there is no pane to draw: the pane's modules (Markdown's parser and renderer
-    among them) and the screens not shown come with the first round, or when opened."""
+    among them) and the screens not shown come with the first round, or when opened; the command
+    line's subcommands (`run`, `serve`, ...) only when one is invoked."""
     modules = modules_at_first_frame(tmp_path)
+    assert [name for name in modules if name.startswith("acp_tui.cli.")] == [
+        "acp_tui.cli.common",
+        "acp_tui.cli.main",
+    ]
     panes = (
         "acp_tui.ui.widgets.pane_view",
         "acp_tui.ui.widgets.run_pane",
