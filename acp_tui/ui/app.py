@@ -2,10 +2,11 @@
 
 The app holds the settings, the session and the driver that runs its attempts, and the parts that
 each do one of its jobs: the choices for the next runs (`ui.next_runs`: F2's policies, options and
-sandbox; tracing), the session kept as it goes (`ui.kept_session`), the queue of what waits for a
-person (`ui.waiting`), calling them (`ui.calls`), logins (`ui.login`), reloading the config
-(`ui.config_reload`). Its own are the rest: the spares, the exports, and the ways out: quit,
-signals, the terminal going away. Every way out disposes every live run first.
+sandbox; tracing), F2 where they are made (`ui.agents_dialog`), the session kept as it goes
+(`ui.kept_session`), the queue of what waits for a person (`ui.waiting`), calling them
+(`ui.calls`), logins (`ui.login`), reloading the config (`ui.config_reload`). Its own are the rest:
+the spares, the exports, and the ways out: quit, signals, the terminal going away. Every way out
+disposes every live run first.
 
 A permission request of the `ask` policy, or an agent's question, never takes the focus: it is
 queued, the pane says `needs you`, the terminal is called (`ui.calls`), and `a` opens the
@@ -37,6 +38,7 @@ from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
+from acp_tui.ui.agents_dialog import AgentsDialog
 from acp_tui.ui.calls import Calls
 from acp_tui.ui.config_reload import ConfigReload
 from acp_tui.ui.kept_session import KeptSession
@@ -56,7 +58,6 @@ if TYPE_CHECKING:
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # kill, or the terminal went away
 TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the process, at most
 
-AGENTS = "agents"  # F2's installed screen
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 
@@ -91,7 +92,10 @@ class SupervisorApp(App[None]):
         self.calls = Calls(self, settings, lambda: self.main_screen, lambda: self.login.terminal_lent)
         self.waiting = Waiting(self, self.driver.asks, self.calls)
         self.login = Login(self, lambda pane: self.main_screen.rerun(pane))
-        self.config_reload = ConfigReload(self, self.next_runs, lambda: self.main_screen, self.action_agents)
+        self.agents = AgentsDialog(
+            self, self.next_runs, self.session, lambda: self.main_screen, self.want_spares
+        )
+        self.config_reload = ConfigReload(self, self.next_runs, lambda: self.main_screen, self.agents.open)
         self._quitting = False
         self._terminal_gone = False
         self._key_order = KeyOrder(self, super().on_event)
@@ -294,37 +298,7 @@ class SupervisorApp(App[None]):
 
     def action_agents(self) -> None:
         """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""
-        from acp_tui.ui.screens.policy_screen import AgentsChoice
-
-        def apply(chosen: AgentsChoice | None) -> None:
-            if chosen:
-                self.next_runs.choose(chosen)
-                bar = self.main_screen.query_one(PromptBar)
-                bar.show_policies(self.next_runs.policies)
-                if (
-                    chosen.session is not None
-                ):  # one of the agent's own sessions: the next prompt continues it
-                    agent, session = chosen.session
-                    preset = self.next_runs.preset(agent)
-                    where = preset.provider_config(policy="reject").cwd_for(None)  # the policy plays no part
-                    bar.enter_follow_up(self.session.agent_session(preset, session, where))
-                self.want_spares()  # spares of a changed preset are not its next run's
-
-        self.push_screen(self._agents_screen(), apply)
-
-    def _agents_screen(self) -> str:
-        """F2's screen, installed: the one made before while what it shows is unchanged (it is
-        set back to that when it opens), else a new one (sixteen agents are sixteen menus: a
-        second to compose, half a second to take down)."""
-        screen = self.next_runs.agents_screen()
-        kept = self.get_screen(AGENTS) if self.is_screen_installed(AGENTS) else None
-        if isinstance(kept, type(screen)) and kept.shows_the_same(screen):
-            return AGENTS
-        if kept is not None:
-            self.uninstall_screen(AGENTS)
-            kept.remove()  # not in the stack: nothing else takes it down
-        self.install_screen(screen, AGENTS)
-        return AGENTS
+        self.agents.open()
 
     def action_reload_config(self) -> None:
         """ctrl+r: the config file again, for the next runs (`ui.config_reload`)."""
