@@ -1,9 +1,12 @@
 """The supervisor app: what is app-wide, and nothing of the grid (that is the main screen's).
 
-The app holds the settings and the choices made for the next runs (F2's policies, options and
-sandbox; tracing), the session and the driver that runs its attempts, the queue of what waits for a
-person (permission requests, agents' questions), and the app's ways out: quit, signals, the
-terminal going away. Every way out disposes every live run first.
+The app holds the settings, the session and the driver that runs its attempts, and the parts that
+each do one of its jobs: the choices for the next runs (`ui.next_runs`: F2's policies, options and
+sandbox; tracing), F2 where they are made (`ui.agents_dialog`), the session kept as it goes
+(`ui.kept_session`), the queue of what waits for a person (`ui.waiting`), calling them
+(`ui.calls`), logins (`ui.login`), reloading the config (`ui.config_reload`). Its own are the rest:
+the spares, the exports, and the ways out: quit, signals, the terminal going away. Every way out
+disposes every live run first.
 
 A permission request of the `ask` policy, or an agent's question, never takes the focus: it is
 queued, the pane says `needs you`, the terminal is called (`ui.calls`), and `a` opens the
@@ -20,7 +23,6 @@ import os
 import signal
 import time
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -36,26 +38,26 @@ from acp_tui.session.driver import SessionDriver, confined_to
 from acp_tui.settings import paths
 from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
+from acp_tui.ui.agents_dialog import AgentsDialog
 from acp_tui.ui.calls import Calls
+from acp_tui.ui.config_reload import ConfigReload
+from acp_tui.ui.kept_session import KeptSession
 from acp_tui.ui.key_order import KeyOrder
 from acp_tui.ui.login import Login
+from acp_tui.ui.next_runs import NextRuns
 from acp_tui.ui.screens.main_screen import MainScreen
-from acp_tui.ui.welcome import welcome
+from acp_tui.ui.waiting import Waiting
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 
 if TYPE_CHECKING:
-    from acp_tui.core.model import AgentSessionInfo, CommandInfo, ConfigOptionInfo
     from acp_tui.reports.records import RunRecord
     from acp_tui.session.asks import PendingAsk
     from acp_tui.session.saved import SavedSession, SessionStore
-    from acp_tui.settings.provider_config import AcpProviderConfig, SandboxMode
-    from acp_tui.settings.schema import AgentPreset, Settings
-    from acp_tui.ui.screens.policy_screen import AgentsScreen
+    from acp_tui.settings.schema import Settings
 
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # kill, or the terminal went away
 TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the process, at most
 
-AGENTS = "agents"  # F2's installed screen
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 
@@ -74,30 +76,26 @@ class SupervisorApp(App[None]):
         super().__init__()
         self.settings = settings
         self.session = Session()
-        self.driver = SessionDriver(self._configure)
+        self.driver = SessionDriver(lambda attempt: self.next_runs.config_for(attempt.preset, attempt.policy))
         if settings.warm:
             from acp_tui.session.warm import Spares
 
             self.driver.spares = Spares(idle=settings.warm_idle)
         self.driver.on_change = self._attempt_changed
         # The session kept as it goes (`acp-tui --session ID` reopens it): made at its first end.
-        self.store = store
-        self.saved: SavedSession | None = reopened[0] if reopened else None
-        self._reopened = reopened[1] if reopened else []
-        self._kept: set[int] = set()  # attempts whose record the saved session has
-        self.driver.asks.listen(self._ask_changed)
+        self.kept = KeptSession(self, self.session, store, reopened)
         # Choices for the next runs: F2's policy, options and sandbox per preset, tracing.
-        self.policies = {preset.name: preset.policy for preset in settings.presets}
-        self.option_choices: dict[str, dict[str, str]] = {}
-        self.sandboxes: dict[str, SandboxMode] = {}
-        self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
-        self.commands: dict[str, tuple[CommandInfo, ...]] = {}  # per preset: last session's or a probe's
-        self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
+        self.next_runs = NextRuns(lambda: self.settings, self.driver.asks)
         # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
         self.export_dir = settings.export_dir or paths.exports_dir()
         # The bell, desktop notifications and toasts when a run errors, ends or needs the user.
         self.calls = Calls(self, settings, lambda: self.main_screen, lambda: self.login.terminal_lent)
+        self.waiting = Waiting(self, self.driver.asks, self.calls)
         self.login = Login(self, lambda pane: self.main_screen.rerun(pane))
+        self.agents = AgentsDialog(
+            self, self.next_runs, self.session, lambda: self.main_screen, self.want_spares
+        )
+        self.config_reload = ConfigReload(self, self.next_runs, lambda: self.main_screen, self.agents.open)
         self._quitting = False
         self._terminal_gone = False
         self._key_order = KeyOrder(self, super().on_event)
@@ -139,11 +137,11 @@ class SupervisorApp(App[None]):
         if isinstance(driver, SupervisorDriver):
             driver.on_terminal_lost = self.terminal_lost
         bar = self.main_screen.query_one(PromptBar)
-        bar.commands = self.commands
+        bar.commands = self.next_runs.commands
         bar.focus_prompt()
         self.main_screen.update_subtitle()
-        if self.saved is not None:  # a session reopened (a new one is made at its first end)
-            self.run_worker(self._reopen_session(), group="reopen")
+        if self.kept.saved is not None:  # a session reopened (a new one is made at its first end)
+            self.run_worker(self.kept.reopen(self.settings, self.driver, self.main_screen), group="reopen")
 
     def on_ready(self) -> None:
         """The first frame is painted: only now what the first round needs, while the person reads
@@ -189,27 +187,7 @@ class SupervisorApp(App[None]):
         asyncio.get_running_loop().call_later(TERMINAL_LOST_DEADLINE, _exit_now)
         self.run_worker(self.action_quit(), group="quit")
 
-    # The next runs --------------------------------------------------------------------------
-
-    def next_preset(self, agent: str) -> AgentPreset:
-        """The preset as its next run gets it: the config file's, with the options and the sandbox
-        chosen in F2."""
-        from acp_tui.settings.presets import with_options
-
-        preset = with_options(self.settings.preset(agent), self.option_choices.get(agent, {}))
-        sandbox = self.sandboxes.get(agent, preset.sandbox)
-        return preset if sandbox == preset.sandbox else replace(preset, sandbox=sandbox)
-
-    def _configure(self, attempt: Attempt) -> AcpProviderConfig:
-        return self.config_for(attempt.preset, attempt.policy)
-
-    def config_for(self, preset: AgentPreset, policy: str) -> AcpProviderConfig:
-        """The core's config for a run of `preset` with `policy`: `ask` and the agent's questions
-        answered by a person, the tracing of now."""
-        config = self.settings.provider_config(
-            preset, policy_override=policy, ask_handler=self.driver.asks.ask, trace_dir=self.trace_dir
-        )
-        return replace(config, question_handler=self.driver.asks.question)
+    # The spares for the next runs ------------------------------------------------------------
 
     def _renew_spares(self) -> None:
         """Spares as the settings say (`warm`, `warm_idle`), none of the ones before kept: a reload
@@ -231,7 +209,8 @@ class SupervisorApp(App[None]):
         spares = self.driver.spares
         if spares is None or not self.screen_stack:
             return
-        if not self.settings.warm or self.trace_dir:  # traced runs start cold: every trace is a run's
+        next_runs = self.next_runs
+        if not self.settings.warm or next_runs.trace_dir:  # traced runs start cold: every trace is a run's
             spares.want([])
             return
         from acp_tui.session.warm import Wanted
@@ -240,12 +219,12 @@ class SupervisorApp(App[None]):
         with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
             for preset, isolated in self.main_screen.next_round():
                 if preset.spared and not isolated:
-                    config = self.config_for(preset, self.policies.get(preset.name, preset.policy))
+                    config = next_runs.config_for(preset, next_runs.policies.get(preset.name, preset.policy))
                     wanted.append(Wanted(config, config.cwd_for(None)))
             follow_up = self.main_screen.query_one(PromptBar).follow_up
             for previous in self.main_screen.follow_ups_in_view(follow_up):
                 preset, policy = self.main_screen.follow_up_preset(previous)  # exactly the follow-up's
-                config = self.config_for(preset, policy)
+                config = next_runs.config_for(preset, policy)
                 if previous.worktree is not None:
                     config = confined_to(previous.worktree, config)
                 if preset.spared and previous.cwd:
@@ -255,15 +234,10 @@ class SupervisorApp(App[None]):
     # Following the attempts -------------------------------------------------------------------
 
     def _attempt_changed(self, attempt: Attempt) -> None:
-        ended = attempt.result is not None and attempt.id not in self._kept
-        if ended:
-            self._keep(attempt)
+        ended = self.kept.ended(attempt)
         if not self.screen_stack:  # the app is shutting down
             return
-        if attempt.offered:
-            self.offered[attempt.agent] = attempt.offered
-        if attempt.commands:
-            self.commands[attempt.agent] = attempt.commands
+        self.next_runs.seen(attempt)
         pane = self.main_screen.pane_for(attempt)
         if pane is not None:
             pane.show_state()
@@ -275,94 +249,9 @@ class SupervisorApp(App[None]):
             self.calls.ended(attempt, result)
             self.want_spares()  # its follow-up's, while the person reads the answer
 
-    async def _reopen_session(self) -> None:
-        """The saved session's panes as they were; follow-ups (`f`) continue their turns (in their
-        worktrees, where those were kept)."""
-        from acp_tui.reports.records import preset_for
-
-        saved = self.saved
-        assert saved is not None  # the session reopened
-        conversations, skipped = self.session.restore(
-            self._reopened, lambda record: preset_for(record, self.settings)
-        )
-        skipped += saved.damaged
-        if skipped:  # what is left of it reopens; the file keeps every line as it was
-            self.notify(
-                f"Session {saved.id}: skipped {skipped} damaged record{'s' * (skipped != 1)}.",
-                severity="warning",
-                markup=False,
-            )
-        self._kept.update(attempt.id for attempt in self.session.attempts)  # saved already
-        for attempt in conversations:
-            self.driver.reopen_worktree(attempt)  # gone or not ours: `f` says so, and nothing runs
-        if conversations:  # in the grid's order: by round, agents as the config lists them
-            names = self.settings.names
-            place = {name: index for index, name in enumerate(names)}
-            conversations.sort(key=lambda a: (a.round_no, place.get(a.agent, len(names)), a.attempt_no))
-            await self.main_screen.show(conversations)
-
-    def _keep(self, attempt: Attempt) -> None:
-        """The attempt's record in the saved session (made at the first), as it ended."""
-        self._kept.add(attempt.id)
-        if self.store is None:
-            return
-        try:
-            if self.saved is None:
-                self.saved = self.store.new(os.getcwd())
-            self.saved.append(attempt.record(numbered=True))
-        except OSError as exc:  # the session goes on; it is just not kept
-            logging.getLogger(__name__).warning("could not keep the session: %s", exc)
-
-    def _ask_changed(self, pending: PendingAsk) -> None:
-        """A request joined the queue (say so) or left it (close its dialog if it is shown); an open
-        dialog counts the queue as it is now."""
-        from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
-        from acp_tui.ui.screens.question_screen import QuestionScreen
-
-        if not self.screen_stack:
-            return
-        if pending in self.asks:
-            asks = "asks you" if pending.is_question else "needs you"
-            self.calls.alert(f"{pending.agent} {asks}: {pending.what} (a to answer)", "warning", call=True)
-        screen = self.screen
-        if isinstance(screen, PermissionScreen | QuestionScreen):
-            if screen.pending is pending and pending not in self.asks:  # its run stopped asking
-                screen.dismiss(LATER)  # nothing to answer, and no next one opened under the keys
-            elif screen.pending in self.asks:
-                screen.show_queue(self.asks.index(screen.pending) + 1, len(self.asks))
-        self.refresh_bindings()
-
     def action_answer_permission(self) -> None:
-        """`a`: the oldest request or question waiting; once it is answered, the next opens in its
-        place (the keys typed after the answer are aimed at it)."""
-        from acp_tui.core.elicitation import ElicitationAsk
-        from acp_tui.ui.screens.permission_screen import LATER, PermissionScreen
-        from acp_tui.ui.screens.question_screen import QuestionScreen
-
-        if not self.asks:
-            self.notify("No permission request or question is waiting.")
-            return
-        pending = self.asks[0]
-        attempt = pending.attempt
-        label = attempt.label if attempt is not None else ""
-        screen: PermissionScreen | QuestionScreen
-        if isinstance(pending.ask, ElicitationAsk):
-            screen = QuestionScreen(pending.agent, pending.ask, waiting=len(self.asks), label=label)
-        else:
-            policy = attempt.policy if attempt is not None else "ask"
-            screen = PermissionScreen(
-                pending.agent, pending.ask, waiting=len(self.asks), label=label, policy=policy
-            )
-        screen.pending = pending
-
-        def answered(answer: Any) -> None:
-            if answer == LATER:
-                return
-            self.driver.asks.answer(pending, answer)
-            if self.asks:
-                self.action_answer_permission()
-
-        self.push_screen(screen, answered)
+        """`a`: the oldest request or question waiting (`ui.waiting`)."""
+        self.waiting.open_oldest()
 
     def action_cancel_all(self) -> None:
         """`C`: every live run cancelled, once confirmed (the focus on no: `y` confirms)."""
@@ -389,13 +278,7 @@ class SupervisorApp(App[None]):
 
             if isinstance(over, QuitScreen):  # y quits, a second ctrl+c too; any other key stays
                 return action in ("request_quit", "quit")
-        if action == "answer_permission" and self.asks and over is not None:
-            from acp_tui.ui.screens.permission_screen import PermissionScreen
-            from acp_tui.ui.screens.question_screen import QuestionScreen
-
-            # One dialog at a time: the next opens once it is answered.
-            return not isinstance(over, PermissionScreen | QuestionScreen)
-        return bool(self.asks) if action == "answer_permission" else True
+        return self.waiting.may_open(over) if action == "answer_permission" else True
 
     def bell(self) -> None:
         if not self.login.terminal_lent:  # the login's terminal is not ours to ring
@@ -415,155 +298,28 @@ class SupervisorApp(App[None]):
 
     def action_agents(self) -> None:
         """F2, the agents: each preset's policy and options (mode, model, ...) for the next runs."""
-        from acp_tui.ui.screens.policy_screen import AgentsChoice
-
-        def apply(chosen: AgentsChoice | None) -> None:
-            if chosen:
-                self.policies.update(chosen.policies)
-                self.option_choices.update(chosen.options)
-                self.sandboxes.update(chosen.sandboxes)
-                bar = self.main_screen.query_one(PromptBar)
-                bar.show_policies(self.policies)
-                if (
-                    chosen.session is not None
-                ):  # one of the agent's own sessions: the next prompt continues it
-                    agent, session = chosen.session
-                    preset = self.next_preset(agent)
-                    where = preset.provider_config(policy="reject").cwd_for(None)  # the policy plays no part
-                    bar.enter_follow_up(self.session.agent_session(preset, session, where))
-                self.want_spares()  # spares of a changed preset are not its next run's
-
-        self.push_screen(self._agents_screen(), apply)
-
-    def _agents_screen(self) -> str:
-        """F2's screen, installed: the one made before while what it shows is unchanged (it is
-        set back to that when it opens), else a new one (sixteen agents are sixteen menus: a
-        second to compose, half a second to take down)."""
-        screen = self._new_agents_screen()
-        kept = self.get_screen(AGENTS) if self.is_screen_installed(AGENTS) else None
-        if isinstance(kept, type(screen)) and kept.shows_the_same(screen):
-            return AGENTS
-        if kept is not None:
-            self.uninstall_screen(AGENTS)
-            kept.remove()  # not in the stack: nothing else takes it down
-        self.install_screen(screen, AGENTS)
-        return AGENTS
-
-    def _new_agents_screen(self) -> AgentsScreen:
-        from acp_tui.ui.screens.policy_screen import AgentRow, AgentsScreen
-
-        rows = [
-            AgentRow(
-                name,
-                self.policies.get(name, self.settings.preset(name).policy),
-                dict(self.next_preset(name).options),
-                self.offered.get(name, ()),
-                self.next_preset(name).sandbox,
-            )
-            for name in self.settings.names
-        ]
-        rules = {name: policy.describe() for name, policy in self.settings.policies.items()}
-        return AgentsScreen(rows, self.settings.policy_names, rules, self.probe_agent, self.agent_sessions)
-
-    async def probe_agent(self, agent: str) -> tuple[tuple[ConfigOptionInfo, ...], str | None]:
-        """`acp-tui probe` on a preset: the options it offers (kept for F2), or the error."""
-        from acp_tui.core.model import CommandInfo
-        from acp_tui.session.providers import describer_for
-        from acp_tui.ui.screens.policy_screen import offered_of
-
-        if agent not in self.settings.names:
-            return (), "no longer in the config"
-        preset = self.next_preset(agent)
-        config = self.settings.provider_config(preset, policy_override="reject")
-        record, _created = await describer_for(preset.provider)(config, lambda _: None)
-        offered = offered_of(record)
-        if offered:
-            self.offered[agent] = offered
-        if record["commands"]:
-            self.commands[agent] = tuple(CommandInfo(**command) for command in record["commands"])
-        error = record.get("error")
-        return offered, error if isinstance(error, str) else None
-
-    async def agent_sessions(self, agent: str) -> tuple[tuple[AgentSessionInfo, ...], str | None]:
-        """The sessions a preset's agent keeps (`session/list`), or why none could be listed."""
-        from acp_tui.acp.agent_sessions import agent_sessions
-
-        if agent not in self.settings.names:
-            return (), "no longer in the config"
-        preset = self.next_preset(agent)
-        config = self.settings.provider_config(preset, policy_override="reject")
-        return await agent_sessions(config, provider=preset.provider)
+        self.agents.open()
 
     def action_reload_config(self) -> None:
-        """ctrl+r: the config file again, for the next runs. A bad file changes nothing."""
-        from acp_tui.settings.reload import Choices, reload
-        from acp_tui.settings.schema import ConfigError
-
+        """ctrl+r: the config file again, for the next runs (`ui.config_reload`)."""
         old = self.settings
-        if old.source is None:
-            self.notify("No config file to reload: these are the demo agents.", severity="warning")
+        read = self.config_reload.read(old)
+        if read is None:
             return
-        chosen = Choices(self.policies, self.option_choices, self.sandboxes, self.offered)
-        try:
-            new, kept, overruled = reload(old, chosen)
-        except ConfigError as exc:
-            self.notify(f"Config not reloaded: {text.safe_notice(str(exc))}", severity="error", markup=False)
-            return
-        self.settings = new
-        self.policies.clear()  # the prompt bar shows this very dict
-        self.policies.update(kept.policies)
-        self.option_choices, self.sandboxes, self.offered = kept.options, kept.sandboxes, kept.offered
-        self.calls.configure(new)
-        self.export_dir = new.export_dir or paths.exports_dir()
+        self.settings, overruled = read
+        self.calls.configure(self.settings)
+        self.export_dir = self.settings.export_dir or paths.exports_dir()
         self._renew_spares()
-        self.run_worker(self._settings_reloaded(old, overruled))
-
-    async def _settings_reloaded(self, old: Settings, overruled: list[str]) -> None:
-        if self.settings.names != old.names:
-            await self._rebuild_prompt_bar()
-        else:
-            self.main_screen.query_one(PromptBar).show_policies(self.policies)
-        self.main_screen.runs.show_welcome(welcome(self.settings))
-        from acp_tui.ui.screens.policy_screen import AgentsScreen
-
-        if isinstance(self.screen, AgentsScreen):  # reloaded from F2: show the new file there
-            self.screen.dismiss(None)
-            self.action_agents()
-        wins = f"; the file's policy wins over F2's: {', '.join(overruled)}" if overruled else ""
-        self.notify(
-            text.safe_notice(
-                f"Config reloaded from {self.settings.source}: {len(self.settings.presets)} agents, "
-                f"{len(self.settings.policies)} named policies (for the next runs){wins}"
-            ),
-            markup=False,
-            timeout=10 if overruled else 5,
-        )
-
-    async def _rebuild_prompt_bar(self) -> None:
-        """Agents were added or removed: a prompt bar with the new ones, the prompt text kept."""
-        bar = self.main_screen.query_one(PromptBar)
-        typed = bar.value
-        focused = bar.area.has_focus
-        # The checks stay as they were; an agent the file added comes checked.
-        checked = {*bar.selected(), *(name for name in self.settings.names if name not in bar.policies)}
-        new = PromptBar(self.policies, self.settings.prompt, checked)
-        new.commands = self.commands
-        await self.main_screen.mount(new, after=bar)
-        if bar.sandbox:  # never unconfined by a reload
-            new.toggle_sandbox()
-        await bar.remove()
-        new.area.text = typed
-        if focused:
-            new.focus_prompt()
+        self.run_worker(self.config_reload.show(old, self.settings, overruled))
 
     def action_toggle_tracing(self) -> None:
-        if self.trace_dir:
-            self.trace_dir = None
+        if self.next_runs.trace_dir:
+            self.next_runs.trace_dir = None
             self.notify("Protocol traces off for new runs.")
         else:
-            self.trace_dir = str(paths.traces_dir())
+            traces = self.next_runs.trace_dir = str(paths.traces_dir())
             self.notify(
-                f"New runs write protocol traces to {text.safe_notice(self.trace_dir)} (t shows a pane's).",
+                f"New runs write protocol traces to {text.safe_notice(traces)} (t shows a pane's).",
                 markup=False,
             )
         self.want_spares()  # traced or not, a spare is made for its exact config

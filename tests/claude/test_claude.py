@@ -313,8 +313,8 @@ async def test_the_apps_probe_describes_claude_code_and_keeps_its_commands(
     claude = AgentPreset("claude", "claude", provider="claude", env=env, cwd=str(tmp_path))
     app = SupervisorApp(settings(claude))
     async with app.run_test(size=(120, 36)):
-        offered, error = await app.probe_agent("claude")
+        offered, error = await app.next_runs.probe("claude")
         assert error is None
         assert [option.id for option in offered] == ["model", "mode"]
-        assert "compact" in [command.name for command in app.commands["claude"]]
+        assert "compact" in [command.name for command in app.next_runs.commands["claude"]]
     assert api.requests == []

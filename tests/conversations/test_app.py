@@ -235,7 +235,7 @@ async def test_the_spare_of_a_confined_turns_follow_up_is_confined_too(tmp_path:
         pane = panes(app)["kept"]
         assert pane.attempt.record().sandbox == "workspace" and pane.attempt.result is not None
         assert pane.attempt.result.output == "turn 1: first", pane.attempt.result.error
-        app.sandboxes["kept"] = "none"  # as F2 would
+        app.next_runs.sandboxes["kept"] = "none"  # as F2 would
         pane.focus()
         await pilot.press("f")
         spares = app.driver.spares

@@ -139,7 +139,7 @@ async def test_slash_shows_the_checked_agents_commands_and_completes_one() -> No
         assert not menu.shown  # no agent has said what it offers yet
         await pilot.press("backspace", *"hello", "enter")
         await wait_until(pilot, all_finished(app))
-        await wait_until(pilot, lambda: set(app.commands) == {"a", "b"})
+        await wait_until(pilot, lambda: set(app.next_runs.commands) == {"a", "b"})
         app.main_screen.action_focus_prompt()
         await pilot.press("ctrl+u", "/")
         assert [(o.command.name, o.agents) for o in menu.offers] == [
@@ -172,7 +172,7 @@ async def test_a_boolean_option_is_a_switch_in_f2_and_the_next_run_gets_it() -> 
         switch.focus()
         await pilot.press("space", "enter")  # on, and applied
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
-        assert app.option_choices["feat"] == {"fast": "true"}
+        assert app.next_runs.option_choices["feat"] == {"fast": "true"}
         app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.session.attempts) == 2 and all_finished(app)())

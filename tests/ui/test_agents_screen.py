@@ -57,7 +57,7 @@ async def test_f2_offers_the_modes_of_the_last_session_and_the_next_run_uses_the
         mode.value = "read-only"
         await pilot.click("#apply")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
-        assert app.option_choices == {"pong": {"mode": "read-only"}}
+        assert app.next_runs.option_choices == {"pong": {"mode": "read-only"}}
         app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.query(RunPane)) == 2 and all_finished(app)())
@@ -80,7 +80,7 @@ async def test_probe_fills_the_options_before_any_run() -> None:
         await pilot.press("p")
         await wait_until(pilot, lambda: bool(screen.rows[0].offered))
         await wait_until(pilot, lambda: option_select(screen, 0, "model").value == "demo-fast")
-        assert {info.id for info in app.offered["pong"]} == {"mode", "model"}
+        assert {info.id for info in app.next_runs.offered["pong"]} == {"mode", "model"}
 
 
 def write_config(path: Path, rule_action: str, *names: str) -> None:
@@ -114,7 +114,7 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
             pilot, lambda: "Policy allow" in str(app.screen.query_one("#rules", Static).render())
         )
         await pilot.press("escape")  # nothing applied
-        assert app.policies == {"one": "mine"}
+        assert app.next_runs.policies == {"one": "mine"}
         app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))

@@ -165,7 +165,7 @@ async def test_r_adds_an_attempt_beside_the_old_one_and_the_export_holds_both(tm
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
-        app.policies["echo"] = "allow"  # as the policy screen would
+        app.next_runs.policies["echo"] = "allow"  # as the policy screen would
         await pilot.press("r")
         await wait_until(pilot, lambda: len(pane_list(app)) == 2 and all_finished(app)())
         old, new = pane_list(app)

@@ -621,8 +621,8 @@ async def test_f2_by_keyboard_shows_the_focus_and_enter_applies() -> None:
         assert app.focused is screen.query_one("#sandbox-0", Toggle)
         await pilot.press("space", "enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
-        assert app.policies == {"one": "allow", "two": "reject"}
-        assert app.sandboxes == {"one": "workspace", "two": "none"}
+        assert app.next_runs.policies == {"one": "allow", "two": "reject"}
+        assert app.next_runs.sandboxes == {"one": "workspace", "two": "none"}
 
 
 async def test_a_reload_that_changes_a_policy_wins_over_an_earlier_f2_choice(tmp_path: Path) -> None:
@@ -630,12 +630,13 @@ async def test_a_reload_that_changes_a_policy_wins_over_an_earlier_f2_choice(tmp
     write_config(config, scripted_agent_toml("one") + scripted_agent_toml("two"))
     app = SupervisorApp(load_settings(config))
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        app.policies.update(one="allow", two="allow")  # as F2 would
+        app.next_runs.policies.update(one="allow", two="allow")  # as F2 would
         write_config(config, scripted_agent_toml("one", policy="allow-once") + scripted_agent_toml("two"))
         app.clear_notifications()
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: any("Config reloaded" in note for note in toasts(app)))
-        assert app.policies == {"one": "allow-once", "two": "allow"}  # the file changed one, not two
+        # The file changed one, not two.
+        assert app.next_runs.policies == {"one": "allow-once", "two": "allow"}
         [note] = [note for note in toasts(app) if "Config reloaded" in note]
         assert "the file's policy wins over F2's: one allow-once (not allow)" in note
 

@@ -85,7 +85,7 @@ async def test_a_policy_picked_before_running_applies_to_the_next_run() -> None:
         app.screen.query_one(Select).value = "allow"
         await pilot.click("#apply")
         await wait_until(pilot, lambda: not isinstance(app.screen, PolicyScreen))
-        assert app.policies == {"agent": "allow"}
+        assert app.next_runs.policies == {"agent": "allow"}
         app.main_screen.action_focus_prompt()
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))

@@ -71,12 +71,12 @@ async def test_f2_is_opened_again_as_it_was_left_only_when_nothing_changed() -> 
         policy.value = "allow"  # changed, then escape: nothing applied
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
-        assert app.policies["first"] == "reject"
+        assert app.next_runs.policies["first"] == "reject"
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         assert app.screen is screen  # the same screen, not composed again...
         assert screen.query(Select).first().value == "reject"  # ...showing what the next runs get
-        app.policies["first"] = "allow"  # as applying would: what it shows changed
+        app.next_runs.policies["first"] = "allow"  # as applying would: what it shows changed
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
         await pilot.press("f2")

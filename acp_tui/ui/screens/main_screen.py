@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from acp_tui.session.driver import SessionDriver
     from acp_tui.settings.schema import AgentPreset, Settings
     from acp_tui.ui.login import Login
+    from acp_tui.ui.next_runs import NextRuns
     from acp_tui.ui.widgets.run_pane import RunPane
 
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
@@ -55,9 +56,7 @@ class Shell(Protocol):
     settings: Settings
     session: Session
     driver: SessionDriver
-    policies: dict[str, str]
-
-    def next_preset(self, agent: str) -> AgentPreset: ...
+    next_runs: NextRuns
 
     def want_spares(self) -> None: ...
 
@@ -85,7 +84,7 @@ class MainScreen(GridScreen):
         self._header = Header()
         yield self._header
         # `--agent NAME` checks exactly the presets it named; no `--agent`, every one.
-        yield PromptBar(app.policies, app.settings.prompt, app.settings.selected or None)
+        yield PromptBar(app.next_runs.policies, app.settings.prompt, app.settings.selected or None)
         yield RunsGrid(welcome(app.settings))
         yield KeyFooter()
 
@@ -135,10 +134,10 @@ class MainScreen(GridScreen):
         self, prompt: str, agents: list[str], worktree: bool = False, sandbox: bool = False
     ) -> None:
         app = self.supervisor
-        presets = [app.next_preset(agent) for agent in agents]
+        presets = [app.next_runs.preset(agent) for agent in agents]
         if sandbox:  # the prompt bar's box confines every agent of the round
             presets = [replace(preset, sandbox="workspace") for preset in presets]
-        attempts = app.session.new_round(prompt, presets, app.policies, worktree=worktree)
+        attempts = app.session.new_round(prompt, presets, app.next_runs.policies, worktree=worktree)
         panes = await self.show(attempts)
         app.want_spares()  # the next round's spares, for those just taken
         self.set_focus(panes[0], scroll_visible=False)
@@ -165,10 +164,12 @@ class MainScreen(GridScreen):
         """A new attempt beside the old one: same prompt, the agent's policy and options of now."""
         app = self.supervisor
         known = old.agent in app.settings.names  # else removed by a reload: as it was
-        preset = app.next_preset(old.agent) if known else old.attempt.preset
+        preset = app.next_runs.preset(old.agent) if known else old.attempt.preset
         if old.attempt.preset.sandbox == "workspace":  # the same again: never unconfined by a re-run
             preset = replace(preset, sandbox="workspace")
-        attempt = app.session.retry(old.attempt, app.policies.get(old.agent, old.attempt.policy), preset)
+        attempt = app.session.retry(
+            old.attempt, app.next_runs.policies.get(old.agent, old.attempt.policy), preset
+        )
         [pane] = await self.show([attempt], after=old)
         self.set_focus(pane)
 
@@ -185,10 +186,10 @@ class MainScreen(GridScreen):
         choices too), confined if `previous` was."""
         app = self.supervisor
         known = previous.agent in app.settings.names  # else removed by a reload: as it was
-        preset = app.next_preset(previous.agent) if known else previous.preset
+        preset = app.next_runs.preset(previous.agent) if known else previous.preset
         if previous.preset.sandbox == "workspace":  # never unconfined by a follow-up
             preset = replace(preset, sandbox="workspace")
-        return preset, app.policies.get(previous.agent, previous.policy)
+        return preset, app.next_runs.policies.get(previous.agent, previous.policy)
 
     async def follow_up(self, previous: Attempt, prompt: str) -> None:
         """The next turn of `previous`'s conversation, in its pane (reopened if it was closed)."""
@@ -290,7 +291,7 @@ class MainScreen(GridScreen):
         """The presets the next round goes to (the checked agents, as F2 and the boxes make them),
         each with whether it runs in a worktree."""
         app, bar = self.supervisor, self.query_one(PromptBar)
-        presets = [app.next_preset(agent) for agent in bar.selected() if agent in app.settings.names]
+        presets = [app.next_runs.preset(agent) for agent in bar.selected() if agent in app.settings.names]
         if bar.sandbox:
             presets = [replace(preset, sandbox="workspace") for preset in presets]
         return [(preset, bar.worktree or preset.isolation == "worktree") for preset in presets]
