@@ -18,6 +18,7 @@ masked wherever the agent's words are shown. A follow-up sends its message in th
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -58,8 +59,8 @@ class A2aSubagentRun(ProviderRun):
         self.advance(Phase.INITIALIZING)
         # No read timeout: a silent agent is the idle timeout's business, and a slow one is none.
         timeout = httpx.Timeout(None, connect=self.config.handshake_timeout)
-        headers = dict(self.config.headers)
-        async with httpx.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False) as http:
+        hooks = {"request": [headers_for(self.config.url or "", self.config.headers)]}
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, event_hooks=hooks) as http:
             return await self._card_and_task(http)
 
     async def _card_and_task(self, http: httpx.AsyncClient) -> Outcome:
@@ -135,3 +136,18 @@ class A2aSubagentRun(ProviderRun):
             "session_id": context,
             "continuation": "resume" if context else None,
         }
+
+
+def headers_for(url: str, headers: Mapping[str, str]) -> Callable[[httpx.Request], Awaitable[None]]:
+    """A request hook giving the preset's `headers` (its credentials) to requests for `url`'s
+    origin only: the agent card names where the task goes, and it may name another host."""
+    import httpx
+
+    ours = httpx.URL(url)
+
+    async def add(request: httpx.Request) -> None:
+        there = request.url
+        if (there.scheme, there.host, there.port) == (ours.scheme, ours.host, ours.port):
+            request.headers.update(headers)
+
+    return add

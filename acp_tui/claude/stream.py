@@ -12,6 +12,8 @@ its `tool_use`, asked about, ended by its `tool_result`), its kind counted. The 
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -153,7 +155,7 @@ class TurnStream(Conversation):
             self.session_id = session
 
     def _result(self, result: ResultMessage) -> None:
-        self.result = result
+        self.result = result = _checked(result)
         self.session_id = result.session_id or self.session_id
         tokens = result.usage or {}
         used = sum(value for key in CONTEXT_TOKENS if isinstance(value := tokens.get(key), int))
@@ -180,3 +182,30 @@ def _commands(listed: Any) -> tuple[CommandInfo, ...]:
 
 def _strings(values: list[Any]) -> tuple[str, ...]:
     return tuple(value for value in values if isinstance(value, str))
+
+
+def _checked(result: ResultMessage) -> ResultMessage:
+    """The result with each field of the type it declares: the SDK builds it from the CLI's JSON
+    unchecked, and a cost that is a string would raise where it is added up."""
+    cost: Any = result.total_cost_usd
+    finite = isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost)
+    model_usage: Any = result.model_usage
+    if isinstance(model_usage, dict):
+        model_usage = {k: v for k, v in model_usage.items() if isinstance(v, dict)}
+    errors: Any = result.errors
+    return dataclasses.replace(
+        result,
+        subtype=_text(result.subtype) or "error",
+        is_error=result.is_error if isinstance(result.is_error, bool) else True,
+        session_id=_text(result.session_id) or "",
+        stop_reason=_text(result.stop_reason),
+        result=_text(result.result),
+        total_cost_usd=float(cost) if finite else None,
+        usage=result.usage if isinstance(result.usage, dict) else None,
+        model_usage=model_usage if isinstance(model_usage, dict) else None,
+        errors=[e for e in errors if isinstance(e, str)] if isinstance(errors, list) else None,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

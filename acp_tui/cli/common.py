@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -13,6 +14,19 @@ import click
 
 from acp_tui.settings.load import load_settings
 from acp_tui.settings.schema import AgentPreset, ConfigError, Settings
+
+
+class PositiveNumber(click.FloatRange):
+    """A number above 0 and finite (click's range lets `nan` and `inf` through)."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0, min_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 AGENT_HELP = "An agent: a preset NAME, or 'NAME=COMMAND ARGS' for a new one. Repeatable."
 CONFIG_HELP = "Agent presets (TOML). Default: agents.toml in the user config dir, else the demo agents."

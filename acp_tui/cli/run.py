@@ -13,6 +13,7 @@ import click
 
 from acp_tui.cli.common import (
     AGENT_HELP,
+    PositiveNumber,
     config_option,
     done,
     remote_option,
@@ -77,13 +78,13 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=PositiveNumber(),
     metavar="SECONDS",
     help="Dispose a run that outlives this; it ends aborted.",
 )
 @click.option(
     "--budget-usd",
-    type=click.FloatRange(min=0, min_open=True),
+    type=PositiveNumber(),
     metavar="AMOUNT",
     help="Cancel a run once the cost its agent reports passes AMOUNT US dollars (every agent of this "
     "run; it ends aborted, its error naming the budget).",

@@ -33,7 +33,8 @@ class ProbeRun(CodexSubagentRun):
         models: list[str] = []
         cursor: Any = None
         for _ in range(MAX_PAGES):
-            page = frames.mapping(await peer.request("model/list", {"cursor": cursor}))
+            with self.deadlines.handshake_step():  # an app-server that never answers ends the probe
+                page = frames.mapping(await peer.request("model/list", {"cursor": cursor}))
             models += [m["id"] for m in frames.objects(page.get("data")) if isinstance(m.get("id"), str)]
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str):

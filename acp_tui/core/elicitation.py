@@ -46,6 +46,10 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
 
+# RFC 3986's authority: userinfo@host:port, only the characters it allows there (no `\`, no space).
+_AUTHORITY = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:%@\[\]]*")
+
+
 @dataclass(frozen=True)
 class Choice:
     value: str  # goes back to the agent as it came
@@ -82,7 +86,9 @@ class FormField:
             return default if any(c.value == default for c in self.choices) else None
         if self.kind == "choices":
             values = {c.value for c in self.choices}
-            return tuple(v for v in default if v in values) if isinstance(default, list) else ()
+            if not isinstance(default, list):
+                return ()
+            return tuple(v for v in default if isinstance(v, str) and v in values)
         if self.kind in ("number", "integer") and _is_number(default):
             return _number_text(default)
         return default if self.kind == "string" and isinstance(default, str) else ""
@@ -203,11 +209,15 @@ class ElicitationAsk:
 
     @property
     def host(self) -> str:
-        """The URL's host, which the person must see before they go there."""
+        """The URL's host, which the person must see before they go there; "" when a browser could
+        read it otherwise (`https://evil.example\\@github.com/`: a browser's `\\` is a `/`)."""
         try:
-            return urlsplit(self.url or "").hostname or ""
+            parts = urlsplit(self.url or "")
         except ValueError:
             return ""
+        if not _AUTHORITY.fullmatch(parts.netloc):
+            return ""
+        return parts.hostname or ""
 
 
 @dataclass(frozen=True)

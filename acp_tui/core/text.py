@@ -15,14 +15,15 @@ from __future__ import annotations
 import re
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-_CONTROL_CODES = (*(c for c in range(0x20) if c not in (0x09, 0x0A)), *range(0x7F, 0xA0), *_BIDI)
+# What a terminal acts on (newline and tab aside): shown as escapes, never written as they are.
+CONTROL_CODES = (*(c for c in range(0x20) if c not in (0x09, 0x0A)), *range(0x7F, 0xA0), *_BIDI)
 
 
 def _escape(code: int) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-_VISIBLE = str.maketrans({code: _escape(code) for code in _CONTROL_CODES})
+_VISIBLE = str.maketrans({code: _escape(code) for code in CONTROL_CODES})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

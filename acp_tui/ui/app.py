@@ -30,6 +30,7 @@ from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from acp_tui import compat
 from acp_tui.core.text import without_surrogates
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # kill, or the terminal went away
 TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the process, at most
 
+# The app's own tasks, whose failure is a toast (a pane's own worker says so in the pane).
+FAILS_IN_A_TOAST = frozenset({"reopen", "compare", "close", "apply", "login", "reload"})
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
 
 
@@ -141,7 +144,19 @@ class SupervisorApp(App[None]):
         bar.focus_prompt()
         self.main_screen.update_subtitle()
         if self.kept.saved is not None:  # a session reopened (a new one is made at its first end)
-            self.run_worker(self.kept.reopen(self.settings, self.driver, self.main_screen), group="reopen")
+            self.run_worker(
+                self.kept.reopen(self.settings, self.driver, self.main_screen),
+                group="reopen",
+                exit_on_error=False,
+            )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A task of the app's that failed (a reopen, a compare, a close, an apply, a login, a
+        reload) says so in a toast: never the app's end."""
+        worker = event.worker
+        if event.state is WorkerState.ERROR and worker.group in FAILS_IN_A_TOAST:
+            said = text.safe_notice(f"{type(worker.error).__name__}: {worker.error}")
+            self.notify(f"{worker.group.capitalize()} failed: {said}", severity="error", markup=False)
 
     def on_ready(self) -> None:
         """The first frame is painted: only now what the first round needs, while the person reads
@@ -244,7 +259,7 @@ class SupervisorApp(App[None]):
         self.main_screen.update_subtitle()
         result = attempt.result
         if result is not None:
-            self.run_worker(self.main_screen.diffs.follow(attempt), group="compare")
+            self.run_worker(self.main_screen.diffs.follow(attempt), group="compare", exit_on_error=False)
         if ended and result is not None:
             self.calls.ended(attempt, result)
             self.want_spares()  # its follow-up's, while the person reads the answer
@@ -310,7 +325,9 @@ class SupervisorApp(App[None]):
         self.calls.configure(self.settings)
         self.export_dir = self.settings.export_dir or paths.exports_dir()
         self._renew_spares()
-        self.run_worker(self.config_reload.show(old, self.settings, overruled))
+        self.run_worker(
+            self.config_reload.show(old, self.settings, overruled), group="reload", exit_on_error=False
+        )
 
     def action_toggle_tracing(self) -> None:
         if self.next_runs.trace_dir:

@@ -19,26 +19,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 
+from acp_tui.core.text import CONTROL_CODES, without_surrogates
 from acp_tui.settings.schema import Notify
 
 BEL = "\x07"
 ESC = "\x1b"
 TEXT_CHARS = 200  # a notification is a line, not a document
-_UNSAFE = (
-    *range(0x20),
-    *range(0x7F, 0xA0),
-    0x061C,
-    0x200E,
-    0x200F,
-    *range(0x202A, 0x202F),
-    *range(0x2066, 0x206A),
-)
-_SAFE = str.maketrans(dict.fromkeys(_UNSAFE, " "))
+_SAFE = str.maketrans(dict.fromkeys((0x09, 0x0A, *CONTROL_CODES), " "))
 
 
 def safe(text: str, limit: int = TEXT_CHARS) -> str:
     """`text` as it can go inside an OSC: no control or bidi character, one line, cut to `limit`."""
-    return " ".join(text.translate(_SAFE).split())[:limit]
+    return " ".join(without_surrogates(text).translate(_SAFE).split())[:limit]
 
 
 def prefers_osc777(env: Mapping[str, str]) -> bool:

@@ -88,7 +88,14 @@ class ConfigReload:
         await grid.mount(new, after=bar)
         if bar.sandbox:  # never unconfined by a reload
             new.toggle_sandbox()
+        if bar.worktree:
+            new.toggle_worktree()
+        elsewhere = grid.app.focused if not focused else None
+        if bar.follow_up is not None and bar.follow_up.agent in settings.names:
+            new.enter_follow_up(bar.follow_up)  # which takes the focus: given back below
         await bar.remove()
         new.area.text = typed
         if focused:
             new.focus_prompt()
+        elif elsewhere is not None and elsewhere.is_attached:
+            elsewhere.focus()

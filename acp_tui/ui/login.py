@@ -37,7 +37,7 @@ class Login:
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.app.run_worker(self._log_in(pane, argv), group="login")
+                self.app.run_worker(self._log_in(pane, argv), group="login", exit_on_error=False)
 
         self.app.push_screen(LoginConfirmScreen(pane.agent, argv), answered)
 

@@ -213,3 +213,21 @@ async def test_a_garbled_stream_ends_error_with_the_partial_answer_as_it_came() 
         thread.join()
     assert (result.stop_reason, result.output) == (SubagentStopReason.ERROR, TEXT)
     assert result.error and result.error.startswith("the task failed: Invalid JSON-RPC response in SSE")
+
+
+async def test_the_presets_headers_go_to_its_url_s_origin_only() -> None:
+    """The agent card names where the task goes: another host named there gets no credential."""
+    import httpx
+
+    from acp_tui.a2a.run import headers_for
+
+    add = headers_for("http://127.0.0.1:8000/agent", {"Authorization": "Bearer s3cret"})
+    ours, theirs = (
+        httpx.Request("POST", "http://127.0.0.1:8000/rpc"),
+        httpx.Request("POST", "http://evil.example/"),
+    )
+    other_port = httpx.Request("POST", "http://127.0.0.1:9000/rpc")
+    for request in (ours, theirs, other_port):
+        await add(request)
+    assert ours.headers["Authorization"] == "Bearer s3cret"
+    assert "Authorization" not in theirs.headers and "Authorization" not in other_port.headers

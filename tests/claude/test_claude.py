@@ -318,3 +318,34 @@ async def test_the_apps_probe_describes_claude_code_and_keeps_its_commands(
         assert [option.id for option in offered] == ["model", "mode"]
         assert "compact" in [command.name for command in app.next_runs.commands["claude"]]
     assert api.requests == []
+
+
+def test_a_result_of_the_wrong_shapes_is_read_as_its_types_say() -> None:
+    """The SDK builds the result from the CLI's JSON unchecked: a string cost, a list stop reason,
+    a non-dict usage would raise where they are added up or mapped."""
+    from typing import Any
+
+    from claude_agent_sdk import ResultMessage
+
+    from acp_tui.claude.stream import _checked
+
+    wrong: Any = {"subtype": "success", "duration_ms": 1, "duration_api_ms": 1, "is_error": "no"}
+    result = _checked(
+        ResultMessage(
+            **wrong,
+            num_turns=1,
+            session_id=["x"],  # type: ignore[arg-type]
+            stop_reason=["end_turn"],  # type: ignore[arg-type]
+            total_cost_usd="0.5",  # type: ignore[arg-type]
+            usage=[1],  # type: ignore[arg-type]
+            model_usage={"m": 3},  # type: ignore[dict-item]
+            errors=[1, "said"],  # type: ignore[list-item]
+        )
+    )
+    assert (result.is_error, result.session_id, result.stop_reason, result.total_cost_usd) == (
+        True,
+        "",
+        None,
+        None,
+    )
+    assert (result.usage, result.model_usage, result.errors) == (None, {}, ["said"])

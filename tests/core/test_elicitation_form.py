@@ -134,6 +134,9 @@ def test_the_url_s_host_is_what_the_person_must_see() -> None:
     ask = ElicitationAsk("url", "Sign in", url="https://auth.example.com:8443/login?next=https://evil.test")
     assert ask.host == "auth.example.com"
     assert ElicitationAsk("url", "x", url="http://[::1").host == ""
+    # A browser reads `\\` as `/`: it goes to evil.example, which urlsplit calls userinfo.
+    assert ElicitationAsk("url", "x", url="https://evil.example\\@github.com/").host == ""
+    assert ElicitationAsk("url", "x", url="https://user@github.com/").host == "github.com"
 
 
 JSON = st.recursive(

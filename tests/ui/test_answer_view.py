@@ -311,3 +311,15 @@ async def test_a_growing_answer_lays_out_the_screen_only_when_its_scrollbar_appe
         assert view.text == text
         assert shown(view)[-2] == "line 199 of a growing answer"
         assert view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y  # pinned to the end
+
+
+def test_a_link_in_an_answer_shows_where_it_leads_and_is_no_hyperlink() -> None:
+    """An agent's `[text](target)` in the terminal's hyperlink would hide its target behind the text."""
+    from rich.console import Console
+
+    from acp_tui.ui.widgets.answer_document import _template
+
+    console = Console(width=80, record=True, force_terminal=True)
+    markdown = type(_template)("[github.com/x](https://evil.example/)", hyperlinks=_template.hyperlinks)
+    console.print(markdown)
+    assert "evil.example" in console.export_text() and "\x1b]8;" not in console.export_text(styles=True)

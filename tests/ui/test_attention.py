@@ -48,3 +48,8 @@ def test_notify_off_bell_or_all() -> None:
         attention.call("a question from ed")
         attention.bell()
     assert written == ["\x07", "\x07", "\x07\x1b]9;acp-tui: a question from ed\x07", "\x07"]
+
+
+def test_a_lone_surrogate_goes_nowhere_near_the_terminal() -> None:
+    assert "\ud800" not in safe("done \ud800 now")
+    notification("done \ud800 now", {}).encode()  # what is written can be written

@@ -223,7 +223,7 @@ class MainScreen(GridScreen):
         else:
             self.action_focus_prompt()
         for pane in closing:
-            self.run_worker(self._dispose(pane.attempt), group="close")
+            self.run_worker(self._dispose(pane.attempt), group="close", exit_on_error=False)
 
     async def _dispose(self, attempt: Attempt) -> None:
         left = await self.supervisor.driver.close(attempt)

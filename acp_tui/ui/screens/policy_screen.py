@@ -272,6 +272,8 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         status.update(text.line(f"probing {row.name}…"))
         try:
             offered, error = await self.prober(row.name)
+        except Exception as exc:  # said on its line, not lost in the worker
+            offered, error = (), f"{type(exc).__name__}: {exc}"
         finally:
             button.disabled = False
         if error:

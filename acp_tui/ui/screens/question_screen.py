@@ -34,6 +34,7 @@ from acp_tui.core.elicitation import (
     Entry,
     FormField,
 )
+from acp_tui.core.text import visible
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 
@@ -258,7 +259,7 @@ def _input(form_field: FormField, widget_id: str, required: str) -> Widget:
         "integer" if form_field.kind == "integer" else "number" if form_field.kind == "number" else "text"
     )
     placeholder = PLACEHOLDERS.get(form_field.format or "", "")
-    value = initial if isinstance(initial, str) else ""
+    value = visible(initial) if isinstance(initial, str) else ""  # an Input writes what it holds
     return Input(value, placeholder=placeholder, type=kind, id=widget_id, classes="input", compact=True)
 
 

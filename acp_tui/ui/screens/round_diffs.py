@@ -103,7 +103,9 @@ class RoundDiffs:
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.screen.run_worker(self._apply(attempt, worktree, diff), group="apply")
+                self.screen.run_worker(
+                    self._apply(attempt, worktree, diff), group="apply", exit_on_error=False
+                )
 
         self.screen.app.push_screen(ApplyConfirmScreen(question, "Apply (y)", "Cancel (n)"), answered)
 

@@ -68,8 +68,9 @@ _parser = MarkdownIt().enable("strikethrough").enable("table")
 
 TASK_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\](?=\s)", re.MULTILINE)
 # Rich's Markdown, made once: a code block's lines wrap at the view's width (Rich's `CodeBlock`), so
-# that a narrow pane cuts none of it.
-_template = RichMarkdown("")
+# that a narrow pane cuts none of it. No hyperlinks: a link's target is shown after its text, never
+# hidden behind it (an agent's `[github.com](https://evil.example)` says where it leads).
+_template = RichMarkdown("", hyperlinks=False)
 
 
 def markdown_theme(variables: dict[str, str]) -> Theme:

@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.strip import Strip
 
 from acp_tui.core.model import Usage
-from acp_tui.core.text import visible
+from acp_tui.ui import text
 from acp_tui.ui.summary import usage_summary
 from acp_tui.ui.widgets.context_gauge import gauge_level, gauge_text
 from acp_tui.ui.widgets.status_badge import STATE_COLOURS, colour_key, label
@@ -175,8 +175,8 @@ class PaneRows:
         prompt = content.prompt.strip()
         first = prompt.splitlines()[0] if prompt else ""
         if self.whole_prompt and ("\n" in prompt or len(prompt) >= width):
-            return Part((Content(visible(prompt)),), "asked", wrap=True, limit=6)
-        return Part((Content(visible(first)),), "asked")
+            return Part((text.literal(prompt),), "asked", wrap=True, limit=6)
+        return Part((text.line(first),), "asked")
 
     def _row(self, content: Content, component: str, width: int) -> Strip:
         style = self.view.get_visual_style(f"pane--{component}")
@@ -239,4 +239,4 @@ class PaneRows:
         lines = list(content.stderr)[-self._stderr_rows :]
         lines += [""] * (self._stderr_rows - len(lines))
         rule = self._row(Content("╌" * width), "rule", width)
-        return [rule, *(self._row(Content(visible(line)).truncate(width), "muted", width) for line in lines)]
+        return [rule, *(self._row(text.line(line).truncate(width), "muted", width) for line in lines)]

@@ -211,7 +211,7 @@ class PaneView(Widget):
         head = content.head
         if name in ("state", "usage", "gauge", "clock"):
             said = {"state": label(head.state), "usage": usage_summary(head.usage), "clock": head.clock}
-            return said.get(name) or gauge_text(head.gauge)
+            return gauge_text(head.gauge) if name == "gauge" else said[name]
         if name == "stderr":
             return "\n".join(visible(line) for line in content.stderr)
         part = self.rows.part(name, content, self.content_region.width)
