@@ -101,6 +101,7 @@ class Attempt:
     live_network_refused: list[NetworkRefusal] = field(default_factory=list)
     hidden: Counter[str] = field(default_factory=Counter)
     usage: Usage | None = None
+    first_usage: Usage | None = None  # the baseline of a session whose cost so far is unknown
     agent_info: AgentInfo | None = None
     options: dict[str, str] = field(default_factory=dict)  # the session's, once it started
     offered: tuple[ConfigOptionInfo, ...] = ()
@@ -211,6 +212,8 @@ class Attempt:
         session's cost less the turn before's)."""
         usage = self.last_usage
         before = self.previous.last_usage if self.previous is not None else None
+        if self.previous is not None and before is None:  # a session continued with no cost known
+            before = self.first_usage  # (an agent's own, loaded): counted from its first report
         return spent(usage.cost if usage else None, before.cost if before else None)
 
     @property

@@ -405,6 +405,7 @@ class SessionDriver:
             attempt.live_permissions.append(event.record)
         elif isinstance(event, UsageReported):
             attempt.usage = event.usage
+            attempt.first_usage = attempt.first_usage or event.usage
             over = over_budget(attempt.spent, attempt.preset.budget_usd)
             if over is not None and attempt.cancel_reason is None:  # past its budget: it stops
                 self.cancel_soon(attempt, over)
