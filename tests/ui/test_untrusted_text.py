@@ -54,8 +54,9 @@ async def test_a_hostile_agent_is_shown_literally_everywhere(tmp_path: Path) -> 
         await wait_until(pilot, lambda: pane.attempt.state == "needs-you")
         assert pane.has_focus  # the request took no key and no focus
         assert "1 request needs you (a)" in app.sub_title
+        link = "[@click=app.screenshot('f','/tmp/x')]click me[/]"
+        await wait_until(pilot, lambda: link in screen_text(app))  # the answer is drawn at the next paint
         shown = screen_text(app)
-        assert "[@click=app.screenshot('f','/tmp/x')]click me[/]" in shown
         assert "\\x1b]52;c;cHduZWQ=\\x07" in shown and "\\u202eevil" in shown and "surrogate" in shown
         assert_literal(shown)
 
