@@ -10,11 +10,12 @@ about (the only way elsewhere): SIGTERM, then SIGKILL.
 
 Before it signals anything it reads the process table once: every process descending from a group
 we told it about (by ancestry, whatever its environment says or hides) is ended with the group.
-Ancestry is read before the first signal, while the leaders still hold their descendants. A process
-whose parent died earlier was adopted by us (we are a child subreaper, see `group.become_subreaper`)
-and goes to init at our death: its mark names it then, and for one that hides its environment
-(non-dumpable), the note this process keeps of our children, looked at every WATCH_EVERY seconds
-while a run lives.
+Ancestry is read before the first signal, but a leader may exit at our death (its stdin ends) before
+we look, and its descendants go to init: so while a run lives, this process notes every descendant
+of the groups we were told about, every WATCH_EVERY seconds. A process whose parent died earlier was
+adopted by us (we are a child subreaper, see `group.become_subreaper`) and goes to init at our
+death: its mark names it then, and for one that hides its environment (non-dumpable), the same note
+of our children does.
 (The watchdog needs no subreaper of its own: nothing descends from it.)
 
 POSIX only (like the process groups it guards). Linux's parent-death signal would only reach our
@@ -35,7 +36,7 @@ from collections.abc import Container
 from typing import NamedTuple
 
 KILL_AFTER = 0.2  # seconds between SIGTERM and SIGKILL once we are gone
-WATCH_EVERY = 0.25  # seconds between two looks at the processes we adopted
+WATCH_EVERY = 0.25  # seconds between two looks at what our death could hide (see `_note_ours`)
 SUPERVISOR_MARK = "ACP_TUI_SUPERVISOR"  # in every child's environment: names the supervisor
 
 
@@ -184,23 +185,36 @@ def _signal(found: dict[int, int], groups: set[int], sig: signal.Signals) -> Non
             os.kill(pid, sig)
 
 
-def _hidden_children(supervisor: int, adopted: dict[int, int], groups: set[int]) -> None:
-    """Note the supervisor's children that hide their environment (non-dumpable: orphans it adopted,
-    as a subreaper, from a run): at its death they go to init, and only this note names them then."""
-    for pid, started in list(adopted.items()):
-        if (proc := read_proc(pid)) is None or proc.started != started:
-            del adopted[pid]
-    uid = os.getuid()
+def children(pid: int) -> list[int]:
+    """Its live children, as each of its threads' /proc entry lists them (empty when it is gone)."""
+    found: list[int] = []
     with contextlib.suppress(OSError):
-        for task in os.scandir(f"/proc/{supervisor}/task"):
-            with contextlib.suppress(OSError, ValueError):
-                with open(f"{task.path}/children", "rb") as f:
-                    children = [int(pid) for pid in f.read().split()]
-                for pid in children:
-                    if pid in adopted or pid in groups or read_environ(pid) is not None:
-                        continue
-                    if (proc := read_proc(pid)) is not None and real_uid(pid) == uid:
-                        adopted[pid] = proc.started
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError), open(f"{task.path}/children", "rb") as f:
+                found += [int(child) for child in f.read().split()]
+    return found
+
+
+def _note_ours(supervisor: int, noted: dict[int, int], groups: set[int]) -> None:
+    """Note what is ours that our death could hide: every descendant of a run's leader (the leader
+    may exit before we look, taking the ancestry with it), and the supervisor's children that hide
+    their environment (orphans it adopted, as a subreaper, from a run: at its death they go to init,
+    and only this note names them then). pid -> start time, so a reused pid is not ours."""
+    for pid, started in list(noted.items()):
+        if (proc := read_proc(pid)) is None or proc.started != started:
+            del noted[pid]
+    uid = os.getuid()
+    for pid in children(supervisor):
+        hidden = pid not in noted and pid not in groups and read_environ(pid) is None
+        if hidden and real_uid(pid) == uid and (proc := read_proc(pid)) is not None:
+            noted[pid] = proc.started
+    below, seen = list(groups), set(groups)
+    while below:
+        for pid in children(below.pop()):
+            if pid not in seen and (proc := read_proc(pid)) is not None:
+                seen.add(pid)
+                below.append(pid)
+                noted.setdefault(pid, proc.started)
 
 
 def _serve(token: str) -> None:
@@ -209,9 +223,9 @@ def _serve(token: str) -> None:
 
     supervisor = os.getppid()
     groups: set[int] = set()
-    adopted: dict[int, int] = {}
+    noted: dict[int, int] = {}
     pending = b""
-    noted = time.monotonic()
+    looked = time.monotonic()
     while True:
         # Orphans come from runs: with none live there is nothing to look at, and no wake-up.
         readable, _, _ = select.select([sys.stdin.buffer], [], [], WATCH_EVERY if groups else None)
@@ -227,11 +241,11 @@ def _serve(token: str) -> None:
                         groups.add(pgid)
                     else:
                         groups.discard(pgid)
-        if groups and time.monotonic() - noted >= WATCH_EVERY:
-            _hidden_children(supervisor, adopted, groups)
-            noted = time.monotonic()
-    # End of file: the supervisor is gone. Ancestry first, while the leaders still hold it.
-    found = _ours(token, groups, adopted)
+        if groups and time.monotonic() - looked >= WATCH_EVERY:
+            _note_ours(supervisor, noted, groups)
+            looked = time.monotonic()
+    # End of file: the supervisor is gone. Ancestry first, while the leaders may still hold it.
+    found = _ours(token, groups, noted)
     _signal(found, groups, signal.SIGTERM)
     time.sleep(KILL_AFTER)
     found |= _ours(token, groups, found)
