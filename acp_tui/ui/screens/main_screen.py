@@ -310,13 +310,7 @@ class MainScreen(GridScreen):
     def on_checkbox_changed(self) -> None:
         self.supervisor.want_spares()  # an agent checked or unchecked, a box turned on or off
 
-    def action_toggle_sandbox(self) -> None:
-        self._toggle("sandbox")
-
-    def action_toggle_worktree(self) -> None:
-        self._toggle("worktree")
-
-    def _toggle(self, name: Literal["sandbox", "worktree"]) -> None:
+    def action_toggle_box(self, name: Literal["sandbox", "worktree"]) -> None:
         """The prompt bar's box `name` turned on or off, and what that makes of the next rounds said."""
         on, off = TOGGLED[name]
         self.notify(on if self.query_one(PromptBar).toggle(name) else off)
