@@ -79,11 +79,10 @@ class A2aSubagentRun(ProviderRun):
         return await self.prompt(client)
 
     async def prompt(self, client: Client) -> Outcome:
-        """The turn: the prompt's task streamed, to how it ended."""
-        await self.talk.turn(lambda: self._stream(client), lambda: self._cancel(client))
-        if self.talk.stopping:  # a cancel honoured ends `canceled`: still aborted, as asked
-            return self.talk.aborted()
-        return self.task.outcome()
+        """The turn: the prompt's task streamed (`CancelTask` when told to stop), to how it ended."""
+        return await self.talk.turn_outcome(
+            lambda: self._stream(client), lambda: self._cancel(client), self.task.outcome
+        )
 
     async def _stream(self, client: Client) -> None:
         from a2a.types import Message, Part, Role, SendMessageRequest

@@ -8,7 +8,7 @@ import asyncio
 from acp_tui.acp.handshake import AcpHandshake
 from acp_tui.acp.run import AcpSubagentRun
 from acp_tui.core.model import SubagentRequest
-from acp_tui.runs.provider import RunProvider
+from acp_tui.runs.provider import RunInputs, RunProvider
 from acp_tui.settings.provider_config import AcpProviderConfig
 
 __all__ = ["AcpProviderConfig", "AcpSubagentProvider"]
@@ -31,7 +31,7 @@ class AcpSubagentProvider(RunProvider[AcpSubagentRun]):
 
     def _take(self, spare: AcpHandshake, request: SubagentRequest) -> AcpSubagentRun:
         self._spares.discard(spare)
-        run = AcpSubagentRun(self.config, request, self.policy, handshake=spare)
+        run = AcpSubagentRun(RunInputs(self.config, request, self.policy), handshake=spare)
         self.keep(run)
         run.begin()
         return run

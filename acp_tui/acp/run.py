@@ -15,31 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 from acp_tui.acp.handshake import AcpHandshake
 from acp_tui.acp.stop_reasons import map_stop_reason
-from acp_tui.core.model import EndedBy, SessionStarted, SubagentRequest, SubagentStopReason
-from acp_tui.policy.ask import PermissionPolicy
+from acp_tui.core.model import EndedBy, SessionStarted, SubagentStopReason
 from acp_tui.runs.phase import Phase
-from acp_tui.runs.provider import ProviderRun
+from acp_tui.runs.provider import ProviderRun, RunInputs
 from acp_tui.runs.talk import Outcome
 
 if TYPE_CHECKING:
     from acp_tui.acp.session_setup import SessionSetup
-    from acp_tui.settings.provider_config import AcpProviderConfig
 
 
 class AcpSubagentRun(ProviderRun):
-    def __init__(
-        self,
-        config: AcpProviderConfig,
-        request: SubagentRequest,
-        policy: PermissionPolicy,
-        *,
-        abort: Any = None,
-        handshake: AcpHandshake | None = None,
-    ) -> None:
+    def __init__(self, inputs: RunInputs, *, handshake: AcpHandshake | None = None) -> None:
         """`handshake`: a spare's, already started (a warm start); else the run makes its own."""
         self.warm = handshake is not None
-        super().__init__(config, request, policy, abort=abort, cwd=handshake.cwd if handshake else None)
-        self._link = handshake or AcpHandshake(config, self.cwd)
+        super().__init__(inputs, cwd=handshake.cwd if handshake else None)
+        self._link = handshake or AcpHandshake(self.config, self.cwd)
         self.adopt_stderr(self._link.tail)
         self.child = self._link.child
         self._link.attach(self)

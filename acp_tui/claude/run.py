@@ -51,12 +51,8 @@ class ClaudeSubagentRun(ProviderRun):
     # The conversation --------------------------------------------------------------------------
 
     def refusal(self) -> str | None:
-        unknown = sorted(set(self.config.options) - set(OPTIONS))
-        if unknown:
-            return f"claude takes no option {', '.join(unknown)} (it takes model, mode)"
-        if self.config.mcp_servers:
-            return "claude takes its MCP servers from its own settings, not from mcp_servers"
-        return missing_extra("claude_agent_sdk", "claude")
+        untaken = self.untaken("claude", tuple(OPTIONS), "its own settings")
+        return untaken or missing_extra("claude_agent_sdk", "claude")
 
     async def launch(self) -> None:
         """Claude Code, started like any agent's child (confined when the preset says so)."""
@@ -112,11 +108,10 @@ class ClaudeSubagentRun(ProviderRun):
             self.child_gone()
 
     async def prompt(self, client: ClaudeSDKClient) -> Outcome:
-        """The turn, to how it ended."""
-        await self.talk.turn(lambda: self._ask(client), client.interrupt)
-        if self.talk.stopping:  # an interrupt honoured ends the turn as Claude Code's error: still aborted
-            return self.talk.aborted()
-        return self.turn_stream.outcome()
+        """The turn (`interrupt` when told to stop), to how it ended."""
+        return await self.talk.turn_outcome(
+            lambda: self._ask(client), client.interrupt, self.turn_stream.outcome
+        )
 
     async def _ask(self, client: ClaudeSDKClient) -> ResultMessage | None:
         await client.query(self.request.prompt)

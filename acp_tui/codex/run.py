@@ -22,7 +22,6 @@ from typing import Any
 from anyio.abc import TaskGroup
 
 from acp_tui.acp.transport import StdioTransport
-from acp_tui.codex import frames
 from acp_tui.codex.peer import Peer, RpcError
 from acp_tui.codex.thread import CodexThread, MalformedAnswer
 from acp_tui.core.model import SessionStarted
@@ -56,13 +55,7 @@ class CodexSubagentRun(ProviderRun):
     # The conversation --------------------------------------------------------------------------
 
     def refusal(self) -> str | None:
-        unknown = sorted(set(self.config.options) - {*THREAD_OPTIONS, *TURN_OPTIONS})
-        if unknown:
-            taken = ", ".join((*THREAD_OPTIONS, *TURN_OPTIONS))
-            return f"codex takes no option {', '.join(unknown)} (it takes {taken})"
-        if self.config.mcp_servers:
-            return "codex takes its MCP servers from its own config.toml, not from mcp_servers"
-        return None
+        return self.untaken("codex", (*THREAD_OPTIONS, *TURN_OPTIONS), "its own config.toml")
 
     async def launch(self) -> None:
         self.child = await start_child(self.config, self.cwd, self.stderr)
@@ -95,12 +88,8 @@ class CodexSubagentRun(ProviderRun):
         return await self.prompt(peer)
 
     async def prompt(self, peer: Peer) -> Outcome:
-        """The turn, to how it ended."""
-        await self.talk.turn(self._take_turn, self._interrupt)
-        if self.talk.stopping:  # an interrupt honoured ends `interrupted`: still aborted
-            return self.talk.aborted()
-        assert self.thread.ended is not None
-        return frames.turn_outcome(self.thread.ended)
+        """The turn (`turn/interrupt` when told to stop), to how it ended."""
+        return await self.talk.turn_outcome(self._take_turn, self._interrupt, self.thread.outcome)
 
     async def _take_turn(self) -> None:
         """`turn/start`, then the turn, to its `turn/completed`."""

@@ -30,6 +30,7 @@ from acp_tui.runs.provider import Conversation
 
 if TYPE_CHECKING:
     from acp_tui.runs.base import RunBase
+    from acp_tui.runs.talk import Outcome
 
 APPROVALS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval")
 
@@ -76,6 +77,11 @@ class CodexThread(Conversation):
         if not turn_id:
             raise MalformedAnswer("the app-server sent a malformed response to turn/start: no turn id")
         self._know_turn(turn_id)
+
+    def outcome(self) -> Outcome:
+        """How the turn ended, once `turn/completed` said it."""
+        assert self.ended is not None
+        return frames.turn_outcome(self.ended)
 
     def _know_turn(self, turn_id: str) -> None:
         if self.turn_id is None:

@@ -19,10 +19,10 @@ from acp_tui.core.model import (
     SubagentStopReason,
 )
 from acp_tui.core.text import one_line
-from acp_tui.policy.ask import PermissionPolicy
 from acp_tui.policy.names import FIXED_POLICIES
 from acp_tui.process.network import describe_network
 from acp_tui.runs.base import RunBase
+from acp_tui.runs.provider import RunInputs
 
 if TYPE_CHECKING:
     from acp_tui.settings.provider_config import AcpProviderConfig
@@ -31,7 +31,7 @@ R = TypeVar("R", bound=RunBase)
 
 
 async def probed(
-    make: Callable[[AcpProviderConfig, SubagentRequest, PermissionPolicy], R],
+    make: Callable[[RunInputs], R],
     config: AcpProviderConfig,
     on_stderr: Callable[[str], object],
 ) -> tuple[R, SubagentResult, str | None]:
@@ -42,7 +42,7 @@ async def probed(
     config = dataclasses.replace(config, options={})
     with tempfile.TemporaryDirectory(prefix="acp-tui-probe-") as empty:
         cwd = empty if config.remote is None else None
-        run = make(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"])
+        run = make(RunInputs(config, SubagentRequest(prompt="", cwd=cwd), FIXED_POLICIES["reject"]))
         await run.start()
         try:
             async for event in run.events():

@@ -1,7 +1,7 @@
 """What every provider of runs shares: `RunProvider`, whose every `start` makes a fresh run of one
 config (its runs kept, disposed all at once by `aclose`); `ProviderRun`, a run of that config for
-one request; `Conversation`, what a run speaking another protocol than ACP keeps of its agent, for
-its events and its result."""
+one request (`RunInputs`); `Conversation`, what a run speaking another protocol than ACP keeps of its
+agent, for its events and its result."""
 
 from __future__ import annotations
 
@@ -32,6 +32,17 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound="ProviderRun")
 
 
+@dataclasses.dataclass(frozen=True)
+class RunInputs:
+    """What a run is made of: its provider's config, the request, the policy that answers its
+    permission requests, and what aborts it (an event; None: nothing but its own stop)."""
+
+    config: AcpProviderConfig
+    request: SubagentRequest
+    policy: PermissionPolicy
+    abort: Any = None
+
+
 class RunProvider(Generic[R]):
     # An out-of-process agent cannot honour the parent's depth, tool filter or output schema,
     # unless its protocol carries them (a provider that passes one on says so).
@@ -46,7 +57,7 @@ class RunProvider(Generic[R]):
         self._runs: list[RunBase] = []  # its runs, those that ended let go at each start
 
     def make_run(self, request: SubagentRequest, *, abort: Any) -> R:
-        return self.run_class(self.config, request, self.policy, abort=abort)
+        return self.run_class(RunInputs(self.config, request, self.policy, abort))
 
     async def start(self, request: SubagentRequest, *, abort: Any = None) -> R:
         run = self.make_run(request, abort=abort)
@@ -76,24 +87,28 @@ class ProviderRun(RunBase):
 
     step = "initialize"  # what the conversation waits for: its failure names it
 
-    def __init__(
-        self,
-        config: AcpProviderConfig,
-        request: SubagentRequest,
-        policy: PermissionPolicy,
-        *,
-        abort: Any = None,
-        cwd: str | None = None,
-    ) -> None:
-        self.config = config
-        cwd = cwd or config.cwd_for(request.cwd)
-        self.request = dataclasses.replace(request, cwd=cwd)
-        super().__init__(config, policy, cwd=cwd, abort=abort, questions=config.question_handler)
+    def __init__(self, inputs: RunInputs, *, cwd: str | None = None) -> None:
+        self.config = config = inputs.config
+        cwd = cwd or config.cwd_for(inputs.request.cwd)
+        self.request = dataclasses.replace(inputs.request, cwd=cwd)
+        super().__init__(
+            config, inputs.policy, cwd=cwd, abort=inputs.abort, questions=config.question_handler
+        )
         self.trace: TraceWriter | None = None
 
     @property
     def trace_path(self) -> str | None:
         return str(self.trace.path) if self.trace else None
+
+    def untaken(self, agent: str, options: Sequence[str], mcp_servers_from: str) -> str | None:
+        """What of the config `agent` does not take, in one line (a `refusal`): an option not among
+        `options`, or MCP servers (it reads its own, from `mcp_servers_from`); None when nothing."""
+        unknown = sorted(set(self.config.options) - set(options))
+        if unknown:
+            return f"{agent} takes no option {', '.join(unknown)} (it takes {', '.join(options)})"
+        if self.config.mcp_servers:
+            return f"{agent} takes its MCP servers from {mcp_servers_from}, not from mcp_servers"
+        return None
 
     def start_trace(self) -> TraceWriter | None:
         """The run's trace (None: not asked for, or not writable), named after its child, if any."""

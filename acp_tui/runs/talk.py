@@ -3,7 +3,8 @@
 `stop()` only asks, from any task, any number of times (the first reason is the one kept). Outside a
 turn it cancels the conversation's scope; inside one, `turn()` asks the agent to end the turn and
 gives it the cancel grace, past which the request is abandoned (`Interrupted`). However the
-conversation then ends, a run told to stop ends `aborted` (`aborted()`, `failed()`).
+conversation then ends, a run told to stop ends `aborted` (`aborted()`, `failed()`,
+`turn_outcome()`).
 """
 
 from __future__ import annotations
@@ -114,3 +115,15 @@ class Talk:
             raise Interrupted
         self.turn_ended = True
         return answers[0]
+
+    async def turn_outcome(
+        self,
+        request: Callable[[], Awaitable[object]],
+        cancel: Callable[[], Awaitable[object]],
+        outcome: Callable[[], Outcome],
+    ) -> Outcome:
+        """The turn (`turn`), then how the run ends: `outcome()`, read from what the agent said; or
+        aborted once told to stop, however the agent ended a turn it was asked to end (canceled,
+        interrupted, or as its error)."""
+        await self.turn(request, cancel)
+        return self.aborted() if self.stopping else outcome()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.ui.widgets.prompt_bar import PromptBar
@@ -18,22 +19,15 @@ if TYPE_CHECKING:
 AGENTS = "agents"  # F2's installed screen
 
 
+@dataclass(eq=False)
 class AgentsDialog:
     """`grid`: the screen of the prompt; `want_spares`: said when a choice changes the next runs."""
 
-    def __init__(
-        self,
-        app: App[Any],
-        next_runs: NextRuns,
-        session: Session,
-        grid: Callable[[], MainScreen],
-        want_spares: Callable[[], None],
-    ) -> None:
-        self.app = app
-        self.next_runs = next_runs
-        self.session = session
-        self.grid = grid
-        self.want_spares = want_spares
+    app: App[Any]
+    next_runs: NextRuns
+    session: Session
+    grid: Callable[[], MainScreen]
+    want_spares: Callable[[], None]
 
     def open(self) -> None:
         from acp_tui.ui.screens.policy_screen import AgentsChoice

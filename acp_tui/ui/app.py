@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import os
@@ -26,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from textual import events
+from textual import actions, events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.driver import Driver as TextualDriver
 from textual.screen import Screen
@@ -393,7 +394,8 @@ class SupervisorApp(App[None]):
         """The app's own commands first in the palette (ctrl+p), from the key table; then Textual's."""
         for key in keys.commands():
             target = self.main_screen if key.where == "grid" else self
-            action = getattr(target, f"action_{key.action}")
+            _, name, arguments = actions.parse(key.action)  # as a binding reads it: `toggle_box('sandbox')`
+            action = functools.partial(getattr(target, f"action_{name}"), *arguments)
             yield SystemCommand(key.command or key.action, f"{key.help} ({key.shown})", action)
         yield from super().get_system_commands(screen)
 

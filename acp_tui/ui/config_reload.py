@@ -5,6 +5,7 @@ changes nothing."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.ui import text
@@ -19,20 +20,14 @@ if TYPE_CHECKING:
     from acp_tui.ui.screens.main_screen import MainScreen
 
 
+@dataclass(eq=False)
 class ConfigReload:
     """`grid`: the screen of the prompt and the panes; `open_agents`: F2."""
 
-    def __init__(
-        self,
-        app: App[Any],
-        next_runs: NextRuns,
-        grid: Callable[[], MainScreen],
-        open_agents: Callable[[], None],
-    ) -> None:
-        self.app = app
-        self.next_runs = next_runs
-        self.grid = grid
-        self.open_agents = open_agents
+    app: App[Any]
+    next_runs: NextRuns
+    grid: Callable[[], MainScreen]
+    open_agents: Callable[[], None]
 
     def read(self, old: Settings) -> tuple[Settings, list[str]] | None:
         """The file of `old` again, the choices that still hold kept: the new settings and the F2
@@ -87,9 +82,9 @@ class ConfigReload:
         new.commands = self.next_runs.commands
         await grid.mount(new, after=bar)
         if bar.sandbox:  # never unconfined by a reload
-            new.toggle_sandbox()
+            new.toggle("sandbox")
         if bar.worktree:
-            new.toggle_worktree()
+            new.toggle("worktree")
         elsewhere = grid.app.focused if not focused else None
         if bar.follow_up is not None and bar.follow_up.agent in settings.names:
             new.enter_follow_up(bar.follow_up)  # which takes the focus: given back below

@@ -29,7 +29,7 @@ SECTIONS: dict[Where, str] = {
 @dataclass(frozen=True)
 class Key:
     keys: str  # Textual's key names, comma-separated (the first is the one shown by default)
-    action: str  # the owner's action ("" for the prompt's own keys)
+    action: str  # the owner's action, as bound (`toggle_box('sandbox')`); "" for the prompt's own keys
     help: str  # what it does, for the help screen and the palette
     where: Where
     label: str = ""  # how the help screen writes the key, when not as `keys`
@@ -122,9 +122,9 @@ KEYS: tuple[Key, ...] = (
     Key("f2", "agents", "the agents: policy (its rules), sandbox, mode, model for the next runs; p probes, "
         "s lists the sessions the agent keeps (enter continues one)",
         "app", priority=True, command="Agents", intro="the agents (policy, sandbox, mode, model)"),
-    Key("ctrl+g", "toggle_worktree", "worktree on / off: each run of the next rounds in its own git "
+    Key("ctrl+g", "toggle_box('worktree')", "worktree on / off: each run of the next rounds in its own git "
         "worktree of HEAD", "grid", priority=True, command="Worktrees"),
-    Key("ctrl+b", "toggle_sandbox", "sandbox on / off: every agent of the next rounds confined by "
+    Key("ctrl+b", "toggle_box('sandbox')", "sandbox on / off: every agent of the next rounds confined by "
         "bubblewrap", "grid", priority=True, command="Sandbox"),
     Key("ctrl+r", "reload_config", "reload the config file (a bad one changes nothing)", "app", priority=True,
         command="Reload config"),

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from acp import plan_entry, text_block, tool_content, tool_diff_content
-from acp.schema import PlanEntryStatus, StopReason, ToolCallLocation
+from acp.schema import PlanEntryStatus, StopReason, ToolCallLocation, ToolKind
 
-from acp_tui.demo.turn import Turn, summarize
+from acp_tui.demo.turn import ToolCallContent, Turn, summarize
 
 ESSAY_INTRO = """\
 # A field guide to the demo agent
@@ -111,21 +111,9 @@ async def play(turn: Turn) -> StopReason:
 
     # A read tool call: started, then completed with what was "read" (canned, not the real file).
     readme = str(turn.cwd / "README.md")
-    read_id = await turn.start_tool(
-        "essay-read",
-        "Read README.md",
-        kind="read",
-        status="pending",
-        locations=[ToolCallLocation(path=readme)],
-        raw_input={"path": readme},
-    )
-    if await turn.pause():
+    read = tool_content(text_block("# acp-tui\n\nA Textual supervisor of ACP agents.\n"))
+    if await _tool_call(turn, "essay-read", "Read README.md", "read", {"path": readme}, read):
         return "cancelled"
-    await turn.update_tool(
-        read_id,
-        status="completed",
-        content=[tool_content(text_block("# acp-tui\n\nA Textual supervisor of ACP agents.\n"))],
-    )
     await _plan(turn, ("completed", "completed", "in_progress", "pending"))
     if await turn.think("The workspace is small. A guided tour with a table should do."):
         return "cancelled"
@@ -137,19 +125,9 @@ async def play(turn: Turn) -> StopReason:
     # An edit tool call with a diff; nothing is written, the diff is only shown.
     notes = str(turn.cwd / "NOTES.md")
     new_notes = "# Notes\n\n- Try the `slow` persona and press Cancel.\n"
-    edit_id = await turn.start_tool(
-        "essay-edit",
-        "Edit NOTES.md",
-        kind="edit",
-        status="pending",
-        locations=[ToolCallLocation(path=notes)],
-        raw_input={"path": notes, "content": new_notes},
-    )
-    if await turn.pause():
+    edit, diff = {"path": notes, "content": new_notes}, tool_diff_content(notes, new_notes, "# Notes\n")
+    if await _tool_call(turn, "essay-edit", "Edit NOTES.md", "edit", edit, diff):
         return "cancelled"
-    await turn.update_tool(
-        edit_id, status="completed", content=[tool_diff_content(notes, new_notes, "# Notes\n")]
-    )
     if await turn.stream(ESSAY_PERSONAS + ESSAY_CODE):
         return "cancelled"
     await _plan(turn, ("completed", "completed", "completed", "in_progress"))
@@ -157,6 +135,21 @@ async def play(turn: Turn) -> StopReason:
         return "cancelled"
     await _plan(turn, ("completed", "completed", "completed", "completed"))
     return "end_turn"
+
+
+async def _tool_call(
+    turn: Turn, label: str, title: str, kind: ToolKind, raw_input: dict[str, str], content: ToolCallContent
+) -> bool:
+    """A tool call on the file `raw_input["path"]`: pending, then, a step later, completed with
+    `content`. True when the turn was cancelled meanwhile."""
+    location = ToolCallLocation(path=raw_input["path"])
+    call_id = await turn.start_tool(
+        label, title, kind=kind, status="pending", locations=[location], raw_input=raw_input
+    )
+    if await turn.pause():
+        return True
+    await turn.update_tool(call_id, status="completed", content=[content])
+    return False
 
 
 async def _plan(turn: Turn, statuses: Sequence[PlanEntryStatus]) -> None:

@@ -7,10 +7,12 @@ style reaches another (stylesheets are app-wide in Textual once loaded).
 
 from __future__ import annotations
 
-from typing import Any, Self, TypeVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.color import Color
@@ -19,6 +21,7 @@ from textual.geometry import Region
 from textual.renderables.background_screen import BackgroundScreen
 from textual.screen import ModalScreen, Screen
 from textual.strip import Strip
+from textual.widgets import Button
 
 from acp_tui import compat
 from acp_tui.ui.widgets.key_footer import KeyFooter
@@ -112,6 +115,9 @@ class DialogScreen(DimmedScreen[ResultType]):
     """
     BINDINGS = [Binding("escape", "close", "Close")]
     DIALOG_FOCUSABLE = False  # True where nothing inside takes the focus: the keys scroll the dialog
+    # The dialog's answers: the id of a button that answers it -> what the dialog is dismissed with,
+    # the button pressed or its key typed (bound to `answer('ID')`).
+    ANSWERS: ClassVar[Mapping[str, Any]] = {}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog", can_focus=self.DIALOG_FOCUSABLE):
@@ -123,3 +129,12 @@ class DialogScreen(DimmedScreen[ResultType]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_answer(self, button: str) -> None:
+        self.dismiss(self.ANSWERS[button])
+
+    @on(Button.Pressed)
+    def _answer_pressed(self, event: Button.Pressed) -> None:
+        button = event.button.id or ""
+        if button in self.ANSWERS:
+            self.action_answer(button)

@@ -214,4 +214,4 @@ class FinishedAnswer(AnswerView):
 class ApplyConfirmScreen(ConfirmScreen):
     """Applying a run's diff to the user's checkout: asked first, the focus on Cancel."""
 
-    BINDINGS = [Binding("escape,n", "no", "Cancel"), Binding("y", "yes", "Apply")]
+    BINDINGS = [Binding("escape,n", "answer('no')", "Cancel"), Binding("y", "answer('yes')", "Apply")]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import events, on
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -21,7 +21,8 @@ class ConfirmScreen(DialogScreen[bool]):
         & #answers Button { margin-right: 2; }
     }
     """
-    BINDINGS = [Binding("escape,n", "no", "Not now"), Binding("y", "yes", "Send anyway")]
+    BINDINGS = [Binding("escape,n", "answer('no')", "Not now"), Binding("y", "answer('yes')", "Send anyway")]
+    ANSWERS = {"yes": True, "no": False}
 
     def __init__(self, question: Content, yes: str, no: str) -> None:
         super().__init__()
@@ -38,26 +39,18 @@ class ConfirmScreen(DialogScreen[bool]):
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
 
-    @on(Button.Pressed, "#yes")
-    def action_yes(self) -> None:
-        self.dismiss(True)
-
-    @on(Button.Pressed, "#no")
-    def action_no(self) -> None:
-        self.dismiss(False)
-
 
 class CancelAllScreen(ConfirmScreen):
     """Cancel every live run? One key away from `c`: asked first, the focus on no."""
 
-    BINDINGS = [Binding("escape,n", "no", "No"), Binding("y", "yes", "Cancel them")]
+    BINDINGS = [Binding("escape,n", "answer('no')", "No"), Binding("y", "answer('yes')", "Cancel them")]
 
 
 class QuitScreen(ConfirmScreen):
     """Quit with runs live or a request waiting? `y` quits; any other key stays (a second ctrl+c
     quits at once: that is the app's binding; the app's other keys wait, see `check_action`)."""
 
-    BINDINGS = [Binding("escape,n", "no", "Stay"), Binding("y", "yes", "Quit")]
+    BINDINGS = [Binding("escape,n", "answer('no')", "Stay"), Binding("y", "answer('yes')", "Quit")]
 
     def on_key(self, event: events.Key) -> None:
         if event.key not in ("y", "tab", "shift+tab", "enter", "left", "right"):

@@ -28,7 +28,7 @@ def login_question(agent: str, argv: Sequence[str]) -> Content:
 
 
 class LoginConfirmScreen(ConfirmScreen):
-    BINDINGS = [Binding("escape,n", "no", "Cancel"), Binding("y", "yes", "Log in")]
+    BINDINGS = [Binding("escape,n", "answer('no')", "Cancel"), Binding("y", "answer('yes')", "Log in")]
 
     def __init__(self, agent: str, argv: Sequence[str]) -> None:
         super().__init__(login_question(agent, argv), "Log in (y)", "Cancel (n)")

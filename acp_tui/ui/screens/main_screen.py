@@ -9,7 +9,7 @@ prompt takes keys only while it has the focus (which it gives up after Enter).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from textual.app import App, ComposeResult
 from textual.timer import Timer
@@ -37,6 +37,17 @@ if TYPE_CHECKING:
 # What only the first round needs (panes, Markdown) is imported then, not before the first frame.
 
 BOARD = "board"  # the board's installed screen
+# What the prompt bar's boxes make of the next rounds: said when one is turned on, and off.
+TOGGLED = {
+    "sandbox": (
+        "Next rounds: every agent confined to its directory or worktree by bubblewrap.",
+        "Next rounds: each agent as its preset (or F2) says: sandbox or not.",
+    ),
+    "worktree": (
+        "Next rounds: each run in its own git worktree of HEAD (uncommitted changes are not carried).",
+        "Next rounds: runs work in their own directory (no worktree).",
+    ),
+}
 STATE_ORDER = (
     "live",
     "needs-you",
@@ -299,21 +310,10 @@ class MainScreen(GridScreen):
     def on_checkbox_changed(self) -> None:
         self.supervisor.want_spares()  # an agent checked or unchecked, a box turned on or off
 
-    def action_toggle_sandbox(self) -> None:
-        on = self.query_one(PromptBar).toggle_sandbox()
-        self.notify(
-            "Next rounds: every agent confined to its directory or worktree by bubblewrap."
-            if on
-            else "Next rounds: each agent as its preset (or F2) says: sandbox or not."
-        )
-
-    def action_toggle_worktree(self) -> None:
-        on = self.query_one(PromptBar).toggle_worktree()
-        self.notify(
-            "Next rounds: each run in its own git worktree of HEAD (uncommitted changes are not carried)."
-            if on
-            else "Next rounds: runs work in their own directory (no worktree)."
-        )
+    def action_toggle_box(self, name: Literal["sandbox", "worktree"]) -> None:
+        """The prompt bar's box `name` turned on or off, and what that makes of the next rounds said."""
+        on, off = TOGGLED[name]
+        self.notify(on if self.query_one(PromptBar).toggle(name) else off)
 
     def action_board(self) -> None:
         """The board: one screen made once, its rows filled anew at each opening (not composed again:

@@ -45,10 +45,11 @@ class PermissionScreen(DialogScreen[str | None]):
     }
     """
     BINDINGS = [
-        Binding("escape", "later", "Decide later"),
+        Binding("escape", "answer('later')", "Decide later"),
         Binding("down,tab", "app.focus_next", "Next option", show=False),
         Binding("up,shift+tab", "app.focus_previous", "Previous option", show=False),
     ]
+    ANSWERS = {"cancelled": None, "later": LATER}
 
     def __init__(
         self,
@@ -138,11 +139,3 @@ class PermissionScreen(DialogScreen[str | None]):
     @on(Button.Pressed, ".option")
     def choose(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.name)
-
-    @on(Button.Pressed, "#cancelled")
-    def answer_cancelled(self) -> None:
-        self.dismiss(None)
-
-    @on(Button.Pressed, "#later")
-    def action_later(self) -> None:
-        self.dismiss(LATER)

@@ -75,10 +75,11 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
     }
     """
     BINDINGS = [
-        Binding("escape", "later", "Later"),
+        Binding("escape", "answer('later')", "Later"),
         Binding("enter", "accept", "Accept", show=False),
         Binding("y", "copy_url", "Copy the URL", show=False),
     ]
+    ANSWERS = {"decline": DECLINE, "cancel": CANCEL, "later": LATER}
 
     def __init__(
         self, agent: str, ask: ElicitationAsk, *, position: int = 1, waiting: int = 1, label: str = ""
@@ -220,18 +221,6 @@ class QuestionScreen(DialogScreen[ElicitationAnswer | str]):
         wrong = next((i for i, f in enumerate(self.form.fields) if f.name in errors), None)
         if wrong is not None:
             self.query_one(f"#field-{wrong}").focus()
-
-    @on(Button.Pressed, "#decline")
-    def decline(self) -> None:
-        self.dismiss(DECLINE)
-
-    @on(Button.Pressed, "#cancel")
-    def cancel(self) -> None:
-        self.dismiss(CANCEL)
-
-    @on(Button.Pressed, "#later")
-    def action_later(self) -> None:
-        self.dismiss(LATER)
 
     def action_copy_url(self) -> None:
         if self.ask.url:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from textual import events
 from textual.app import ComposeResult
@@ -210,18 +211,14 @@ class PromptBar(Vertical):
         """The next rounds run each in its own git worktree."""
         return self.query_one("#worktree", Toggle).value
 
-    def toggle_worktree(self) -> bool:
-        box = self.query_one("#worktree", Toggle)
-        box.value = not box.value
-        return box.value
-
     @property
     def sandbox(self) -> bool:
         """Every agent of the next rounds confined by bubblewrap, whatever its preset says."""
         return self.query_one("#sandbox", Toggle).value
 
-    def toggle_sandbox(self) -> bool:
-        box = self.query_one("#sandbox", Toggle)
+    def toggle(self, name: Literal["worktree", "sandbox"]) -> bool:
+        """The box `name` turned on or off; whether it is on now."""
+        box = self.query_one(f"#{name}", Toggle)
         box.value = not box.value
         return box.value
 
