@@ -122,6 +122,39 @@ class SendTo(Flow):
             box.value = check
 
 
+class RunButton(Button, inherit_css=False):
+    """The mouse's Enter: a compact primary button that never takes the focus. Its style is the
+    part of Button's that applies to it: Button's own CSS covers every variant and style (7 KB,
+    ~8 ms to parse before the first frame)."""
+
+    DEFAULT_CSS = """
+    RunButton {
+        width: auto;
+        min-width: 16;
+        height: auto;
+        line-pad: 1;
+        text-align: center;
+        content-align: center middle;
+        pointer: pointer;
+        text-style: bold;
+        color: $button-color-foreground;
+        background: $primary;
+        &:hover { background: $primary-darken-2; }
+        &.-active { background: $primary; tint: $background 30%; }
+        &:ansi {
+            color: $primary;
+            background: ansi_default;
+            &:hover { background: $ansi-background; }
+            &.-active { background: $ansi-background; tint: transparent; }
+        }
+    }
+    """
+
+    def __init__(self, label: str, *, id: str) -> None:
+        super().__init__(label, id=id, variant="primary", compact=True)
+        self.can_focus = False  # by mouse: tab walks the panes only
+
+
 @dataclass
 class Submission:
     """What Enter sends: the prompt, and to whom."""
@@ -188,9 +221,7 @@ class PromptBar(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="prompt-row"):
             yield PromptArea(self.suggested, id="prompt")
-            run = Button("Run", id="run", variant="primary", compact=True)
-            run.can_focus = False  # by mouse: tab walks the panes only
-            yield run
+            yield RunButton("Run", id="run")
         with SendTo(id="targets"):
             yield Toggle("worktree (ctrl+g)", value=False, id="worktree", compact=True)
             yield Toggle("sandbox (ctrl+b)", value=False, id="sandbox", compact=True)
