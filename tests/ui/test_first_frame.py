@@ -89,8 +89,9 @@ def test_with_a_config_file_the_sdk_still_waits_for_the_first_frame(tmp_path: Pa
 def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_show(tmp_path: Path) -> None:
     """Before a round there is no pane to draw: the pane's modules (Markdown's parser and renderer
     among them) and the screens not shown come with the first round, or when opened; `acp-tui`
-    alone opens without the command line's parser (click) nor any of its subcommands; the
-    policies, the agents' questions and the slash-command menu wait until one is needed."""
+    alone opens without the command line's parser (click) nor any of its subcommands; the runs'
+    vocabulary (`core.model`, `core.events`), the policies, the agents' questions and the
+    slash-command menu wait until one is needed."""
     found = first_frame(tmp_path)
     modules = found["modules"]
     assert [name for name in modules if name.startswith(("acp_tui.cli", "click"))] == []
@@ -108,7 +109,14 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "acp_tui.ui.screens.main_screen",
         "acp_tui.ui.screens.round_diffs",
     ]
-    later = ("acp_tui.policy", "acp_tui.core.elicitation", "acp_tui.ui.widgets.command_menu", "secrets")
+    later = (
+        "acp_tui.core.model",
+        "acp_tui.core.events",
+        "acp_tui.policy",
+        "acp_tui.core.elicitation",
+        "acp_tui.ui.widgets.command_menu",
+        "secrets",
+    )
     assert [name for name in modules if name.startswith(later)] == []
     # Nor the CSS of what it does not show (the menu), nor all of Button's for one button.
     assert [name for name in found["css"] if name in ("CommandMenu.DEFAULT_CSS", "Button.DEFAULT_CSS")] == []

@@ -29,7 +29,6 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Label, TextArea
 
-from acp_tui.core.model import CommandInfo
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.slash import matching, typed_name
@@ -37,6 +36,7 @@ from acp_tui.ui.widgets.flow import Flow
 from acp_tui.ui.widgets.toggle import Toggle
 
 if TYPE_CHECKING:
+    from acp_tui.core.model import CommandInfo
     from acp_tui.ui.widgets.command_menu import CommandMenu
 
 
