@@ -6,7 +6,7 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -77,10 +77,6 @@ def with_remote(ctx: click.Context, preset: AgentPreset, url: str | None) -> Age
     except ConfigError as exc:
         raise click.UsageError(f"--remote: {exc}", ctx) from None
     return preset
-
-
-def secrets_of(presets: Iterable[AgentPreset]) -> list[str]:
-    return [value for preset in presets for value in preset.secrets()]
 
 
 class _Done:

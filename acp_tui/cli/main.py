@@ -17,13 +17,9 @@ from typing import Any
 import click
 
 from acp_tui import __version__
-from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, secrets_of, settings_of
+from acp_tui.cli.common import AGENT_HELP, config_option, done, exit_now, settings_of
 from acp_tui.core.text import one_line
-from acp_tui.settings import paths
-from acp_tui.settings.logs import route_logging
-
-EXIT_INTERRUPTED = 130
-
+from acp_tui.ui.launch import interrupted
 
 _POINT_AT_HELP = (click.MissingParameter,)  # e.g. `acp-tui run` with no --prompt
 
@@ -77,9 +73,8 @@ class _OneLineErrors(_LazyGroup):
                 message += f" (see '{where} --help')"
             click.echo(f"{where}: error: {message}", err=True)
             sys.exit(exc.exit_code)
-        except click.Abort:  # Ctrl-C before any child existed: nothing to clean up
-            click.echo("acp-tui: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+        except click.Abort:  # Ctrl-C before any child existed
+            interrupted()
         status = code if isinstance(code, int) else 0
         if args is None and done.headless:
             exit_now(status)
@@ -114,23 +109,12 @@ def main(
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"config": config, "agents": agents}  # `acp-tui --config X run ...` means it too
         return None
-    from acp_tui.ui.typed_ahead import take_terminal
+    from acp_tui.session.saved import SessionError
+    from acp_tui.ui.launch import supervisor
 
-    take_terminal()  # first: an Enter typed before the app holds the terminal stays an Enter
-    import gc
-
-    gc.disable()  # until the first frame (`SupervisorApp.on_ready`): the start-up's objects all live on
-    settings = settings_of(ctx, config, agents)
-    route_logging(secrets_of(settings.presets))
-    from acp_tui.session.saved import SessionError, SessionStore
-
-    store = SessionStore(paths.sessions_dir(), keep=settings.keep_sessions)
     try:
-        reopened = store.open(session_id) if session_id is not None else None
+        app = supervisor(lambda: settings_of(ctx, config, agents), session_id)
     except SessionError as exc:
         raise click.UsageError(str(exc), ctx) from None
-    from acp_tui.ui.app import make_app
-
-    app = make_app(settings, store=store, reopened=reopened)
     app.run()
     return app.return_code or 0

@@ -12,11 +12,10 @@ from acp_tui.cli.common import (
     config_option,
     done,
     remote_option,
-    secrets_of,
     settings_of,
     with_remote,
 )
-from acp_tui.settings.logs import route_logging
+from acp_tui.settings.logs import route_logging, secrets_of
 
 
 @click.command("probe")

@@ -17,12 +17,11 @@ from acp_tui.cli.common import (
     config_option,
     done,
     remote_option,
-    secrets_of,
     settings_of,
     usage_errors,
     with_remote,
 )
-from acp_tui.settings.logs import route_logging
+from acp_tui.settings.logs import route_logging, secrets_of
 from acp_tui.settings.presets import parse_option_specs, with_options
 from acp_tui.settings.schema import ConfigError
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from acp_tui.cli.common import AGENT_HELP, config_option, secrets_of, settings_of
-from acp_tui.settings.logs import route_logging
+from acp_tui.cli.common import AGENT_HELP, config_option, settings_of
+from acp_tui.settings.logs import route_logging, secrets_of
 
 NO_WEB_EXTRA = "needs textual-serve: pip install 'acp-tui[web]'"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from acp_tui.cli.common import AGENT_HELP, config_option, done, secrets_of, settings_of
+from acp_tui.cli.common import AGENT_HELP, config_option, done, settings_of
 from acp_tui.settings import paths
-from acp_tui.settings.logs import route_logging
+from acp_tui.settings.logs import route_logging, secrets_of
 
 
 @click.command("sessions")

@@ -13,8 +13,10 @@ judged by no budget.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from acp_tui.core.model import Cost
+if TYPE_CHECKING:  # (the model loads with the first run; a session's costs are asked for before)
+    from acp_tui.core.model import Cost
 
 BUDGET_CURRENCY = "USD"
 
@@ -26,6 +28,8 @@ def spent(reported: Cost | None, before: Cost | None) -> Cost | None:
         return None
     if before is None or before.currency != reported.currency or reported.amount < before.amount:
         return reported
+    from acp_tui.core.model import Cost
+
     return Cost(reported.amount - before.amount, reported.currency)
 
 

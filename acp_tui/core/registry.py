@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_tui.core.model import SubagentProvider, SubagentRequest, SubagentRun, UnsupportedCapabilityError
+if TYPE_CHECKING:  # (the model loads with the first run: the app's driver holds a registry before)
+    from acp_tui.core.model import SubagentProvider, SubagentRequest, SubagentRun
 
 
 class Subagents:
@@ -33,6 +34,8 @@ class Subagents:
     def check(self, name: str, request: SubagentRequest) -> None:
         """Refuse, before anything is spawned, a request for a capability the provider lacks
         (`UnsupportedCapabilityError`); `KeyError` for an unknown name."""
+        from acp_tui.core.model import UnsupportedCapabilityError
+
         provider = self._providers[name]
         for capability in fields(provider.capabilities):
             asked = getattr(request, capability.name) is not None

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from acp_tui.core.elicitation import ElicitationAnswer, ElicitationAsk
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the questions' module loads with the first question, not before the first frame
+    from acp_tui.core.elicitation import ElicitationAnswer, ElicitationAsk
     from acp_tui.policy.ask import PermissionAsk
     from acp_tui.session.attempts import Attempt
 
@@ -37,11 +36,15 @@ class PendingAsk:
 
     @property
     def is_question(self) -> bool:
+        from acp_tui.core.elicitation import ElicitationAsk
+
         return isinstance(self.ask, ElicitationAsk)
 
     @property
     def what(self) -> str:
         """What is waiting, in a few words: the request's title, or the question's message."""
+        from acp_tui.core.elicitation import ElicitationAsk
+
         return self.ask.message if isinstance(self.ask, ElicitationAsk) else self.ask.title
 
 

@@ -22,25 +22,24 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from acp_tui.core.costs import spent, totals
-from acp_tui.core.events import EventStream
-from acp_tui.core.model import (
-    AgentInfo,
-    AgentSessionInfo,
-    CommandInfo,
-    ConfigOptionInfo,
-    Cost,
-    NetworkRefusal,
-    PermissionRecord,
-    RunEvent,
-    SubagentResult,
-    SubagentRun,
-    ToolCallInfo,
-    Usage,
-    stop_word,
-)
 from acp_tui.settings.schema import AgentPreset
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the runs' vocabulary loads with the first run: the app's first frame shows none
+    from acp_tui.core.events import EventStream
+    from acp_tui.core.model import (
+        AgentInfo,
+        AgentSessionInfo,
+        CommandInfo,
+        ConfigOptionInfo,
+        Cost,
+        NetworkRefusal,
+        PermissionRecord,
+        RunEvent,
+        SubagentResult,
+        SubagentRun,
+        ToolCallInfo,
+        Usage,
+    )
     from acp_tui.reports.records import RunRecord
     from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.worktrees import Change, Worktree
@@ -68,7 +67,13 @@ class ChangeRecorded:
     change: Change
 
 
-AttemptEvent: TypeAlias = RunEvent | WorktreeReady | ChangeRecorded
+AttemptEvent: TypeAlias = "RunEvent | WorktreeReady | ChangeRecorded"
+
+
+def _event_stream() -> EventStream[AttemptEvent]:
+    from acp_tui.core.events import EventStream
+
+    return EventStream()
 
 
 @dataclass(eq=False)
@@ -123,7 +128,7 @@ class Attempt:
     config: AcpProviderConfig | None = field(default=None, repr=False)  # the core's, once prepared
     run: SubagentRun | None = field(default=None, repr=False)
     # The driver's: the events a watcher (a pane, the printer) consumes, the cancel, the recording.
-    events: EventStream[AttemptEvent] = field(default_factory=EventStream, repr=False)
+    events: EventStream[AttemptEvent] = field(default_factory=_event_stream, repr=False)
     # Plain asyncio: attempts are made in plain code (a key press), where anyio's need a task.
     cancelled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     record_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -256,6 +261,8 @@ class Attempt:
         """What is shown: a live phase, `needs-you`, `cancelling`, or how it ended (in the screen's
         words: `stop_word`)."""
         if self.result is not None:
+            from acp_tui.core.model import stop_word
+
             return stop_word(self.result.stop_reason)
         if self.phase == "cancelling":
             return "cancelling"

@@ -13,6 +13,9 @@ ours included, ends with the run disposed and the attempt's result set.
 
 Its tasks (each attempt's drive, the cancels asked for from plain code) live in one task group
 (`core.tasks.TaskHost`), which `aclose()` joins.
+
+The runs' vocabulary (`core.model`) is imported where a run is driven: the app makes its driver
+before its first frame, which shows no run.
 """
 
 from __future__ import annotations
@@ -27,27 +30,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from acp_tui.core.costs import over_budget
-from acp_tui.core.model import (
-    CommandsOffered,
-    Finished,
-    HiddenUpdate,
-    NetworkRefused,
-    OutputDelta,
-    PermissionDecided,
-    SessionStarted,
-    StatusChanged,
-    Stopping,
-    SubagentRequest,
-    SubagentResult,
-    SubagentRun,
-    SubagentStopReason,
-    ToolCallChanged,
-    UsageReported,
-)
 from acp_tui.core.registry import Subagents
 from acp_tui.core.tasks import TaskHost
 from acp_tui.session.asks import AskQueue, PendingAsk
-from acp_tui.session.attempts import AttemptEvent, ChangeRecorded, WorktreeReady
+from acp_tui.session.attempts import ChangeRecorded, WorktreeReady
 from acp_tui.session.providers import provider_for
 from acp_tui.session.warm import Spares
 
@@ -56,7 +42,8 @@ if TYPE_CHECKING:
 
     import anyio
 
-    from acp_tui.session.attempts import Attempt
+    from acp_tui.core.model import SubagentRequest, SubagentResult, SubagentRun
+    from acp_tui.session.attempts import Attempt, AttemptEvent
     from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.far import FarIsolation
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree
@@ -109,6 +96,8 @@ class SessionDriver:
 
     def refuse(self, attempt: Attempt, message: str) -> None:
         """End the attempt `error` without running anything (what it needs cannot be had)."""
+        from acp_tui.core.model import Finished, SubagentResult, SubagentStopReason
+
         self.attempts.append(attempt)
         result = SubagentResult(SubagentStopReason.ERROR, "", error=message)
         attempt.result, attempt.phase = result, "ended"
@@ -206,6 +195,8 @@ class SessionDriver:
     # Driving one attempt ------------------------------------------------------------------------
 
     async def _drive(self, attempt: Attempt) -> None:
+        from acp_tui.core.model import SubagentResult, SubagentStopReason
+
         try:
             await self._drive_to_the_end(attempt)
         finally:
@@ -215,6 +206,8 @@ class SessionDriver:
             attempt.ended.set()
 
     async def _drive_to_the_end(self, attempt: Attempt) -> None:
+        from acp_tui.core.model import Finished, SubagentResult, SubagentStopReason
+
         failure = None
         try:
             result = await self._prepare_and_run(attempt)
@@ -243,6 +236,8 @@ class SessionDriver:
         self._changed(attempt)
 
     async def _prepare_and_run(self, attempt: Attempt) -> SubagentResult:
+        from acp_tui.core.model import Finished, SubagentRequest, SubagentResult, SubagentStopReason
+
         attempt.phase = "preparing"
         self._changed(attempt)
         name = f"attempt {attempt.id}"
@@ -388,6 +383,19 @@ class SessionDriver:
 
     def _follow(self, attempt: Attempt, event: AttemptEvent) -> None:
         """What an event of the run changes in the attempt."""
+        from acp_tui.core.model import (
+            CommandsOffered,
+            HiddenUpdate,
+            NetworkRefused,
+            OutputDelta,
+            PermissionDecided,
+            SessionStarted,
+            StatusChanged,
+            Stopping,
+            ToolCallChanged,
+            UsageReported,
+        )
+
         if isinstance(event, OutputDelta):
             attempt.last_output_at = time.monotonic()
             attempt.first_output_at = attempt.first_output_at or attempt.last_output_at

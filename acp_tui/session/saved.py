@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,6 +59,8 @@ class SessionStore:
 
     def new(self, cwd: str) -> SavedSession:
         """A new session's file (the oldest ones beyond `keep` go)."""
+        import secrets  # (hashlib and hmac: not before the app's first frame)
+
         folder = private_dir(self.folder)
         session_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         header = {

@@ -4,7 +4,8 @@ field.
 
 Where presets come from: `--config PATH`, else `agents.toml` in the user config dir
 (`settings.paths`), else the bundled demo set; `--agent` specs add to (or select from) them. The
-demo set and `--agent` specs never load pydantic, nor `tomllib`: only a file read does.
+demo set and `--agent` specs never load pydantic, `tomllib` nor the policies' modules: only a file
+read does (the app's first frame waits for neither).
 """
 
 from __future__ import annotations
@@ -15,11 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import Field, fields, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_tui.policy.ask import TOOL_KINDS
-from acp_tui.policy.names import BUILTIN, policy_names
-from acp_tui.policy.rules import Rule, RulePolicy
 from acp_tui.settings import paths
 from acp_tui.settings.presets import demo_presets, parse_agent_spec, with_agent_specs
 from acp_tui.settings.schema import (
@@ -35,6 +33,9 @@ from acp_tui.settings.schema import (
     SettingsFile,
     one_of,
 )
+
+if TYPE_CHECKING:
+    from acp_tui.policy.rules import Rule, RulePolicy
 
 
 def load_settings(
@@ -78,6 +79,8 @@ def parse_settings(
     data: Mapping[str, Any], *, label: str, source: Path | None = None, policies_only: bool = False
 ) -> Settings:
     """Validate a parsed TOML document. A relative `cwd` is taken from the directory of `source`."""
+    from acp_tui.policy.names import policy_names
+
     base_dir = source.parent if source is not None else None
     top = _validate(SettingsFile, data, f"{label}: ")
     policies = {name: _parse_policy(name, raw, label) for name, raw in top.policy.items()}
@@ -180,6 +183,9 @@ def _check_mcp_server(server: McpServer, where: str) -> None:
 
 
 def _parse_policy(name: str, raw: Any, label: str) -> RulePolicy:
+    from acp_tui.policy.names import BUILTIN
+    from acp_tui.policy.rules import RulePolicy
+
     where = f'{label}: policy "{name}": '
     if name in BUILTIN:
         raise ConfigError(f"{where}the name is reserved ({', '.join(BUILTIN)} are built in)")
@@ -191,6 +197,9 @@ def _parse_policy(name: str, raw: Any, label: str) -> RulePolicy:
 
 
 def _parse_rule(number: int, raw: Any, policy_where: str) -> Rule:
+    from acp_tui.policy.ask import TOOL_KINDS
+    from acp_tui.policy.rules import Rule
+
     rule_name = raw.get("name") if isinstance(raw, dict) else None
     named = isinstance(rule_name, str) and rule_name.strip()
     where = f'{policy_where}rule "{rule_name}": ' if named else f"{policy_where}rule {number}: "

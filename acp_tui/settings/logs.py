@@ -21,14 +21,23 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acp_tui.core.masking import SecretMask
 from acp_tui.settings import paths
+
+if TYPE_CHECKING:
+    from acp_tui.settings.schema import AgentPreset
 
 MAX_LOG_BYTES = 4 << 20
 LOG_BACKUPS = 2
 REPEATS_WRITTEN = 3  # then only every 10th, 100th, 1000th ... repeat, with its count
 _REPEAT_KEYS_KEPT = 1000
+
+
+def secrets_of(presets: Iterable[AgentPreset]) -> list[str]:
+    """Every value these presets hand their agents that could be a credential: what the log masks."""
+    return [value for preset in presets for value in preset.secrets()]
 
 
 class _MaskingFormatter(logging.Formatter):

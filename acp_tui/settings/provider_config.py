@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from acp_tui.core.elicitation import QuestionHandler
-from acp_tui.policy.ask import PermissionPolicy
+if TYPE_CHECKING:
+    from acp_tui.core.elicitation import QuestionHandler
+    from acp_tui.policy.ask import PermissionPolicy
 
 FAR_HOME = "~"  # a far run's cwd until its far side says where its login started
 

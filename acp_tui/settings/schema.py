@@ -16,13 +16,13 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from acp_tui.policy.ask import AskHandler, PermissionPolicy
-from acp_tui.policy.hosts import host_pattern
-from acp_tui.policy.names import FIXED_POLICIES, NoOneToAsk, UnknownPolicy, policy_names, resolve
-from acp_tui.policy.rules import RulePolicy
 from acp_tui.settings.provider_config import AcpProviderConfig
+
+if TYPE_CHECKING:  # the policies' modules load when a policy is resolved, not to declare settings
+    from acp_tui.policy.ask import AskHandler, PermissionPolicy
+    from acp_tui.policy.rules import RulePolicy
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 # What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
@@ -76,6 +76,8 @@ class _HostPattern:
     """A host pattern (`acp_tui.policy.hosts`), kept as it compares."""
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from acp_tui.policy.hosts import host_pattern
+
         checked = {"type": "no-info", "function": host_pattern}
         return {"type": "function-after", "function": checked, "schema": handler(source)}
 
@@ -202,6 +204,8 @@ class AgentPreset:
         self, *, policy: PermissionPolicy | str | None = None, trace_dir: str | None = None
     ) -> AcpProviderConfig:
         """The core's config for this preset. A named policy must come resolved (see `Settings`)."""
+        from acp_tui.policy.names import FIXED_POLICIES
+
         chosen = self.policy if policy is None else policy
         if isinstance(chosen, str) and chosen not in FIXED_POLICIES:
             raise ConfigError(
@@ -344,6 +348,8 @@ class Settings:
     @property
     def policy_names(self) -> tuple[str, ...]:
         """Every policy a preset may use: the built-in ones, then the named ones of the file."""
+        from acp_tui.policy.names import policy_names
+
         return policy_names(self.policies)
 
     def preset(self, name: str) -> AgentPreset:
@@ -361,6 +367,8 @@ class Settings:
         self, name: str, *, ask_handler: AskHandler | None = None, agent: str | None = None
     ) -> str | PermissionPolicy:
         """A policy name as the core takes it: the built-in ones as is, the others as objects."""
+        from acp_tui.policy.names import FIXED_POLICIES, NoOneToAsk, UnknownPolicy, resolve
+
         where = f'agent "{agent}": ' if agent else ""
         if name in FIXED_POLICIES:
             return name

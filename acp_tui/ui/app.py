@@ -160,11 +160,13 @@ class SupervisorApp(App[None]):
             self.notify(f"{worker.group.capitalize()} failed: {said}", severity="error", markup=False)
 
     def on_ready(self) -> None:
-        """The first frame is painted: only now what the first round needs, while the person reads
-        (the SDK, the panes, the spares). Before it, none of it may compete with the first paint:
-        nothing of the SDK nor pydantic is imported until here (a test checks it)."""
-        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        """The first frame is painted: only now what the first round needs, while the person reads:
+        the spares first (their agents' start is the longest wait, and the policies and the runs'
+        vocabulary they need load on this thread before the SDK's import competes with it), then
+        the SDK and the panes. Before it, none of it may compete with the first paint: nothing of
+        the SDK nor pydantic is imported until here (a test checks it)."""
         self.want_spares()
+        self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
             gc.freeze()  # the start-up heap lives as long as the app: full passes skip it
             gc.enable()

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_tui import compat
-from acp_tui.core.model import stop_word
 from acp_tui.ui import text
 from acp_tui.ui.attention import Attention
 
@@ -50,6 +49,8 @@ class Calls:
             reason = f": {result.error}" if result.error else ""
             self.alert(f"{attempt.agent} failed{reason}", "error", call=elsewhere)
         elif elsewhere:
+            from acp_tui.core.model import stop_word  # (loaded by then: a run ended)
+
             self.attention.call(f"{attempt.agent} {attempt.label} ended: {stop_word(result.stop_reason)}")
 
     def _elsewhere(self, attempt: Attempt) -> bool:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from acp_tui.core.model import CommandInfo
+if TYPE_CHECKING:
+    from acp_tui.core.model import CommandInfo
 
 
 @dataclass(frozen=True)

@@ -134,8 +134,8 @@ async def test_slash_shows_the_checked_agents_commands_and_completes_one() -> No
     )
     async with app.run_test(size=SIZE) as pilot:
         bar = app.main_screen.query_one(PromptBar)
-        menu = bar.query_one(CommandMenu)
         await pilot.press("/")
+        menu = bar.query_one(CommandMenu)  # made at the first `/`
         assert not menu.shown  # no agent has said what it offers yet
         await pilot.press("backspace", *"hello", "enter")
         await wait_until(pilot, all_finished(app))

@@ -22,7 +22,8 @@ from tests.ui.test_terminal import in_a_pty
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux pty")
 
-# Run in the child: note the modules at the first frame painted, then go on as `acp-tui` does.
+# Run in the child: note the modules and the CSS read at the first frame painted, then go on as
+# `acp-tui` does.
 CHILD = """
 import json, sys
 from textual.app import App
@@ -33,23 +34,30 @@ def first_display(self, screen, renderable):
     display(self, screen, renderable)
     if renderable is not None and not hasattr(App, "_noted"):
         App._noted = True
+        css = sorted(name for _, name in self.stylesheet.source)
         with open(noted, "w") as f:
-            json.dump(sorted(sys.modules), f)
+            json.dump({"modules": sorted(sys.modules), "css": css}, f)
 
 App._display = first_display
-from acp_tui.cli.main import main
+from acp_tui.__main__ import main
 sys.argv = ["acp-tui", *sys.argv[2:]]
 main()
 """
 
 
-def modules_at_first_frame(tmp_path: Path, *args: str) -> list[str]:
-    noted = tmp_path / "modules.json"
+def first_frame(tmp_path: Path, *args: str) -> dict[str, list[str]]:
+    """The modules imported and the CSS read (`Class.DEFAULT_CSS`, files) at the first frame."""
+    noted = tmp_path / "first-frame.json"
     with in_a_pty(["-c", CHILD, str(noted), *args], tmp_path) as terminal:
         terminal.wait_for(lambda: noted.exists() and b"send to:" in terminal.seen())
         terminal.type(b"\x03")  # ctrl+c: no run is live, so it quits at once (spares disposed)
         terminal.process.wait(timeout=20)
-    return list(json.loads(noted.read_text()))
+    found: dict[str, list[str]] = json.loads(noted.read_text())
+    return found
+
+
+def modules_at_first_frame(tmp_path: Path, *args: str) -> list[str]:
+    return first_frame(tmp_path, *args)["modules"]
 
 
 def sdk_or_pydantic(modules: list[str]) -> list[str]:
@@ -71,17 +79,22 @@ def test_with_a_config_file_the_sdk_still_waits_for_the_first_frame(tmp_path: Pa
     modules = modules_at_first_frame(tmp_path, "--config", str(config))
     assert "pydantic" in modules  # the file was validated
     assert [name for name in sdk_or_pydantic(modules) if not name.startswith("pydantic")] == []
-
-
-def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_show(tmp_path: Path) -> None:
-    """Before a round there is no pane to draw: the pane's modules (Markdown's parser and renderer
-    among them) and the screens not shown come with the first round, or when opened; the command
-    line's subcommands (`run`, `serve`, ...) only when one is invoked."""
-    modules = modules_at_first_frame(tmp_path)
+    # An option is the command line's (click): its subcommands still wait until one is invoked.
     assert [name for name in modules if name.startswith("acp_tui.cli.")] == [
         "acp_tui.cli.common",
         "acp_tui.cli.main",
     ]
+
+
+def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_show(tmp_path: Path) -> None:
+    """Before a round there is no pane to draw: the pane's modules (Markdown's parser and renderer
+    among them) and the screens not shown come with the first round, or when opened; `acp-tui`
+    alone opens without the command line's parser (click) nor any of its subcommands; the runs'
+    vocabulary (`core.model`, `core.events`), the policies, the agents' questions and the
+    slash-command menu wait until one is needed."""
+    found = first_frame(tmp_path)
+    modules = found["modules"]
+    assert [name for name in modules if name.startswith(("acp_tui.cli", "click"))] == []
     panes = (
         "acp_tui.ui.widgets.pane_view",
         "acp_tui.ui.widgets.run_pane",
@@ -96,3 +109,14 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "acp_tui.ui.screens.main_screen",
         "acp_tui.ui.screens.round_diffs",
     ]
+    later = (
+        "acp_tui.core.model",
+        "acp_tui.core.events",
+        "acp_tui.policy",
+        "acp_tui.core.elicitation",
+        "acp_tui.ui.widgets.command_menu",
+        "secrets",
+    )
+    assert [name for name in modules if name.startswith(later)] == []
+    # Nor the CSS of what it does not show (the menu), nor all of Button's for one button.
+    assert [name for name in found["css"] if name in ("CommandMenu.DEFAULT_CSS", "Button.DEFAULT_CSS")] == []

@@ -1,0 +1,48 @@
+"""Opening the supervisor: what `acp-tui` does with no command, without click.
+
+`acp-tui` alone (no option, no command) comes here straight from the console script
+(`acp_tui.__main__`), so that its first frame pays for no command line parser (click: ~10 ms); the
+command line's group (`acp_tui.cli.main`) comes here with its options, and says a bad config or
+session in its one line. Nothing heavy is imported before the terminal is taken.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from acp_tui.settings.schema import Settings
+    from acp_tui.ui.app import SupervisorApp
+
+EXIT_INTERRUPTED = 130
+
+
+def supervisor(settings_of: Callable[[], Settings], session_id: str | None) -> SupervisorApp:
+    """The app, ready to run. `settings_of` may raise (a bad config); so may `session_id` (a
+    `SessionError`): both before anything is shown."""
+    from acp_tui.ui.typed_ahead import take_terminal
+
+    take_terminal()  # first: an Enter typed before the app holds the terminal stays an Enter
+    import gc
+
+    gc.disable()  # until the first frame (`SupervisorApp.on_ready`): the start-up's objects all live on
+    from acp_tui.settings import paths
+    from acp_tui.settings.logs import route_logging, secrets_of
+
+    settings = settings_of()
+    route_logging(secrets_of(settings.presets))
+    from acp_tui.session.saved import SessionStore
+
+    store = SessionStore(paths.sessions_dir(), keep=settings.keep_sessions)
+    reopened = store.open(session_id) if session_id is not None else None
+    from acp_tui.ui.app import make_app
+
+    return make_app(settings, store=store, reopened=reopened)
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C before any child existed: nothing to clean up."""
+    sys.stderr.write("acp-tui: interrupted\n")
+    sys.exit(EXIT_INTERRUPTED)
