@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from textual.screen import Screen
 from textual.widgets import Select
 
 from acp_tui.ui.app import SupervisorApp
@@ -160,3 +161,55 @@ async def test_a_dialog_a_zoom_and_a_state_change_paint_no_pane_again_nor_lay_ou
         await pilot.pause()
         # Its border took the state's colour: it alone repaints.
         assert layouts == [] and styled == [] and set(rendered) == {pane}
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"), [("b", BoardScreen), ("question_mark", HelpScreen), ("f2", AgentsScreen)]
+)
+async def test_a_screen_opened_again_is_restyled_only_when_the_apps_styles_changed(
+    monkeypatch: pytest.MonkeyPatch, key: str, kind: type[Screen[Any]]
+) -> None:
+    """Textual restyles every widget of a screen each time it is shown (F2: three hundred): a screen
+    the app keeps skips that pass while the app's styles are as they were, and makes it after a
+    theme change (its widgets then show the new theme)."""
+    from textual.css.stylesheet import Stylesheet
+
+    app = two_agents()
+    styled: list[object] = []
+    update_nodes = Stylesheet.update_nodes
+
+    def counted(stylesheet: Stylesheet, nodes: Any, animate: bool = False) -> None:
+        nodes = list(nodes)
+        styled.extend(nodes)
+        update_nodes(stylesheet, nodes, animate=animate)
+
+    monkeypatch.setattr(Stylesheet, "update_nodes", counted)
+
+    async def opened() -> Screen[Any]:
+        await pilot.press(key)
+        await wait_until(pilot, lambda: isinstance(app.screen, kind))
+        await pilot.pause()
+        return app.screen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # the panes have the keys (b is the board's there)
+        await wait_until(pilot, all_finished(app))
+        first = await opened()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.main_screen)
+        styled.clear()
+        assert await opened() is first
+        assert first not in styled  # no pass over the screen and all its widgets
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.main_screen)
+
+        app.theme = "textual-light"
+        await pilot.pause()
+        styled.clear()
+        assert await opened() is first
+        assert first in styled
+        surface = app.current_theme.surface
+        assert surface is not None
+        dialog = first.query_one("#dialog")
+        assert dialog.styles.background.hex.lower() == surface.lower() or kind is BoardScreen
+
