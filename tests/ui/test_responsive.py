@@ -213,3 +213,23 @@ async def test_a_screen_opened_again_is_restyled_only_when_the_apps_styles_chang
         dialog = first.query_one("#dialog")
         assert dialog.styles.background.hex.lower() == surface.lower() or kind is BoardScreen
 
+
+async def test_a_dialog_closed_leaves_the_grids_footer_as_it_was() -> None:
+    """Seen from under a dialog some of the grid's keys are off; its footer is not rebuilt for that
+    (twice: as the dialog opens, as it closes), nor the grid laid out again after its first frame."""
+    from acp_tui.ui.widgets.key_footer import KeyFooter
+
+    app = two_agents()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        footer = app.main_screen.query_one(KeyFooter)
+        keys = list(footer.children)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.main_screen)
+        await pilot.pause()
+        assert keys and list(footer.children) == keys  # the same keys, not composed again
