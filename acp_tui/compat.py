@@ -55,9 +55,10 @@ def screen_frame(screen: Screen[Any]) -> list[Strip]:
 
 
 class Styling:
-    """What the styles of a node depend on beyond the node and its ancestors themselves: the app's
-    rules (`Stylesheet.rules`, a new list at each parse: a theme, a variable, CSS added) and the
-    app's classes and pseudo-classes (dark or light, the terminal's focus).
+    """What the styles of a widget depend on beyond the widget and its ancestors themselves: the
+    app's stylesheet (`App._css_update_count`: a theme, its variables; the sources of rules not
+    scoped to one type of widget, which is how a new widget's own CSS comes), and the app's classes
+    and pseudo-classes (dark or light, the terminal's focus).
     Why: Textual restyles every widget of a screen each time it is shown again
     (`ScreenResume.refresh_styles`), in case one of these changed while it was hidden: F2's
     three hundred widgets at every F2. A screen the app keeps compares this with what it was when
@@ -66,11 +67,13 @@ class Styling:
     Retired by: a resume that restyles only when the stylesheet or the app's classes changed."""
 
     def __init__(self, app: App[Any]) -> None:
-        self._rules = app.stylesheet.rules
-        self._classes = (app.classes, app.pseudo_classes)
+        sheet = app.stylesheet
+        unscoped = [where for where, source in sheet.source.items() if not source.scope]
+        self._sheet = sheet  # replaced whole when the CSS files change (textual --dev)
+        self._state = (app._css_update_count, unscoped, app.classes, app.pseudo_classes)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Styling) and other._rules is self._rules and other._classes == self._classes
+        return isinstance(other, Styling) and other._sheet is self._sheet and other._state == self._state
 
     __hash__ = None  # type: ignore[assignment]
 

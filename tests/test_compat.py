@@ -220,11 +220,12 @@ async def test_textual_compositor_still_paints_a_screen_from_its_widgets_kept_li
 async def test_textual_still_restyles_a_screen_shown_again_unless_told_not_to() -> None:
     """A screen pushed again gets `ScreenResume(refresh_styles=True)`, a pass over all its widgets,
     which a handler of the screen's own class can turn off; the app's styling (`compat.Styling`)
-    is the same until a theme makes a new list of rules."""
+    stays the same when a widget's own scoped CSS comes, and changes with the theme."""
     from textual import events
     from textual.app import App
     from textual.css.stylesheet import Stylesheet
     from textual.screen import Screen
+    from textual.widgets import Static
 
     passes: list[object] = []
     update = Stylesheet.update_nodes
@@ -233,6 +234,9 @@ async def test_textual_still_restyles_a_screen_shown_again_unless_told_not_to() 
         nodes = list(nodes)
         passes.append(nodes[0] if nodes else None)
         update(stylesheet, nodes, animate=animate)
+
+    class Styled(Static):
+        DEFAULT_CSS = "Styled { color: red; }"
 
     class Kept(Screen[None]):
         skip = False
@@ -256,6 +260,10 @@ async def test_textual_still_restyles_a_screen_shown_again_unless_told_not_to() 
                 app.pop_screen()
                 await pilot.pause()
             styling = compat.Styling(app)
+            sources = len(app.stylesheet.source)
+            await app.screen.mount(Styled())  # its DEFAULT_CSS: a new source, scoped to its type
+            await pilot.pause()
+            assert len(app.stylesheet.source) > sources
             assert compat.Styling(app) == styling
             app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
             await pilot.pause()
