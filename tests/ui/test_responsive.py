@@ -233,3 +233,28 @@ async def test_a_dialog_closed_leaves_the_grids_footer_as_it_was() -> None:
         await wait_until(pilot, lambda: app.screen is app.main_screen)
         await pilot.pause()
         assert keys and list(footer.children) == keys  # the same keys, not composed again
+
+
+async def test_the_help_is_one_widget_of_lines_whatever_the_number_of_keys() -> None:
+    """Every key is a line of one widget (ninety labels were a stylesheet pass each and a layout of
+    them all at the first opening), wrapped in its column as a grid of labels would wrap it."""
+    from acp_tui.ui import keys
+    from acp_tui.ui.screens.help_screen import KeyTable
+
+    app = two_agents()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        screen = app.screen
+        assert len(list(screen.query("*"))) < 10  # the dialog, its table, its scroll bar, the footer's keys
+        table = screen.query_one(KeyTable)
+        lines = [table.render_line(y).text for y in range(table.virtual_size.height)]
+        assert lines[0].startswith("In the prompt")
+        width = table.content_region.width
+        for title, rows in keys.help_sections():
+            assert any(line.startswith(title) for line in lines)
+            for shown, what in rows:
+                assert any(line.startswith(shown.split()[0]) for line in lines)
+                assert what.split()[-1] in " ".join(lines)
+        assert all(len(line) <= width for line in lines)
