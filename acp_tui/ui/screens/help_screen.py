@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,9 +18,8 @@ KEY_WIDTH = 18  # the key column; the other takes the rest, two cells after it
 GUTTER = 2
 
 
-@lru_cache(maxsize=8)
-def _wrapped(text: str, width: int) -> tuple[str, ...]:
-    return tuple(line.plain for line in Content(text).wrap(max(1, width)))
+def _wrapped(text: str, width: int) -> list[str]:
+    return [line.plain for line in Content(text).wrap(max(1, width))]
 
 
 class KeyTable(Widget):
@@ -45,9 +43,6 @@ class KeyTable(Widget):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._layout(width))
 
-    def on_resize(self) -> None:
-        self._lines = None
-
     def _layout(self, width: int) -> list[Strip]:
         if self._lines is not None and self._lines[0] == width:
             return self._lines[1]
@@ -62,14 +57,14 @@ class KeyTable(Widget):
         for title, rows in keys.help_sections():  # our own text only
             if lines:  # a blank line between sections
                 line()
-            line(*(Segment(text, section) for text in _wrapped(title, width)[:1]))
+            line(Segment(title, section))
             for shown, what in rows:
                 left, right = _wrapped(shown, KEY_WIDTH), _wrapped(what, width - KEY_WIDTH - GUTTER)
                 for i in range(max(len(left), len(right))):
                     cell = left[i] if i < len(left) else ""
                     line(
                         Segment(cell, key),
-                        Segment(" " * (KEY_WIDTH + GUTTER - len(cell)), base),
+                        Segment(" " * (KEY_WIDTH + GUTTER - cell_len(cell)), base),
                         Segment(right[i] if i < len(right) else "", base),
                     )
         self._lines = (width, lines)
