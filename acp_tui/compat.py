@@ -54,6 +54,30 @@ def screen_frame(screen: Screen[Any]) -> list[Strip]:
     return screen._compositor.render_strips()
 
 
+class Styling:
+    """What the styles of a widget depend on beyond the widget and its ancestors themselves: the
+    app's stylesheet (`App._css_update_count`: a theme, its variables; the sources of rules not
+    scoped to one type of widget, which is how a new widget's own CSS comes), and the app's classes
+    and pseudo-classes (dark or light, the terminal's focus).
+    Why: Textual restyles every widget of a screen each time it is shown again
+    (`ScreenResume.refresh_styles`), in case one of these changed while it was hidden: F2's
+    three hundred widgets at every F2. A screen the app keeps compares this with what it was when
+    it was last styled (`ui/screens/_styled.py`) and is restyled only if it differs (a change
+    made to a widget itself restyles it as it is made, shown or not).
+    Retired by: a resume that restyles only when the stylesheet or the app's classes changed."""
+
+    def __init__(self, app: App[Any]) -> None:
+        sheet = app.stylesheet
+        unscoped = [where for where, source in sheet.source.items() if not source.scope]
+        self._sheet = sheet  # replaced whole when the CSS files change (textual --dev)
+        self._state = (app._css_update_count, unscoped, app.classes, app.pseudo_classes)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Styling) and other._sheet is self._sheet and other._state == self._state
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def app_driver(app: App[Any]) -> Driver | None:
     """`App._driver`: the driver the app runs with.
     Why: our Linux driver (`ui/terminal.py`) tells the app when the terminal went away.

@@ -9,6 +9,7 @@ import inspect
 import io
 import queue
 import sys
+from typing import Any
 
 import pytest
 
@@ -214,6 +215,59 @@ async def test_textual_compositor_still_paints_a_screen_from_its_widgets_kept_li
         again = [strip.text for strip in compat.screen_frame(app.screen)]
     assert first[0].startswith("a line of text") and len(first) == 4
     assert again == first and renders == before
+
+
+async def test_textual_still_restyles_a_screen_shown_again_unless_told_not_to() -> None:
+    """A screen pushed again gets `ScreenResume(refresh_styles=True)`, a pass over all its widgets,
+    which a handler of the screen's own class can turn off; the app's styling (`compat.Styling`)
+    stays the same when a widget's own scoped CSS comes, and changes with the theme."""
+    from textual import events
+    from textual.app import App
+    from textual.css.stylesheet import Stylesheet
+    from textual.screen import Screen
+    from textual.widgets import Static
+
+    passes: list[object] = []
+    update = Stylesheet.update_nodes
+
+    def counted(stylesheet: Stylesheet, nodes: Any, animate: bool = False) -> None:
+        nodes = list(nodes)
+        passes.append(nodes[0] if nodes else None)
+        update(stylesheet, nodes, animate=animate)
+
+    class Styled(Static):
+        DEFAULT_CSS = "Styled { color: red; }"
+
+    class Kept(Screen[None]):
+        skip = False
+
+        def on_screen_resume(self, event: events.ScreenResume) -> None:
+            assert event.refresh_styles
+            event.refresh_styles = not self.skip
+
+    app: App[None] = App()
+    kept = Kept()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Stylesheet, "update_nodes", counted)
+        async with app.run_test() as pilot:
+            app.install_screen(kept, "kept")
+            for skip in (False, True):
+                kept.skip = skip
+                passes.clear()
+                app.push_screen("kept")
+                await pilot.pause()
+                assert (kept in passes) is not skip
+                app.pop_screen()
+                await pilot.pause()
+            styling = compat.Styling(app)
+            sources = len(app.stylesheet.source)
+            await app.screen.mount(Styled())  # its DEFAULT_CSS: a new source, scoped to its type
+            await pilot.pause()
+            assert len(app.stylesheet.source) > sources
+            assert compat.Styling(app) == styling
+            app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+            await pilot.pause()
+            assert compat.Styling(app) != styling
 
 
 # claude-agent-sdk --------------------------------------------------------------------------------

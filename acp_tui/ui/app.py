@@ -63,6 +63,11 @@ TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the p
 # The app's own tasks, whose failure is a toast (a pane's own worker says so in the pane).
 FAILS_IN_A_TOAST = frozenset({"reopen", "compare", "close", "apply", "login", "reload"})
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
+# Allocations between two collections of the young objects (Python's default: 700). A frame of
+# sixteen streaming panes makes tens of thousands of short-lived objects; collected every 700, many
+# were still in use and moved to the old generation, whose full passes (0.2 to 0.8 s, every two
+# seconds or so) were most of the keys' worst latencies. At 50,000 they die young.
+YOUNG_GENERATION = 50_000
 
 
 class SupervisorApp(App[None]):
@@ -169,6 +174,7 @@ class SupervisorApp(App[None]):
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
             gc.freeze()  # the start-up heap lives as long as the app: full passes skip it
+            gc.set_threshold(YOUNG_GENERATION, *gc.get_threshold()[1:])
             gc.enable()
 
     def _on_terminate_signal(self, sig: signal.Signals) -> None:

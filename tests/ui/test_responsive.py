@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from textual.screen import Screen
 from textual.widgets import Select
 
 from acp_tui.ui.app import SupervisorApp
@@ -160,3 +161,123 @@ async def test_a_dialog_a_zoom_and_a_state_change_paint_no_pane_again_nor_lay_ou
         await pilot.pause()
         # Its border took the state's colour: it alone repaints.
         assert layouts == [] and styled == [] and set(rendered) == {pane}
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"), [("b", BoardScreen), ("question_mark", HelpScreen), ("f2", AgentsScreen)]
+)
+async def test_a_screen_opened_again_is_restyled_only_when_the_apps_styles_changed(
+    monkeypatch: pytest.MonkeyPatch, key: str, kind: type[Screen[Any]]
+) -> None:
+    """Textual restyles every widget of a screen each time it is shown (F2: three hundred): a screen
+    the app keeps skips that pass while the app's styles are as they were, and makes it after a
+    theme change (its widgets then show the new theme)."""
+    from textual.css.stylesheet import Stylesheet
+
+    app = two_agents()
+    styled: list[object] = []
+    update_nodes = Stylesheet.update_nodes
+
+    def counted(stylesheet: Stylesheet, nodes: Any, animate: bool = False) -> None:
+        nodes = list(nodes)
+        styled.extend(nodes)
+        update_nodes(stylesheet, nodes, animate=animate)
+
+    monkeypatch.setattr(Stylesheet, "update_nodes", counted)
+
+    async def opened() -> Screen[Any]:
+        await pilot.press(key)
+        await wait_until(pilot, lambda: isinstance(app.screen, kind))
+        await pilot.pause()
+        return app.screen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # the panes have the keys (b is the board's there)
+        await wait_until(pilot, all_finished(app))
+        first = await opened()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.main_screen)
+        styled.clear()
+        assert await opened() is first
+        assert first not in styled  # no pass over the screen and all its widgets
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.main_screen)
+
+        app.theme = "textual-light"
+        await pilot.pause()
+        styled.clear()
+        assert await opened() is first
+        assert first in styled
+        surface = app.current_theme.surface
+        assert surface is not None
+        dialog = first.query_one("#dialog")
+        assert dialog.styles.background.hex.lower() == surface.lower() or kind is BoardScreen
+
+
+async def test_a_dialog_closed_leaves_the_grids_footer_as_it_was() -> None:
+    """Seen from under a dialog some of the grid's keys are off; its footer is not rebuilt for that
+    (twice: as the dialog opens, as it closes), nor the grid laid out again after its first frame."""
+    from acp_tui.ui.widgets.key_footer import KeyFooter
+
+    app = two_agents()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await pilot.pause()
+        footer = app.main_screen.query_one(KeyFooter)
+        keys = list(footer.children)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.main_screen)
+        await pilot.pause()
+        assert keys and list(footer.children) == keys  # the same keys, not composed again
+
+
+async def test_the_help_is_one_widget_of_lines_whatever_the_number_of_keys() -> None:
+    """Every key is a line of one widget (ninety labels were a stylesheet pass each and a layout of
+    them all at the first opening), wrapped in its column as a grid of labels would wrap it."""
+    from acp_tui.ui import keys
+    from acp_tui.ui.screens.help_screen import KeyTable
+
+    app = two_agents()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        screen = app.screen
+        assert len(list(screen.query("*"))) < 10  # the dialog, its table, its scroll bar, the footer's keys
+        table = screen.query_one(KeyTable)
+        lines = [table.render_line(y).text for y in range(table.virtual_size.height)]
+        assert lines[0].startswith("In the prompt")
+        width = table.content_region.width
+        for title, rows in keys.help_sections():
+            assert any(line.startswith(title) for line in lines)
+            for shown, what in rows:
+                assert any(line.startswith(shown.split()[0]) for line in lines)
+                assert what.split()[-1] in " ".join(lines)
+        assert all(len(line) <= width for line in lines)
+
+
+async def test_the_apps_process_collects_its_young_objects_every_fifty_thousand_allocations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once `acp-tui`'s start-up is painted, the collector comes back on with a young generation of
+    50,000 allocations: at Python's 700 a frame's short-lived objects reached the old generation,
+    whose full passes were most of the keys' worst latencies while panes stream."""
+    import gc
+
+    from acp_tui.ui import app as app_module
+
+    calls: list[object] = []
+    app = two_agents()
+    async with app.run_test(size=SIZE):
+        monkeypatch.setattr(gc, "isenabled", lambda: False)  # as `acp-tui` leaves it until then
+        monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+        monkeypatch.setattr(gc, "enable", lambda: calls.append("enable"))
+        monkeypatch.setattr(gc, "set_threshold", lambda *threshold: calls.append(threshold))
+        app.on_ready()
+        monkeypatch.undo()
+    young = (app_module.YOUNG_GENERATION, *gc.get_threshold()[1:])
+    assert young in calls and calls.index(young) < calls.index("enable")

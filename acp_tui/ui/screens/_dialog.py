@@ -24,6 +24,7 @@ from textual.strip import Strip
 from textual.widgets import Button
 
 from acp_tui import compat
+from acp_tui.ui.screens._styled import StyledScreen
 from acp_tui.ui.widgets.key_footer import KeyFooter
 
 ResultType = TypeVar("ResultType")
@@ -69,7 +70,7 @@ class Backdrop:
         self._lines = None
 
 
-class DimmedScreen(ModalScreen[ResultType]):
+class DimmedScreen(ModalScreen[ResultType], StyledScreen[ResultType]):
     """A modal screen over the last frame of the screen under it, dimmed (its `Backdrop`)."""
 
     def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:

@@ -17,12 +17,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from acp_tui.core.text import one_line
 from acp_tui.session.attempts import Attempt, Session
 from acp_tui.ui import text
+from acp_tui.ui.screens._styled import StyledScreen
 from acp_tui.ui.summary import SILENT_AFTER, format_amount, format_seconds, usage_summary
 from acp_tui.ui.widgets.fitted_table import FittedTable
 from acp_tui.ui.widgets.key_footer import KeyFooter
@@ -82,7 +82,7 @@ def _details(attempt: Attempt) -> str:
     return " · ".join(part for part in parts if part)
 
 
-class BoardScreen(Screen[Attempt | None]):
+class BoardScreen(StyledScreen[Attempt | None]):
     """A screen of its own, not a dialog: the app's keys (help, cancel all, quit) work from it."""
 
     DEFAULT_CSS = """
