@@ -35,8 +35,9 @@
     Reference, in the same run, before and after the app: `minimal_app.py --panes 16`, the same
     keys doing the same kind of thing in plain Textual (focus, scroll, push, pop, zoom).
     Both with ESCDELAY=10 (Textual's wait after a lone escape byte, 100 ms by default in any
-    Textual app). Targets: p95 per kind <= 2x the minimal app's and <= 50 ms, CPU < 50 % of a
-    core, every answer exact. `ACP_TUI_BENCH_PROFILE=FILE` (or `_PROFILE_AFTER`) samples the
+    Textual app). Targets (issue 32): p95 per kind <= 1.5x the minimal app's, and <= 100 ms where
+    the minimal app's is under 50 ms; CPU < 50 % of a core while streaming, < 60 % with a key every
+    0.5 s; every answer exact. `ACP_TUI_BENCH_PROFILE=FILE` (or `_PROFILE_AFTER`) samples the
     app with py-spy (raw stacks) while it streams (or on the keys after).
 """
 
@@ -593,8 +594,8 @@ def app_at_model_speed(
             f"{median(cpus) * 100:.0f} % of one core",
             "",
             "",
-            "< 50 %",
-            verdict(median(cpus) < 0.5),
+            "< 60 %",
+            verdict(median(cpus) < 0.6),
         ],
     ]
     reference_kinds = by_kind(minimal)
@@ -602,6 +603,8 @@ def app_at_model_speed(
         for kind, latencies in by_kind(samples).items():
             base = reference_kinds.get(kind, [])
             ratio = pct(latencies, 95) / pct(base, 95) if base else float("nan")
+            # Where the minimal app is quick, a ratio alone would ask for less than a person notices.
+            floor = bool(base) and pct(base, 95) < 0.05
             keys = "/".join(dict.fromkeys(key for key, k, _ in samples if k == kind))
             rows.append(
                 [
@@ -609,8 +612,8 @@ def app_at_model_speed(
                     f"{pct(latencies, 95) * 1000:.0f} ms ({median(latencies) * 1000:.0f}, {len(latencies)})",
                     f"{pct(base, 95) * 1000:.0f} ms ({median(base) * 1000:.0f}, {len(base)})",
                     ratio,
-                    "<= 2x and <= 50 ms",
-                    verdict(ratio <= 2 and pct(latencies, 95) <= 0.05),
+                    "<= 1.5x (<= 100 ms)" if floor else "<= 1.5x",
+                    verdict(ratio <= 1.5 and (not floor or pct(latencies, 95) <= 0.1)),
                 ]
             )
     keys_p50 = {}
