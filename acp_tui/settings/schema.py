@@ -5,8 +5,8 @@ the app and `run` use them (the file's own tables, which only a file read needs,
 Each field's type, constraint, default and the words of its error live on the field; a file is
 validated against these declarations by pydantic (`settings.load`). Declaring them imports no
 pydantic (the constraints are read through pydantic's `__get_pydantic_core_schema__` hook), so the
-demo set and `--agent` specs never pay for it. Defaults shared with the core come from its
-`AcpProviderConfig`.
+demo set and `--agent` specs never pay for it. Defaults shared with the core's `AcpProviderConfig`
+are `settings.run_defaults`: declaring presets declares no config of the core.
 """
 
 # ruff: noqa: RUF009  (`says` is `dataclasses.field` with the words of the field's error)
@@ -16,14 +16,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from acp_tui.settings.provider_config import AcpProviderConfig
+from acp_tui.settings import run_defaults
 
 if TYPE_CHECKING:  # the policies' modules load when a policy is resolved, not to declare settings
     from acp_tui.policy.ask import AskHandler, PermissionPolicy
     from acp_tui.policy.rules import RulePolicy
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 # What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
@@ -36,8 +38,7 @@ CODEX_COMMAND = ("codex", "app-server")
 # bundles (else `claude` on PATH).
 CLAUDE_COMMAND = "claude"
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
-_CORE = AcpProviderConfig  # its class attributes are the core's defaults
-DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
+DEFAULT_HANDSHAKE_TIMEOUT: float = run_defaults.HANDSHAKE_TIMEOUT
 # An isolated run's files larger than this are not recorded, but listed (a preset's `max_file_bytes`).
 MAX_FILE_BYTES = 10_000_000
 
@@ -150,7 +151,7 @@ class AgentPreset:
         "must be a table of strings", default_factory=dict, hash=False, repr=False
     )  # explicit credentials
     policy: str = says("must be a string", default="reject")  # built in, or a named policy
-    handshake_timeout: Seconds = says(SECONDS, default=_CORE.handshake_timeout)
+    handshake_timeout: Seconds = says(SECONDS, default=run_defaults.HANDSHAKE_TIMEOUT)
     # Session config options to set before the prompt: option id -> value id.
     options: dict[str, str] = says(
         "must be a table of option ids to value ids", default_factory=dict, hash=False
@@ -158,13 +159,15 @@ class AgentPreset:
     mcp_servers: tuple[McpServer, ...] = says(
         "must be an array of tables ([[agent.mcp_servers]])", default=(), hash=False, repr=False
     )
-    run_timeout: Seconds | None = says(SECONDS, default=_CORE.run_timeout)
-    idle_timeout: Seconds | None = says(SECONDS, default=_CORE.idle_timeout)
+    run_timeout: Seconds | None = says(SECONDS, default=run_defaults.RUN_TIMEOUT)
+    idle_timeout: Seconds | None = says(SECONDS, default=run_defaults.IDLE_TIMEOUT)
     isolation: Literal["none", "worktree"] = says('must be "none" or "worktree"', default="none")
     max_file_bytes: Bytes = says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
     # "workspace": confined by bubblewrap (docs/sandbox.md): it sees its workspace, an empty home and
     # what these open (paths, `~` its home, relative ones from its cwd); hidden is absent even there.
-    sandbox: Literal["none", "workspace"] = says('must be "none" or "workspace"', default=_CORE.sandbox)
+    sandbox: Literal["none", "workspace"] = says(
+        'must be "none" or "workspace"', default=run_defaults.SANDBOX
+    )
     sandbox_writable: tuple[str, ...] = says("must be a list of paths", default=())
     sandbox_readable: tuple[str, ...] = says("must be a list of paths", default=())
     sandbox_hidden: tuple[str, ...] = says("must be a list of paths", default=())
@@ -172,7 +175,7 @@ class AgentPreset:
     # true: all, false: none, a list: those hosts only (`api.example.com`, `*.example.com`, an address)
     sandbox_network: Switch | Hosts = says(
         "must be true, false or a list of host names (api.example.com, *.example.com, an IP address)",
-        default=_CORE.sandbox_network,
+        default=run_defaults.SANDBOX_NETWORK,
     )
     # Where the agent runs (docs/remote.md): a carrier's URL, its client's arguments (before the
     # host or container), the agent's cwd there (default: the login's home). None: here.
@@ -215,7 +218,9 @@ class AgentPreset:
             for folder in (*([self.cwd] if self.cwd else []), *self.sandbox_writable):
                 with contextlib.suppress(OSError):
                     Path(folder).mkdir(parents=True, exist_ok=True)
-        same = {name: getattr(self, name) for name in _SHARED_WITH_CORE}  # one name, one meaning
+        from acp_tui.settings.provider_config import AcpProviderConfig
+
+        same = {name: getattr(self, name) for name in _shared_with_core()}  # one name, one meaning
         return AcpProviderConfig(
             **same,
             env=dict(self.env),
@@ -257,19 +262,25 @@ class AgentPreset:
 
     def secrets(self) -> list[str]:
         """Every value this preset hands the agent that could be a credential."""
+        from acp_tui.settings.provider_config import AcpProviderConfig
+
         servers = tuple(server.to_acp() for server in self.mcp_servers)
         return AcpProviderConfig(
             self.command, env=self.env, mcp_servers=servers, url=self.url, headers=self.headers
         ).secrets()
 
 
-# What a preset hands the core as it is: the fields both have, but those converted on the way.
-_SHARED_WITH_CORE = tuple(
-    sorted(
-        {f.name for f in fields(AgentPreset)}
-        & ({f.name for f in fields(AcpProviderConfig)} - {"env", "headers", "options", "cwd", "mcp_servers"})
+@cache
+def _shared_with_core() -> tuple[str, ...]:
+    """What a preset hands the core as it is: the fields both have, but those converted on the way."""
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
+    converted = {"env", "headers", "options", "cwd", "mcp_servers"}
+    return tuple(
+        sorted(
+            {f.name for f in fields(AgentPreset)} & ({f.name for f in fields(AcpProviderConfig)} - converted)
+        )
     )
-)
 
 
 @dataclass(frozen=True)
