@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -81,8 +81,12 @@ class SupervisorApp(App[None]):
         *,
         store: SessionStore | None = None,
         reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+        after_first_frame: Callable[[], object] | None = None,
     ) -> None:
+        """`after_first_frame`: what the start-up leaves until the first frame is painted (the
+        log's routing: `ui.launch`)."""
         super().__init__()
+        self._after_first_frame = after_first_frame
         self.settings = settings
         self.session = Session()
         self.driver = SessionDriver(lambda attempt: self.next_runs.config_for(attempt.preset, attempt.policy))
@@ -170,6 +174,8 @@ class SupervisorApp(App[None]):
         vocabulary they need load on this thread before the SDK's import competes with it), then
         the SDK and the panes. Before it, none of it may compete with the first paint: nothing of
         the SDK nor pydantic is imported until here (a test checks it)."""
+        if self._after_first_frame is not None:
+            self._after_first_frame()
         self.want_spares()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
@@ -512,5 +518,6 @@ def make_app(
     *,
     store: SessionStore | None = None,
     reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+    after_first_frame: Callable[[], object] | None = None,
 ) -> SupervisorApp:
-    return SupervisorApp(settings, store=store, reopened=reopened)
+    return SupervisorApp(settings, store=store, reopened=reopened, after_first_frame=after_first_frame)
