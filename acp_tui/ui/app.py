@@ -90,10 +90,6 @@ class SupervisorApp(App[None]):
         self.settings = settings
         self.session = Session()
         self.driver = SessionDriver(lambda attempt: self.next_runs.config_for(attempt.preset, attempt.policy))
-        if settings.warm:
-            from acp_tui.session.warm import Spares
-
-            self.driver.spares = Spares(idle=settings.warm_idle)
         self.driver.on_change = self._attempt_changed
         # The session kept as it goes (`acp-tui --session ID` reopens it): made at its first end.
         self.kept = KeptSession(self, self.session, store, reopened)
@@ -176,6 +172,7 @@ class SupervisorApp(App[None]):
         the SDK nor pydantic is imported until here (a test checks it)."""
         if self._after_first_frame is not None:
             self._after_first_frame()
+        self._make_spares()
         self.want_spares()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
@@ -222,14 +219,20 @@ class SupervisorApp(App[None]):
     def _renew_spares(self) -> None:
         """Spares as the settings say (`warm`, `warm_idle`), none of the ones before kept: a reload
         may have changed a preset, or the program behind it."""
-        from acp_tui.session.warm import Spares
-
         if self.driver.spares is not None:
             self.driver.spares.want([])
             self.driver.spares.idle = self.settings.warm_idle
-        elif self.settings.warm:
-            self.driver.spares = Spares(idle=self.settings.warm_idle)
+        else:
+            self._make_spares()
         self.call_after_refresh(self.want_spares)
+
+    def _make_spares(self) -> None:
+        """The spares' keeper, when the settings want spares: made at the first frame at the
+        earliest (its module is not the first frame's)."""
+        if self.settings.warm:
+            from acp_tui.session.warm import Spares
+
+            self.driver.spares = Spares(idle=self.settings.warm_idle)
 
     def want_spares(self) -> None:
         """Spares for what the next prompt will start: a child per agent of the next round that
