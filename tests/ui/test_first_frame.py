@@ -116,6 +116,7 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "acp_tui.policy",
         "acp_tui.core.elicitation",
         "acp_tui.ui.widgets.command_menu",
+        "acp_tui.ui.slash",
         "secrets",
         "acp_tui.settings.provider_config",
         "acp_tui.settings.file_tables",
