@@ -45,10 +45,10 @@ class AcpProviderConfig:
     # MCP servers handed to `session/new`, in the ACP shape (stdio: name, command, args, env;
     # http/sse: type, name, url, headers).
     mcp_servers: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # env, headers: secrets
-    run_timeout: float | None = run_defaults.RUN_TIMEOUT  # dispose a run that outlives this (it ends aborted)
-    idle_timeout: float | None = (
-        run_defaults.IDLE_TIMEOUT
-    )  # dispose a run silent for this long (no frame from the agent)
+    # Dispose a run that outlives this (it ends aborted), or is silent for this long (no frame from
+    # the agent).
+    run_timeout: float | None = run_defaults.RUN_TIMEOUT
+    idle_timeout: float | None = run_defaults.IDLE_TIMEOUT
     # "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
     sandbox: SandboxMode = run_defaults.SANDBOX
     sandbox_writable: Sequence[str] = ()  # writable beyond the cwd and /tmp (`~`: the agent's home)
