@@ -172,7 +172,6 @@ class SupervisorApp(App[None]):
         the SDK nor pydantic is imported until here (a test checks it)."""
         if self._after_first_frame is not None:
             self._after_first_frame()
-        self._make_spares()
         self.want_spares()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
@@ -222,31 +221,27 @@ class SupervisorApp(App[None]):
         if self.driver.spares is not None:
             self.driver.spares.want([])
             self.driver.spares.idle = self.settings.warm_idle
-        else:
-            self._make_spares()
         self.call_after_refresh(self.want_spares)
-
-    def _make_spares(self) -> None:
-        """The spares' keeper, when the settings want spares: made at the first frame at the
-        earliest (its module is not the first frame's)."""
-        if self.settings.warm:
-            from acp_tui.session.warm import Spares
-
-            self.driver.spares = Spares(idle=self.settings.warm_idle)
 
     def want_spares(self) -> None:
         """Spares for what the next prompt will start: a child per agent of the next round that
         works in its own directory (not a worktree: its cwd is not known yet), its session open;
         and one for each conversation in view whose turn has ended (the follow-up mode's first),
-        taken through `initialize` only, so that `f` a few seconds later is warm."""
+        taken through `initialize` only, so that `f` a few seconds later is warm. Their keeper is
+        made the first time (the first frame's `on_ready`: its module is not the first frame's)."""
+        if not self.screen_stack:
+            return
+        from acp_tui.session.warm import Spares, Wanted
+
+        if self.driver.spares is None and self.settings.warm:
+            self.driver.spares = Spares(idle=self.settings.warm_idle)
         spares = self.driver.spares
-        if spares is None or not self.screen_stack:
+        if spares is None:
             return
         next_runs = self.next_runs
         if not self.settings.warm or next_runs.trace_dir:  # traced runs start cold: every trace is a run's
             spares.want([])
             return
-        from acp_tui.session.warm import Wanted
 
         wanted = []
         with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
