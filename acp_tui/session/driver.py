@@ -35,7 +35,6 @@ from acp_tui.core.tasks import TaskHost
 from acp_tui.session.asks import AskQueue, PendingAsk
 from acp_tui.session.attempts import ChangeRecorded, WorktreeReady
 from acp_tui.session.providers import provider_for
-from acp_tui.session.warm import Spares
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
 
     from acp_tui.core.model import SubagentRequest, SubagentResult, SubagentRun
     from acp_tui.session.attempts import Attempt, AttemptEvent
+    from acp_tui.session.warm import Spares
     from acp_tui.settings.provider_config import AcpProviderConfig
     from acp_tui.workspace.far import FarIsolation
     from acp_tui.workspace.worktrees import Isolation, Origin, Worktree

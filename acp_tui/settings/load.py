@@ -27,10 +27,7 @@ from acp_tui.settings.schema import (
     AgentPreset,
     ConfigError,
     McpServer,
-    PolicyTable,
-    RuleTable,
     Settings,
-    SettingsFile,
     one_of,
 )
 
@@ -80,6 +77,7 @@ def parse_settings(
 ) -> Settings:
     """Validate a parsed TOML document. A relative `cwd` is taken from the directory of `source`."""
     from acp_tui.policy.names import policy_names
+    from acp_tui.settings.file_tables import SettingsFile
 
     base_dir = source.parent if source is not None else None
     top = _validate(SettingsFile, data, f"{label}: ")
@@ -185,6 +183,7 @@ def _check_mcp_server(server: McpServer, where: str) -> None:
 def _parse_policy(name: str, raw: Any, label: str) -> RulePolicy:
     from acp_tui.policy.names import BUILTIN
     from acp_tui.policy.rules import RulePolicy
+    from acp_tui.settings.file_tables import PolicyTable
 
     where = f'{label}: policy "{name}": '
     if name in BUILTIN:
@@ -199,6 +198,7 @@ def _parse_policy(name: str, raw: Any, label: str) -> RulePolicy:
 def _parse_rule(number: int, raw: Any, policy_where: str) -> Rule:
     from acp_tui.policy.ask import TOOL_KINDS
     from acp_tui.policy.rules import Rule
+    from acp_tui.settings.file_tables import RuleTable
 
     rule_name = raw.get("name") if isinstance(raw, dict) else None
     named = isinstance(rule_name, str) and rule_name.strip()

@@ -103,8 +103,11 @@ class LogFile(logging.handlers.RotatingFileHandler):
         """A record that cannot be written is lost: the terminal is the app's, not the log's."""
 
 
-def route_logging(secrets: Iterable[str] = (), path: Path | None = None) -> Path:
-    """Send every log record (WARNING and up) to the log file instead of the terminal."""
+def route_logging(
+    secrets: Iterable[str] = (), path: Path | None = None, held: Iterable[logging.LogRecord] = ()
+) -> Path:
+    """Send every log record (WARNING and up) to the log file instead of the terminal; `held`:
+    records logged before, written first."""
     from acp_tui.core.files import private_dir
 
     path = path or paths.log_file()
@@ -129,4 +132,6 @@ def route_logging(secrets: Iterable[str] = (), path: Path | None = None) -> Path
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
+    for record in held:
+        handler.handle(record)
     return path

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from acp_tui.settings import run_defaults
+
 if TYPE_CHECKING:
     from acp_tui.core.elicitation import QuestionHandler
     from acp_tui.policy.ask import PermissionPolicy
@@ -30,7 +32,7 @@ class AcpProviderConfig:
     # Who answers the agent's questions to the person (`elicitation/create`): the app's queue; None
     # (`acp-tui run`): each is declined at once.
     question_handler: QuestionHandler | None = None
-    handshake_timeout: float = 60.0  # spawn -> initialize -> session/new; slow agents need seconds
+    handshake_timeout: float = run_defaults.HANDSHAKE_TIMEOUT
     cancel_grace: float = 1.0  # session/cancel -> SIGTERM to the group
     term_grace: float = 0.5  # SIGTERM -> SIGKILL
     max_output_chars: int = 16_000_000  # the answer kept beyond this is cut, and says so
@@ -43,10 +45,12 @@ class AcpProviderConfig:
     # MCP servers handed to `session/new`, in the ACP shape (stdio: name, command, args, env;
     # http/sse: type, name, url, headers).
     mcp_servers: Sequence[Mapping[str, Any]] = field(default=(), repr=False)  # env, headers: secrets
-    run_timeout: float | None = None  # dispose a run that outlives this (it ends aborted)
-    idle_timeout: float | None = None  # dispose a run silent for this long (no frame from the agent)
+    # Dispose a run that outlives this (it ends aborted), or is silent for this long (no frame from
+    # the agent).
+    run_timeout: float | None = run_defaults.RUN_TIMEOUT
+    idle_timeout: float | None = run_defaults.IDLE_TIMEOUT
     # "workspace": the agent and all it starts confined by bubblewrap (acp_tui.process.sandbox).
-    sandbox: SandboxMode = "none"
+    sandbox: SandboxMode = run_defaults.SANDBOX
     sandbox_writable: Sequence[str] = ()  # writable beyond the cwd and /tmp (`~`: the agent's home)
     sandbox_readable: Sequence[str] = ()  # seen read-only (its home is empty, the rest of ours unseen)
     sandbox_hidden: Sequence[str] = ()  # absent, beyond the credential folders and ours
@@ -56,7 +60,7 @@ class AcpProviderConfig:
     sandbox_git_dirs: Mapping[str, str] = field(default_factory=dict)
     # True: the network; False: none at all (a loopback of its own); host patterns: those hosts only,
     # through our proxy (`acp_tui.policy.hosts`, `acp_tui.process.network`).
-    sandbox_network: bool | Sequence[str] = True
+    sandbox_network: bool | Sequence[str] = run_defaults.SANDBOX_NETWORK
     # Where the agent runs: None here, else a carrier's URL (acp_tui.settings.remote); then
     # `command`, `args`, `env` and `cwd` (None: the remote login's home) are the far side's.
     remote: str | None = None

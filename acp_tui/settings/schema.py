@@ -1,28 +1,31 @@
 """Settings, declared: agent presets, named policies and app switches, as a file holds them and as
-the app and `run` use them.
+the app and `run` use them (the file's own tables, which only a file read needs, are
+`settings.file_tables`).
 
 Each field's type, constraint, default and the words of its error live on the field; a file is
 validated against these declarations by pydantic (`settings.load`). Declaring them imports no
 pydantic (the constraints are read through pydantic's `__get_pydantic_core_schema__` hook), so the
-demo set and `--agent` specs never pay for it. Defaults shared with the core come from its
-`AcpProviderConfig`.
+demo set and `--agent` specs never pay for it. Defaults shared with the core's `AcpProviderConfig`
+are `settings.run_defaults`: declaring presets declares no config of the core.
 """
 
-# ruff: noqa: RUF009  (`_says` is `dataclasses.field` with the words of the field's error)
+# ruff: noqa: RUF009  (`says` is `dataclasses.field` with the words of the field's error)
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from acp_tui.settings.provider_config import AcpProviderConfig
+from acp_tui.settings import run_defaults
 
 if TYPE_CHECKING:  # the policies' modules load when a policy is resolved, not to declare settings
     from acp_tui.policy.ask import AskHandler, PermissionPolicy
     from acp_tui.policy.rules import RulePolicy
+    from acp_tui.settings.provider_config import AcpProviderConfig
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 # What a preset's agent speaks (its `provider`): ACP over stdio (the default), A2A over HTTP, the Codex
@@ -35,8 +38,7 @@ CODEX_COMMAND = ("codex", "app-server")
 # bundles (else `claude` on PATH).
 CLAUDE_COMMAND = "claude"
 DEFAULT_PROMPT = "Explain what an ACP subagent is, in a few paragraphs."
-_CORE = AcpProviderConfig  # its class attributes are the core's defaults
-DEFAULT_HANDSHAKE_TIMEOUT: float = _CORE.handshake_timeout
+DEFAULT_HANDSHAKE_TIMEOUT: float = run_defaults.HANDSHAKE_TIMEOUT
 # An isolated run's files larger than this are not recorded, but listed (a preset's `max_file_bytes`).
 MAX_FILE_BYTES = 10_000_000
 
@@ -59,7 +61,7 @@ class _Constraint:
         return {**handler(source), **self.schema}
 
 
-class _OneOrMany:
+class OneOrMany:
     """A list, where one value stands for the list of it (`kind = "read"`)."""
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
@@ -91,7 +93,7 @@ Dollars = Positive
 Switch = Annotated[bool, _Constraint(strict=True)]
 Count = Annotated[int, _Constraint(strict=True, gt=0)]
 Bytes = Count
-Globs = Annotated[tuple[NonBlank, ...], _OneOrMany()]
+Globs = Annotated[tuple[NonBlank, ...], OneOrMany()]
 Url = Annotated[str, _Constraint(strict=True, pattern=r"^https?://[^\s/?#]+[^\s]*$")]
 Hosts = tuple[Annotated[str, _Constraint(strict=True), _HostPattern()], ...]
 SECONDS = "must be a positive number of seconds"
@@ -100,7 +102,7 @@ SECONDS = "must be a positive number of seconds"
 Notify: TypeAlias = Literal["off", "bell", "all"]
 
 
-def _says(message: str, *, required: str | None = None, **kwargs: Any) -> Any:
+def says(message: str, *, required: str | None = None, **kwargs: Any) -> Any:
     """A field, with the words of its error: `"<field>" <message>`."""
     return field(metadata={"says": message, "required": required}, **kwargs)
 
@@ -112,13 +114,13 @@ class McpServer:
 
     __pydantic_config__ = {"extra": "forbid"}
 
-    name: NonBlank = _says("must be a non-empty string")
-    type: Literal["stdio", "http", "sse"] = _says('must be "stdio", "http" or "sse"', default="stdio")
-    command: NonBlank | None = _says("must be a non-empty string", default=None)
-    args: tuple[str, ...] = _says("must be a list of strings", default=())
-    env: dict[str, str] = _says("must be a table of strings", default_factory=dict, repr=False)
-    url: NonBlank | None = _says("must be a non-empty string", default=None)
-    headers: dict[str, str] = _says("must be a table of strings", default_factory=dict, repr=False)
+    name: NonBlank = says("must be a non-empty string")
+    type: Literal["stdio", "http", "sse"] = says('must be "stdio", "http" or "sse"', default="stdio")
+    command: NonBlank | None = says("must be a non-empty string", default=None)
+    args: tuple[str, ...] = says("must be a list of strings", default=())
+    env: dict[str, str] = says("must be a table of strings", default_factory=dict, repr=False)
+    url: NonBlank | None = says("must be a non-empty string", default=None)
+    headers: dict[str, str] = says("must be a table of strings", default_factory=dict, repr=False)
 
     def to_acp(self) -> dict[str, Any]:
         """The server as `session/new` carries it (`env` and `headers` as name/value lists)."""
@@ -136,56 +138,56 @@ class AgentPreset:
 
     __pydantic_config__ = {"extra": "forbid"}
 
-    name: Name = _says("must be a non-empty string")
-    command: Name = _says("must be a non-empty string")
-    args: tuple[str, ...] = _says("must be a list of strings", default=())
-    cwd: NonBlank | None = _says("must be a non-empty string", default=None)
-    provider: Provider = _says('must be "acp", "a2a", "codex" or "claude"', default="acp")
+    name: Name = says("must be a non-empty string")
+    command: Name = says("must be a non-empty string")
+    args: tuple[str, ...] = says("must be a list of strings", default=())
+    cwd: NonBlank | None = says("must be a non-empty string", default=None)
+    provider: Provider = says('must be "acp", "a2a", "codex" or "claude"', default="acp")
     # `provider = "a2a"`: where the agent card is discovered, and the HTTP headers of every request
     # (credentials, masked like `env`). Its `command` is the url (what panes and records show).
-    url: Url | None = _says("must be an http:// or https:// URL", default=None)
-    headers: dict[str, str] = _says(
-        "must be a table of strings", default_factory=dict, hash=False, repr=False
-    )
-    env: dict[str, str] = _says(
+    url: Url | None = says("must be an http:// or https:// URL", default=None)
+    headers: dict[str, str] = says("must be a table of strings", default_factory=dict, hash=False, repr=False)
+    env: dict[str, str] = says(
         "must be a table of strings", default_factory=dict, hash=False, repr=False
     )  # explicit credentials
-    policy: str = _says("must be a string", default="reject")  # built in, or a named policy
-    handshake_timeout: Seconds = _says(SECONDS, default=_CORE.handshake_timeout)
+    policy: str = says("must be a string", default="reject")  # built in, or a named policy
+    handshake_timeout: Seconds = says(SECONDS, default=run_defaults.HANDSHAKE_TIMEOUT)
     # Session config options to set before the prompt: option id -> value id.
-    options: dict[str, str] = _says(
+    options: dict[str, str] = says(
         "must be a table of option ids to value ids", default_factory=dict, hash=False
     )
-    mcp_servers: tuple[McpServer, ...] = _says(
+    mcp_servers: tuple[McpServer, ...] = says(
         "must be an array of tables ([[agent.mcp_servers]])", default=(), hash=False, repr=False
     )
-    run_timeout: Seconds | None = _says(SECONDS, default=_CORE.run_timeout)
-    idle_timeout: Seconds | None = _says(SECONDS, default=_CORE.idle_timeout)
-    isolation: Literal["none", "worktree"] = _says('must be "none" or "worktree"', default="none")
-    max_file_bytes: Bytes = _says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
+    run_timeout: Seconds | None = says(SECONDS, default=run_defaults.RUN_TIMEOUT)
+    idle_timeout: Seconds | None = says(SECONDS, default=run_defaults.IDLE_TIMEOUT)
+    isolation: Literal["none", "worktree"] = says('must be "none" or "worktree"', default="none")
+    max_file_bytes: Bytes = says("must be a positive whole number of bytes", default=MAX_FILE_BYTES)
     # "workspace": confined by bubblewrap (docs/sandbox.md): it sees its workspace, an empty home and
     # what these open (paths, `~` its home, relative ones from its cwd); hidden is absent even there.
-    sandbox: Literal["none", "workspace"] = _says('must be "none" or "workspace"', default=_CORE.sandbox)
-    sandbox_writable: tuple[str, ...] = _says("must be a list of paths", default=())
-    sandbox_readable: tuple[str, ...] = _says("must be a list of paths", default=())
-    sandbox_hidden: tuple[str, ...] = _says("must be a list of paths", default=())
-    sandbox_sockets: tuple[str, ...] = _says("must be a list of paths of unix sockets", default=())
+    sandbox: Literal["none", "workspace"] = says(
+        'must be "none" or "workspace"', default=run_defaults.SANDBOX
+    )
+    sandbox_writable: tuple[str, ...] = says("must be a list of paths", default=())
+    sandbox_readable: tuple[str, ...] = says("must be a list of paths", default=())
+    sandbox_hidden: tuple[str, ...] = says("must be a list of paths", default=())
+    sandbox_sockets: tuple[str, ...] = says("must be a list of paths of unix sockets", default=())
     # true: all, false: none, a list: those hosts only (`api.example.com`, `*.example.com`, an address)
-    sandbox_network: Switch | Hosts = _says(
+    sandbox_network: Switch | Hosts = says(
         "must be true, false or a list of host names (api.example.com, *.example.com, an IP address)",
-        default=_CORE.sandbox_network,
+        default=run_defaults.SANDBOX_NETWORK,
     )
     # Where the agent runs (docs/remote.md): a carrier's URL, its client's arguments (before the
     # host or container), the agent's cwd there (default: the login's home). None: here.
-    remote: NonBlank | None = _says("must be a URL such as ssh://HOST (docs/remote.md)", default=None)
-    remote_options: tuple[str, ...] = _says("must be a list of strings", default=())
-    remote_cwd: NonBlank | None = _says("must be an absolute path", default=None)
+    remote: NonBlank | None = says("must be a URL such as ssh://HOST (docs/remote.md)", default=None)
+    remote_options: tuple[str, ...] = says("must be a list of strings", default=())
+    remote_cwd: NonBlank | None = says("must be an absolute path", default=None)
     # A spare of this agent is started ahead of its next run (the app's warm starts), unless false.
-    warm: Switch = _says("must be true or false", default=True)
+    warm: Switch = says("must be true or false", default=True)
     # Once a run's reported cost (in US dollars) passes this, the run is cancelled (`acp_tui.core.costs`).
-    budget_usd: Dollars | None = _says("must be a positive number of US dollars", default=None)
+    budget_usd: Dollars | None = says("must be a positive number of US dollars", default=None)
     # A recorded trace played as the agent: the command becomes `acp-tui replay PATH`.
-    replay: NonBlank | None = _says("must be a non-empty path", default=None)
+    replay: NonBlank | None = says("must be a non-empty path", default=None)
     # The demo's folders (its cwd, its writable ones) are made when a run is configured, never
     # merely by loading settings.
     create_cwd: bool = field(default=False, compare=False, repr=False, metadata={"internal": True})
@@ -216,7 +218,9 @@ class AgentPreset:
             for folder in (*([self.cwd] if self.cwd else []), *self.sandbox_writable):
                 with contextlib.suppress(OSError):
                     Path(folder).mkdir(parents=True, exist_ok=True)
-        same = {name: getattr(self, name) for name in _SHARED_WITH_CORE}  # one name, one meaning
+        from acp_tui.settings.provider_config import AcpProviderConfig
+
+        same = {name: getattr(self, name) for name in _shared_with_core()}  # one name, one meaning
         return AcpProviderConfig(
             **same,
             env=dict(self.env),
@@ -258,71 +262,25 @@ class AgentPreset:
 
     def secrets(self) -> list[str]:
         """Every value this preset hands the agent that could be a credential."""
+        from acp_tui.settings.provider_config import AcpProviderConfig
+
         servers = tuple(server.to_acp() for server in self.mcp_servers)
         return AcpProviderConfig(
             self.command, env=self.env, mcp_servers=servers, url=self.url, headers=self.headers
         ).secrets()
 
 
-# What a preset hands the core as it is: the fields both have, but those converted on the way.
-_SHARED_WITH_CORE = tuple(
-    sorted(
-        {f.name for f in fields(AgentPreset)}
-        & ({f.name for f in fields(AcpProviderConfig)} - {"env", "headers", "options", "cwd", "mcp_servers"})
+@cache
+def _shared_with_core() -> tuple[str, ...]:
+    """What a preset hands the core as it is: the fields both have, but those converted on the way."""
+    from acp_tui.settings.provider_config import AcpProviderConfig
+
+    converted = {"env", "headers", "options", "cwd", "mcp_servers"}
+    return tuple(
+        sorted(
+            {f.name for f in fields(AgentPreset)} & ({f.name for f in fields(AcpProviderConfig)} - converted)
+        )
     )
-)
-
-
-@dataclass(frozen=True)
-class RuleTable:
-    """A `[[policy.NAME.rule]]`: every criterion given must match; `action` decides."""
-
-    __pydantic_config__ = {"extra": "forbid"}
-
-    action: Literal["allow", "reject", "ask"] = _says(
-        'must be "allow", "reject" or "ask"', required='"action" is required (allow, reject or ask)'
-    )
-    name: Name | None = _says("must be a non-empty string", default=None)
-    kind: Annotated[tuple[str, ...], _OneOrMany()] = _says("must be a list of tool kinds", default=())
-    title: NonBlank | None = _says("must be a non-empty glob pattern", default=None)
-    command: Globs = _says("must be a glob or a list of globs", default=())
-    path: Globs = _says("must be a glob or a list of globs", default=())
-    option: Annotated[tuple[str, ...], _OneOrMany()] = _says(
-        "must be an option kind or a list of them", default=()
-    )
-
-
-@dataclass(frozen=True)
-class PolicyTable:
-    """A `[policy.NAME]`: ordered rules, and what decides when none matches."""
-
-    __pydantic_config__ = {"extra": "forbid"}
-
-    default: Literal["allow", "reject"] = _says('must be "allow" or "reject"', default="reject")
-    order: Literal["first-match", "deny-first"] = _says(
-        'must be "first-match" or "deny-first"', default="first-match"
-    )
-    rule: tuple[dict[str, Any], ...] = _says(
-        "must be an array of tables ([[policy.{name}.rule]])", default=()
-    )
-
-
-@dataclass(frozen=True)
-class SettingsFile:
-    """The top level of the file."""
-
-    __pydantic_config__ = {"extra": "forbid"}
-
-    prompt: NonBlank = _says("must be a non-empty string", default=DEFAULT_PROMPT)
-    agent: tuple[dict[str, Any], ...] = _says("must be an array of tables ([[agent]])", default=())
-    policy: dict[str, Any] = _says("must be a table of named policies ([policy.NAME])", default_factory=dict)
-    notify: Notify | None = _says('must be "off", "bell" or "all"', default=None)
-    bell: Switch = _says("must be true or false", default=True)  # the older switch: false is notify = "off"
-    toasts: Switch = _says("must be true or false", default=True)  # pop a note when a run errors or needs you
-    export_dir: NonBlank | None = _says("must be a non-empty path", default=None)  # the app's ctrl+s
-    warm: Switch = _says("must be true or false", default=True)  # spares for the next runs (the app)
-    warm_idle: Seconds = _says(SECONDS, default=600.0)  # a spare not taken for this long is disposed
-    keep_sessions: Count = _says("must be a positive whole number", default=50)  # saved sessions kept
 
 
 @dataclass(frozen=True)

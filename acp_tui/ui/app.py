@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -81,15 +81,15 @@ class SupervisorApp(App[None]):
         *,
         store: SessionStore | None = None,
         reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+        after_first_frame: Callable[[], object] | None = None,
     ) -> None:
+        """`after_first_frame`: what the start-up leaves until the first frame is painted (the
+        log's routing: `ui.launch`)."""
         super().__init__()
+        self._after_first_frame = after_first_frame
         self.settings = settings
         self.session = Session()
         self.driver = SessionDriver(lambda attempt: self.next_runs.config_for(attempt.preset, attempt.policy))
-        if settings.warm:
-            from acp_tui.session.warm import Spares
-
-            self.driver.spares = Spares(idle=settings.warm_idle)
         self.driver.on_change = self._attempt_changed
         # The session kept as it goes (`acp-tui --session ID` reopens it): made at its first end.
         self.kept = KeptSession(self, self.session, store, reopened)
@@ -170,6 +170,8 @@ class SupervisorApp(App[None]):
         vocabulary they need load on this thread before the SDK's import competes with it), then
         the SDK and the panes. Before it, none of it may compete with the first paint: nothing of
         the SDK nor pydantic is imported until here (a test checks it)."""
+        if self._after_first_frame is not None:
+            self._after_first_frame()
         self.want_spares()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
@@ -216,28 +218,30 @@ class SupervisorApp(App[None]):
     def _renew_spares(self) -> None:
         """Spares as the settings say (`warm`, `warm_idle`), none of the ones before kept: a reload
         may have changed a preset, or the program behind it."""
-        from acp_tui.session.warm import Spares
-
         if self.driver.spares is not None:
             self.driver.spares.want([])
             self.driver.spares.idle = self.settings.warm_idle
-        elif self.settings.warm:
-            self.driver.spares = Spares(idle=self.settings.warm_idle)
         self.call_after_refresh(self.want_spares)
 
     def want_spares(self) -> None:
         """Spares for what the next prompt will start: a child per agent of the next round that
         works in its own directory (not a worktree: its cwd is not known yet), its session open;
         and one for each conversation in view whose turn has ended (the follow-up mode's first),
-        taken through `initialize` only, so that `f` a few seconds later is warm."""
+        taken through `initialize` only, so that `f` a few seconds later is warm. Their keeper is
+        made the first time (the first frame's `on_ready`: its module is not the first frame's)."""
+        if not self.screen_stack:
+            return
+        from acp_tui.session.warm import Spares, Wanted
+
+        if self.driver.spares is None and self.settings.warm:
+            self.driver.spares = Spares(idle=self.settings.warm_idle)
         spares = self.driver.spares
-        if spares is None or not self.screen_stack:
+        if spares is None:
             return
         next_runs = self.next_runs
         if not self.settings.warm or next_runs.trace_dir:  # traced runs start cold: every trace is a run's
             spares.want([])
             return
-        from acp_tui.session.warm import Wanted
 
         wanted = []
         with contextlib.suppress(ConfigError):  # a preset the core cannot run gets no spare
@@ -512,5 +516,6 @@ def make_app(
     *,
     store: SessionStore | None = None,
     reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
+    after_first_frame: Callable[[], object] | None = None,
 ) -> SupervisorApp:
-    return SupervisorApp(settings, store=store, reopened=reopened)
+    return SupervisorApp(settings, store=store, reopened=reopened, after_first_frame=after_first_frame)

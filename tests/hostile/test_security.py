@@ -263,7 +263,7 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
     from tests.ui.helpers import all_finished, panes, wait_until
 
     settings = Settings(presets=presets(tmp_path), prompt="leak it all")
-    # What `acp-tui` (cli.main) does before it makes the app: the log file masks every preset's env.
+    # What `acp-tui` (ui.launch) has the app do at its first frame: the log file masks every preset's env.
     log = route_logging([v for p in settings.presets for v in p.env.values()], path=tmp_path / "app.log")
     traces, exports = paths.traces_dir(), tmp_path / "exports"
     exports.mkdir()
@@ -325,6 +325,22 @@ async def test_the_app_keeps_every_credential_off_screen_exports_traces_and_logs
     surfaces["log file"] = log.read_text()
     leaked = {where: leaks_in(text) for where, text in surfaces.items() if leaks_in(text)}
     assert not leaked, f"secret values shown or written out: {leaked}"
+
+
+def test_a_record_logged_before_the_log_is_routed_is_written_first_and_masked(
+    tmp_path: Path, hostile_environment: Path
+) -> None:
+    """`acp-tui` routes its log after the first frame: what was logged before is held as it is
+    (never formatted) and written first, masked like every other record."""
+    from acp_tui.settings.logs import route_logging
+
+    secret = "early-secret-4411"
+    held = logging.LogRecord("acp", logging.WARNING, __file__, 1, "before the frame: %s", (secret,), None)
+    log = route_logging([secret], path=tmp_path / "acp-tui.log", held=[held])
+    logging.getLogger("acp").warning("after the frame: %s", secret)
+    written = log.read_text()
+    assert secret not in written
+    assert written.index(f"before the frame: {MASK}") < written.index(f"after the frame: {MASK}")
 
 
 @pytest.mark.parametrize("where", ["request", "preset", "neither"])

@@ -91,7 +91,8 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
     among them) and the screens not shown come with the first round, or when opened; `acp-tui`
     alone opens without the command line's parser (click) nor any of its subcommands; the runs'
     vocabulary (`core.model`, `core.events`), the policies, the agents' questions and the
-    slash-command menu wait until one is needed."""
+    slash-command menu wait until one is needed; so do the core's config of a run, the settings
+    file's own tables, the log (routed after the frame) and the spares' keeper."""
     found = first_frame(tmp_path)
     modules = found["modules"]
     assert [name for name in modules if name.startswith(("acp_tui.cli", "click"))] == []
@@ -115,7 +116,13 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "acp_tui.policy",
         "acp_tui.core.elicitation",
         "acp_tui.ui.widgets.command_menu",
+        "acp_tui.ui.slash",
         "secrets",
+        "acp_tui.settings.provider_config",
+        "acp_tui.settings.file_tables",
+        "acp_tui.settings.logs",
+        "logging.handlers",
+        "acp_tui.session.warm",
     )
     assert [name for name in modules if name.startswith(later)] == []
     # Nor the CSS of what it does not show (the menu), nor all of Button's for one button.

@@ -31,7 +31,6 @@ from textual.widgets import Button, Label, TextArea
 
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
-from acp_tui.ui.slash import matching, typed_name
 from acp_tui.ui.widgets.flow import Flow
 from acp_tui.ui.widgets.toggle import Toggle
 
@@ -202,6 +201,8 @@ class PromptBar(Vertical):
     async def on_text_area_changed(self, event: TextArea.Changed) -> None:
         """The slash commands that complete what is typed, for the agents it goes to. The menu is
         made at the first `/` typed (the first frame has none), before the next key is routed."""
+        from acp_tui.ui.slash import matching, typed_name  # the first edit's, not the first frame's
+
         area = self.area
         if area.menu is None:
             if typed_name(self.value) is None:
