@@ -107,14 +107,14 @@ class SupervisorApp(App[None]):
         self.config_reload = ConfigReload(self, self.next_runs, lambda: self.main_screen, self.agents.open)
         self._quitting = False
         self._terminal_gone = False
-        self._key_order = KeyOrder(self, super().on_event)
+        self.key_order = KeyOrder(self, super().on_event)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.Paste):
             if not self.screen_stack:  # the app is ending: a key left in flight has nowhere to go
                 return
             if not event.is_forwarded:  # from the terminal: after the keys before it have done their work
-                await self._key_order.typed(event)
+                await self.key_order.typed(event)
                 return
         await super().on_event(event)
 
