@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 from textual.screen import Screen
-from textual.widgets import Select
+from textual.widgets import Button, Select
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
+from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
 from tests.ui.helpers import all_finished, pane_lines, panes, scripted_preset, settings, wait_until
 
@@ -281,3 +282,32 @@ async def test_the_apps_process_collects_its_young_objects_every_fifty_thousand_
         monkeypatch.undo()
     young = (app_module.YOUNG_GENERATION, *gc.get_threshold()[1:])
     assert young in calls and calls.index(young) < calls.index("enable")
+
+
+async def test_the_permission_dialog_is_made_once_and_filled_anew_for_each_request() -> None:
+    """One dialog for every request (a new one composed and styled its widgets each time): filled
+    with the next request, its focus on a refusal, its options as many as the request's."""
+    kinds = {"first": "allow_always_first", "second": "normal"}
+    presets = (scripted_preset(name, policy="ask", permission=kind) for name, kind in kinds.items())
+    app = SupervisorApp(settings(*presets))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.asks) == 2)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        dialog = app.screen
+        assert isinstance(dialog, PermissionScreen)
+        widgets = set(dialog.query("*"))
+        shown = [button.name for button in dialog.query(".option").results(Button) if button.display]
+        assert shown == [option.option_id for option in dialog.ask.options]
+        await pilot.press("enter")  # the focused refusal: the next request opens in its place
+        await wait_until(pilot, lambda: len(app.asks) == 1)
+        await wait_until(pilot, lambda: app.screen is dialog and dialog.pending is app.asks[0])
+        assert set(dialog.query("*")) == widgets  # nothing composed again
+        focused = app.focused
+        assert isinstance(focused, Button) and focused.name == "r1"  # a refusal, not an approval
+        assert [button.name for button in dialog.query(".option").results(Button) if button.display] == [
+            option.option_id for option in dialog.ask.options
+        ]
+        await pilot.press("1")
+        await wait_until(pilot, all_finished(app))
