@@ -172,6 +172,7 @@ class SupervisorApp(App[None]):
         the SDK nor pydantic is imported until here (a test checks it)."""
         self.want_spares()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        compat.strips_divided_without_cycles()  # no strip painted is left to the collector
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
             gc.freeze()  # the start-up heap lives as long as the app: full passes skip it
             gc.set_threshold(YOUNG_GENERATION, *gc.get_threshold()[1:])
