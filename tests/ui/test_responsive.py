@@ -15,6 +15,7 @@ from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
+from acp_tui.ui.widgets.pane_view import PaneView
 from tests.ui.helpers import all_finished, pane_lines, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
@@ -311,3 +312,28 @@ async def test_the_permission_dialog_is_made_once_and_filled_anew_for_each_reque
         ]
         await pilot.press("1")
         await wait_until(pilot, all_finished(app))
+
+
+async def test_an_answer_scrolled_to_its_start_is_painted_once_at_its_true_heights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Blocks not rendered since they scrolled away have guessed heights: the scroll renders those
+    it shows before the frame, instead of a frame at guessed heights and another at true ones."""
+    answer = "".join(f"## Part {i}\n\n- a list\n- of items\n\nA paragraph of words.\n\n" for i in range(200))
+    app = SupervisorApp(settings(scripted_preset("parts", text=answer, chunks=50)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: [p.answer.text for p in panes(app).values()] == [answer])
+        [pane] = panes(app).values()
+        await wait_until(pilot, lambda: not pane.answer.busy and pane.attempt.result is not None)
+        await pilot.pause()
+        repaints: list[str] = []
+        changed = PaneView.answer_changed
+        monkeypatch.setattr(
+            PaneView, "answer_changed", lambda view: (repaints.append("answer"), changed(view))
+        )
+        app.set_focus(pane)
+        await pilot.press("home")
+        await pilot.pause()
+        assert repaints == ["answer"]
+        assert any("Part 0" in line for line in pane_lines(pane))

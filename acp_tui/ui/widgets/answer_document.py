@@ -427,6 +427,21 @@ class AnswerDocument:
             return block.lines[line_no - starts[index]]
         return None
 
+    def render_range(self, top: int, rows: int) -> None:
+        """Render now the blocks of lines `top` to `top + rows` not rendered at the width (a view
+        scrolled to them): the frame that shows them is then the one with their true heights,
+        not a frame of guessed ones and another once `line` has found them."""
+        index = max(0, bisect_right(self._starts, top) - 1)
+        while index < len(self._blocks) and self._starts[index] < top + rows:
+            block = self._blocks[index]
+            if block.width != self.width or block.lines is None:
+                guessed = block.height
+                self._render_block(block)
+                if block.height != guessed:
+                    self._reindex(repaint=False)
+            index += 1
+        self._forget_old_lines()
+
     def selected_text(self, selection: Selection) -> str:
         """The text selected with the mouse, as shown (the rendered lines, not the Markdown)."""
         if selection.start is None and selection.end is None:
