@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -52,6 +53,30 @@ def screen_frame(screen: Screen[Any]) -> list[Strip]:
     own way (`BackgroundScreen`) renders and tints that screen again at every paint of the dialog.
     Retired by: a modal background that reuses the last frame of the screen under it."""
     return screen._compositor.render_strips()
+
+
+def strips_divided_without_cycles() -> None:
+    """`Strip.divide` made to return a strip divided whole (`[self]`) without keeping it in the
+    strip's own `_divide_cache`, as Textual does: a strip in its own cache is a reference cycle,
+    which reference counting never frees. The compositor divides every line it paints, so each
+    line painted anew (sixteen panes streaming) left a strip and its eight caches to the garbage
+    collector: 10,000 to 25,000 objects found unreachable at each young collection (30 to 150 ms
+    each, every few seconds), and 0.5 to 0.7 s for each pass of the middle generation.
+    Why: those passes met the keys (`benchmarks/streaming.py --only paced`).
+    Retired by: a Textual whose `Strip.divide` caches no strip in itself."""
+    from textual.strip import Strip
+
+    divide = Strip.divide
+    if hasattr(divide, "__wrapped__"):  # made already
+        return
+
+    @functools.wraps(divide)
+    def divided(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
+        length = self.cell_length
+        kept = [cut for cut in cuts if cut <= length]
+        return [self] if kept == [length] else divide(self, kept)
+
+    Strip.divide = divided  # type: ignore[method-assign]
 
 
 class Styling:

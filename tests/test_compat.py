@@ -281,3 +281,19 @@ def test_the_claude_cli_we_start_is_the_one_the_sdk_would() -> None:
 
     transport = SubprocessCLITransport("", ClaudeAgentOptions())
     assert compat.claude_bundled_cli() == transport._find_bundled_cli()
+
+
+def test_a_strip_divided_whole_is_kept_in_its_own_cache_by_textual_and_not_by_us() -> None:
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    compat.strips_divided_without_cycles()
+    textuals = Strip.divide.__wrapped__  # type: ignore[attr-defined]
+    strip = Strip([Segment("abc")], 3)
+    assert textuals(strip, [3]) == [strip]
+    assert strip._divide_cache.get((3,)) == [strip]  # a cycle: only the garbage collector frees it
+    fresh = Strip([Segment("abc")], 3)
+    assert fresh.divide([3, 5]) == [fresh] and fresh._divide_cache.get((3,)) is None
+    assert [part.text for part in fresh.divide([1, 3])] == ["a", "bc"]  # a strip cut: Textual's own
+    compat.strips_divided_without_cycles()  # made once
+    assert Strip.divide.__wrapped__ is textuals  # type: ignore[attr-defined]

@@ -107,14 +107,14 @@ class SupervisorApp(App[None]):
         self.config_reload = ConfigReload(self, self.next_runs, lambda: self.main_screen, self.agents.open)
         self._quitting = False
         self._terminal_gone = False
-        self._key_order = KeyOrder(self, super().on_event)
+        self.key_order = KeyOrder(self, super().on_event)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.Paste):
             if not self.screen_stack:  # the app is ending: a key left in flight has nowhere to go
                 return
             if not event.is_forwarded:  # from the terminal: after the keys before it have done their work
-                await self._key_order.typed(event)
+                await self.key_order.typed(event)
                 return
         await super().on_event(event)
 
@@ -174,6 +174,7 @@ class SupervisorApp(App[None]):
             self._after_first_frame()
         self.want_spares()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
+        compat.strips_divided_without_cycles()  # no strip painted is left to the collector
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
             gc.freeze()  # the start-up heap lives as long as the app: full passes skip it
             gc.set_threshold(YOUNG_GENERATION, *gc.get_threshold()[1:])

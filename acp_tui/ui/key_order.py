@@ -9,6 +9,9 @@ before has been handled by its target and by every node above it, up to the app 
 left on the app's queue, a deferred focus among it, runs first). A key's work is what its handlers
 and actions await, so an action that moves the focus moves it before it returns, and one that may
 take long (a cancel, a dispose) runs in the background.
+
+What can wait (the answers' rendering steps) waits for the keys (`when_done`): a key's frame is
+painted before the next step, not after the steps that came due while it was routed.
 """
 
 from __future__ import annotations
@@ -34,6 +37,20 @@ class KeyOrder:
         self._route = route  # Textual's own routing: priority bindings, else to the focused widget
         self._waiting: deque[Typed] = deque()
         self._busy = False
+        self._done: list[Callable[[], object]] = []  # run once no key is in flight
+
+    @property
+    def busy(self) -> bool:
+        """A key is being handled (or waits its turn)."""
+        return self._busy
+
+    def when_done(self, callback: Callable[[], object]) -> None:
+        """`callback` at once if no key is being handled, else after the frame that shows the work
+        of the keys typed so far."""
+        if self.busy:
+            self._done.append(callback)
+        else:
+            callback()
 
     async def typed(self, event: Typed) -> None:
         if self._busy:
@@ -58,5 +75,11 @@ class KeyOrder:
 
     async def _next(self) -> None:
         self._busy = False
-        if self._waiting and self._app.screen_stack:  # (none left: the app is ending)
+        if not self._app.screen_stack:  # the app is ending
+            return
+        if self._waiting:
             await self._send(self._waiting.popleft())
+            return
+        done, self._done = self._done, []
+        for callback in done:
+            self._app.call_after_refresh(callback)

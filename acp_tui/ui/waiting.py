@@ -4,7 +4,7 @@ opens the oldest; one dialog at a time, the next in its place once it is answere
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
     from acp_tui.session.asks import AskQueue, PendingAsk
     from acp_tui.ui.calls import Calls
+
+PERMISSION = "permission"  # the permission dialog's installed screen
 
 
 class Waiting:
@@ -73,10 +75,11 @@ class Waiting:
         if isinstance(pending.ask, ElicitationAsk):
             screen = QuestionScreen(pending.agent, pending.ask, waiting=len(asks), label=label)
         else:
+            if not self.app.is_screen_installed(PERMISSION):  # made once, filled at each opening
+                self.app.install_screen(PermissionScreen(), PERMISSION)
+            screen = cast(PermissionScreen, self.app.get_screen(PERMISSION))
             policy = attempt.policy if attempt is not None else "ask"
-            screen = PermissionScreen(
-                pending.agent, pending.ask, waiting=len(asks), label=label, policy=policy
-            )
+            screen.show_ask(pending.agent, pending.ask, waiting=len(asks), label=label, policy=policy)
         screen.pending = pending
 
         def answered(answer: Any) -> None:

@@ -4,10 +4,12 @@ fast typing: nothing waits between two keys (Pilot's `press` waits for the app a
 
 from __future__ import annotations
 
+import pytest
 from textual import events
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_screen import PermissionScreen
+from acp_tui.ui.widgets.answer_document import AnswerDocument
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.prompt_bar import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
@@ -178,5 +180,27 @@ async def test_keys_after_send_anyway_act_on_the_round_it_sent() -> None:
         )
         assert [pane.attempt.live for pane in pane_list(app)] == [True, True, False, True]
         assert app.query_one(PromptArea).text == "Explain the task"
+        burst(app, "C", "y")
+        await wait_until(pilot, all_finished(app))
+
+
+async def test_the_answers_step_only_once_the_keys_typed_are_handled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key is routed through six message queues; the answers' steps that came due meanwhile wait
+    until it is handled and painted, instead of running between its hops."""
+    app = two_forever()
+    held: list[bool] = []  # at each step of an answer: whether a key was being handled
+    step = AnswerDocument.step
+
+    def counted(document: AnswerDocument) -> None:
+        held.append(app.key_order.busy)
+        step(document)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: all(pane.answer.text for pane in pane_list(app)))
+        monkeypatch.setattr(AnswerDocument, "step", counted)
+        burst(app, *["down", "up"] * 150)  # scrolls the focused pane's answer, for a while
+        await wait_until(pilot, lambda: not app.key_order.busy and len(held) >= 4)
+        assert not any(held)
         burst(app, "C", "y")
         await wait_until(pilot, all_finished(app))

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from textual.screen import Screen
-from textual.widgets import Select
+from textual.widgets import Button, Select
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
+from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
+from acp_tui.ui.widgets.pane_view import PaneView
 from tests.ui.helpers import all_finished, pane_lines, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
@@ -281,3 +283,57 @@ async def test_the_apps_process_collects_its_young_objects_every_fifty_thousand_
         monkeypatch.undo()
     young = (app_module.YOUNG_GENERATION, *gc.get_threshold()[1:])
     assert young in calls and calls.index(young) < calls.index("enable")
+
+
+async def test_the_permission_dialog_is_made_once_and_filled_anew_for_each_request() -> None:
+    """One dialog for every request (a new one composed and styled its widgets each time): filled
+    with the next request, its focus on a refusal, its options as many as the request's."""
+    kinds = {"first": "allow_always_first", "second": "normal"}
+    presets = (scripted_preset(name, policy="ask", permission=kind) for name, kind in kinds.items())
+    app = SupervisorApp(settings(*presets))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.asks) == 2)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        dialog = app.screen
+        assert isinstance(dialog, PermissionScreen)
+        widgets = set(dialog.query("*"))
+        shown = [button.name for button in dialog.query(".option").results(Button) if button.display]
+        assert shown == [option.option_id for option in dialog.ask.options]
+        await pilot.press("enter")  # the focused refusal: the next request opens in its place
+        await wait_until(pilot, lambda: len(app.asks) == 1)
+        await wait_until(pilot, lambda: app.screen is dialog and dialog.pending is app.asks[0])
+        assert set(dialog.query("*")) == widgets  # nothing composed again
+        focused = app.focused
+        assert isinstance(focused, Button) and focused.name == "r1"  # a refusal, not an approval
+        assert [button.name for button in dialog.query(".option").results(Button) if button.display] == [
+            option.option_id for option in dialog.ask.options
+        ]
+        await pilot.press("1")
+        await wait_until(pilot, all_finished(app))
+
+
+async def test_an_answer_scrolled_to_its_start_is_painted_once_at_its_true_heights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Blocks not rendered since they scrolled away have guessed heights: the scroll renders those
+    it shows before the frame, instead of a frame at guessed heights and another at true ones."""
+    answer = "".join(f"## Part {i}\n\n- a list\n- of items\n\nA paragraph of words.\n\n" for i in range(200))
+    app = SupervisorApp(settings(scripted_preset("parts", text=answer, chunks=50)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: [p.answer.text for p in panes(app).values()] == [answer])
+        [pane] = panes(app).values()
+        await wait_until(pilot, lambda: not pane.answer.busy and pane.attempt.result is not None)
+        await pilot.pause()
+        repaints: list[str] = []
+        changed = PaneView.answer_changed
+        monkeypatch.setattr(
+            PaneView, "answer_changed", lambda view: (repaints.append("answer"), changed(view))
+        )
+        app.set_focus(pane)
+        await pilot.press("home")
+        await pilot.pause()
+        assert repaints == ["answer"]
+        assert any("Part 0" in line for line in pane_lines(pane))

@@ -28,6 +28,16 @@ LASTING = {
 }
 
 
+class OptionButton(Button):
+    """One of the agent's options: named by its id, as the dialog is filled anew."""
+
+    option_id: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        return self.option_id
+
+
 class PermissionScreen(DialogScreen[str | None]):
     """Dismisses with the chosen option id, None (answered `cancelled`), or LATER."""
 
@@ -50,63 +60,93 @@ class PermissionScreen(DialogScreen[str | None]):
         Binding("up,shift+tab", "app.focus_previous", "Previous option", show=False),
     ]
     ANSWERS = {"cancelled": None, "later": LATER}
+    OPTIONS = 4  # option buttons made with the dialog (ACP's four kinds); more are mounted if asked
 
-    def __init__(
-        self,
-        agent: str,
-        ask: PermissionAsk,
-        *,
-        position: int = 1,
-        waiting: int = 1,
-        label: str = "",
-        policy: str = "ask",
-    ) -> None:
-        """`label`: the attempt's round and attempt (`r1·a2`); `policy`: the policy that asked."""
+    def __init__(self) -> None:
         super().__init__()
-        self.agent = agent
-        self.ask = ask
-        self.position = position
-        self.waiting = waiting
-        self.label = label
-        self.policy = policy
+        self.agent = ""
+        self.ask = PermissionAsk("", None, ())
+        self.position = self.waiting = 1
+        self.label = ""  # the attempt's round and attempt (`r1·a2`)
+        self.policy = "ask"  # the policy that asked
         self.pending: object = None  # the app's queue entry this dialog answers
+        self._options: list[OptionButton] = []
 
     def compose_dialog(self) -> ComposeResult:
-        where = f" · {self.label}" if self.label else ""
-        yield Static(text.markup("$agent$where asks permission", agent=self.agent, where=where), id="who")
-        yield Static(self.queue_line, id="queue", markup=False)
-        yield Static(text.literal(self.ask.title), id="title")
-        facts = f"kind: {self.ask.kind or 'unspecified'}"
-        if self.ask.locations:
-            facts += " · paths: " + ", ".join(self.ask.locations)
-        yield Static(text.line(facts), id="kind")
-        asked_by = (
-            f"asked by rule {self.ask.rule} of policy {self.policy}"
-            if self.ask.rule
-            else f"asked by policy {self.policy}: every request comes to you"
-        )
-        yield Static(text.line(asked_by), id="asked-by")
-        if self.ask.content:
-            with VerticalScroll(id="content"):
-                yield Static(text.literal(self.ask.content))
+        yield Static(id="who")
+        yield Static(id="queue", markup=False)
+        yield Static(id="title")
+        yield Static(id="kind")
+        yield Static(id="asked-by")
+        with VerticalScroll(id="content"):
+            yield Static(id="content-text")
         with Vertical(id="options"):
-            for number, option in enumerate(self.ask.options, start=1):
-                lasting = f" · {LASTING[option.kind]}" if option.kind in LASTING else ""
-                yield Button(
-                    text.markup(
-                        f"{number}. $name ($kind)$lasting",
-                        name=option.name,
-                        kind=option.kind,
-                        lasting=lasting,
-                    ),
-                    variant="success" if option.kind.startswith("allow") else "error",
-                    name=option.option_id,
-                    classes="option",
-                    compact=True,
-                )
-            if not self.ask.options:
-                yield Button("Answer cancelled (no options offered)", id="cancelled", compact=True)
+            self._options = [self._option_button() for _ in range(self.OPTIONS)]
+            yield from self._options
+            yield Button("Answer cancelled (no options offered)", id="cancelled", compact=True)
             yield Button("Decide later (it stays queued)", id="later", compact=True)
+
+    @staticmethod
+    def _option_button() -> OptionButton:
+        return OptionButton("", classes="option", compact=True)
+
+    def show_ask(
+        self, agent: str, ask: PermissionAsk, *, waiting: int = 1, label: str = "", policy: str = "ask"
+    ) -> None:
+        """Fill the dialog with this request (the app keeps one dialog and fills it at each opening:
+        a new one is a stylesheet pass over every widget of it), its focus on a refusal."""
+        self.agent, self.ask, self.position, self.waiting = agent, ask, 1, waiting
+        self.label, self.policy = label, policy
+        if self.is_mounted:
+            self._fill()
+
+    def on_mount(self) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        ask, policy, label = self.ask, self.policy, self.label
+        where = f" · {label}" if label else ""
+        who = text.markup("$agent$where asks permission", agent=self.agent, where=where)
+        self.query_one("#who", Static).update(who)
+        self.query_one("#queue", Static).update(self.queue_line)
+        self.query_one("#title", Static).update(text.literal(ask.title))
+        facts = f"kind: {ask.kind or 'unspecified'}"
+        if ask.locations:
+            facts += " · paths: " + ", ".join(ask.locations)
+        self.query_one("#kind", Static).update(text.line(facts))
+        asked_by = (
+            f"asked by rule {ask.rule} of policy {policy}"
+            if ask.rule
+            else f"asked by policy {policy}: every request comes to you"
+        )
+        self.query_one("#asked-by", Static).update(text.line(asked_by))
+        self.query_one("#content").display = bool(ask.content)
+        self.query_one("#content-text", Static).update(text.literal(ask.content))
+        self._show_options(ask)
+        self.query_one("#dialog").scroll_home(animate=False)
+
+    def _show_options(self, ask: PermissionAsk) -> None:
+        missing = len(ask.options) - len(self._options)
+        if missing > 0:
+            added = [self._option_button() for _ in range(missing)]
+            self.query_one("#options").mount_all(added, before="#cancelled")
+            self._options += added
+        for number, button in enumerate(self._options, start=1):
+            button.display = number <= len(ask.options)
+            if not button.display:
+                continue
+            option = ask.options[number - 1]
+            lasting = f" · {LASTING[option.kind]}" if option.kind in LASTING else ""
+            button.label = text.markup(
+                f"{number}. $name ($kind)$lasting", name=option.name, kind=option.kind, lasting=lasting
+            )
+            button.option_id = option.option_id
+            button.variant = "success" if option.kind.startswith("allow") else "error"
+        self.query_one("#cancelled").display = not ask.options
+        # A refusal for this once, else nothing decided: never an approval, never a lasting choice.
+        rejects = [i for i, option in enumerate(ask.options) if option.kind == "reject_once"]
+        first = self._options[rejects[0]] if rejects else self.query_one("#later", Button)
+        self.set_focus(first, scroll_visible=False)
 
     @property
     def queue_line(self) -> str:
@@ -119,16 +159,6 @@ class PermissionScreen(DialogScreen[str | None]):
         self.position, self.waiting = position, waiting
         if self.is_mounted:
             self.query_one("#queue", Static).update(self.queue_line)
-
-    def on_mount(self) -> None:
-        # A refusal for this once, else nothing decided: never an approval, never a lasting choice.
-        rejects = [
-            button
-            for button, option in zip(self.query(".option").results(Button), self.ask.options, strict=True)
-            if option.kind == "reject_once"
-        ]
-        (rejects[0] if rejects else self.query_one("#later", Button)).focus(scroll_visible=False)
-        self.call_after_refresh(self.query_one("#dialog").scroll_home, animate=False)
 
     def on_key(self, event: events.Key) -> None:
         key = event.key

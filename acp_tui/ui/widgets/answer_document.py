@@ -36,8 +36,9 @@ import time
 import weakref
 from bisect import bisect_right
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -426,6 +427,21 @@ class AnswerDocument:
             return block.lines[line_no - starts[index]]
         return None
 
+    def render_range(self, top: int, rows: int) -> None:
+        """Render now the blocks of lines `top` to `top + rows` not rendered at the width (a view
+        scrolled to them): the frame that shows them is then the one with their true heights,
+        not a frame of guessed ones and another once `line` has found them."""
+        index = max(0, bisect_right(self._starts, top) - 1)
+        while index < len(self._blocks) and self._starts[index] < top + rows:
+            block = self._blocks[index]
+            if block.width != self.width or block.lines is None:
+                guessed = block.height
+                self._render_block(block)
+                if block.height != guessed:
+                    self._reindex(repaint=False)
+            index += 1
+        self._forget_old_lines()
+
     def selected_text(self, selection: Selection) -> str:
         """The text selected with the mouse, as shown (the rendered lines, not the Markdown)."""
         if selection.start is None and selection.end is None:
@@ -487,6 +503,19 @@ def _theme(app: App[object]) -> Theme:
     return cached
 
 
+class KeyOrdered(Protocol):
+    def when_done(self, callback: Callable[[], object]) -> None:
+        """`callback` once the keys typed so far are handled and painted (at once if none is)."""
+        ...
+
+
+@runtime_checkable
+class KeyedApp(Protocol):
+    """An app whose keys are handled in order (`SupervisorApp`): the answers' steps wait for them."""
+
+    key_order: KeyOrdered
+
+
 class _RenderClock:
     """Steps the growing answers of an app in rounds on one timer: each once a round, a few at a
     time (a screen update each, short enough for a key to be handled between two). The pause after
@@ -514,6 +543,14 @@ class _RenderClock:
             self._app.set_timer(max(0.001, at - time.monotonic()), self._tick, name="answers")
 
     def _tick(self) -> None:
+        # A key being handled goes first: its frame is painted, then the group steps (routed
+        # through six message queues, a key could otherwise wait for a group at each).
+        if isinstance(self._app, KeyedApp):
+            self._app.key_order.when_done(self._step_group)
+        else:
+            self._step_group()
+
+    def _step_group(self) -> None:
         self._armed = False
         if not self._round:
             self._round, self._documents = [d for d in self._documents if d not in self._round], {}

@@ -341,6 +341,8 @@ class PaneView(Widget):
     def _scroll_answer_to(self, content: PaneContent, top: int, bottom: int) -> None:
         content.top = max(0, min(top, bottom))
         content.pinned = content.top >= bottom
+        if not content.pinned:
+            content.answer.render_range(content.top, self.answer_rows())
         self.answer_changed()
 
     def _wheel(self, event: events.MouseScrollDown | events.MouseScrollUp, lines: int) -> None:
