@@ -35,7 +35,7 @@
     Reference, in the same run, before and after the app: `minimal_app.py --panes 16`, the same
     keys doing the same kind of thing in plain Textual (focus, scroll, push, pop, zoom).
     Both with ESCDELAY=10 (Textual's wait after a lone escape byte, 100 ms by default in any
-    Textual app). Targets (issue 32): p95 per kind <= 1.5x the minimal app's, and <= 100 ms where
+    Textual app). Targets: p95 per kind <= 1.5x the minimal app's, and <= 100 ms where
     the minimal app's is under 50 ms; CPU < 50 % of a core while streaming, < 60 % with a key every
     0.5 s; every answer exact. `ACP_TUI_BENCH_PROFILE=FILE` (or `_PROFILE_AFTER`) samples the
     app with py-spy (raw stacks) while it streams (or on the keys after).
