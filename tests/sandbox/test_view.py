@@ -327,6 +327,9 @@ def test_a_root_only_file_gone_since_it_was_seen_does_not_stop_the_next_start(
     confinement = sandbox.confine("true", [], cwd=str(tmp_path), env=os.environ)
     try:
         assert str(fleeting) not in confinement.argv
-        assert subprocess.run(confinement.argv, preexec_fn=confinement.preexec).returncode == 0
+        # bwrap exits as soon as its sandbox's init reports the exit code, before that init has
+        # ended; reading the output to its end waits for every holder of the pipe, the init too.
+        done = subprocess.run(confinement.argv, preexec_fn=confinement.preexec, capture_output=True)
+        assert done.returncode == 0, done.stderr
     finally:
         confinement.close()
