@@ -38,6 +38,16 @@ def resolve_box_models(*args: Any, **kwargs: Any) -> Any:
     return resolve_box_models(*args, **kwargs)
 
 
+def wrap_offsets(line: str, width: int) -> list[int]:
+    """`textual._wrap.compute_wrap_offsets`: where Textual's TextArea wraps a line of its text.
+    Why: the prompt's stand-in (`ui/widgets/prompt_stand_in.py`) draws the first frame's prompt as
+    the TextArea will draw it, wrapped at the same places.
+    Retired by: a public wrapping function (or a TextArea cheap enough for the first frame)."""
+    from textual._wrap import compute_wrap_offsets
+
+    return compute_wrap_offsets(line, width, tab_size=4)
+
+
 def forget_painted_lines(widget: Widget) -> None:
     """`Widget._styles_cache.clear()`: Textual's cache of the lines it painted of `widget`.
     Why: the answer view (line API) changes while out of sight; the cached lines are then stale and

@@ -148,6 +148,8 @@ class SupervisorApp(App[None]):
         bar = self.main_screen.query_one(PromptBar)
         bar.commands = self.next_runs.commands
         bar.focus_prompt()
+        if bar.stand_in is not None:  # keys typed before the text box wait for it (`on_ready`)
+            self.key_order.hold()
         self.main_screen.update_subtitle()
         if self.kept.saved is not None:  # a session reopened (a new one is made at its first end)
             self.run_worker(
@@ -164,15 +166,20 @@ class SupervisorApp(App[None]):
             said = text.safe_notice(f"{type(worker.error).__name__}: {worker.error}")
             self.notify(f"{worker.group.capitalize()} failed: {said}", severity="error", markup=False)
 
-    def on_ready(self) -> None:
+    async def on_ready(self) -> None:
         """The first frame is painted: only now what the first round needs, while the person reads:
         the spares first (their agents' start is the longest wait, and the policies and the runs'
         vocabulary they need load on this thread before the SDK's import competes with it), then
-        the SDK and the panes. Before it, none of it may compete with the first paint: nothing of
-        the SDK nor pydantic is imported until here (a test checks it)."""
+        the prompt's text box (the keys typed meanwhile go to it, in order), the SDK and the panes.
+        Before it, none of it may compete with the first paint: nothing of the SDK nor pydantic is
+        imported until here (a test checks it)."""
         if self._after_first_frame is not None:
             self._after_first_frame()
         self.want_spares()
+        bar = self.main_screen.query_one(PromptBar)
+        if bar.stand_in is not None:
+            await bar.make_prompt()
+            await self.key_order.release()
         self.run_worker(_preload_protocol_sdk, thread=True, group="preload")
         compat.strips_divided_without_cycles()  # no strip painted is left to the collector
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on

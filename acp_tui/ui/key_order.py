@@ -52,6 +52,14 @@ class KeyOrder:
         else:
             callback()
 
+    def hold(self) -> None:
+        """Keys wait, in order, until `release`: what they type into is not there yet."""
+        self._busy = True
+
+    async def release(self) -> None:
+        """The keys typed since `hold`, each in its turn."""
+        await self._next()
+
     async def typed(self, event: Typed) -> None:
         if self._busy:
             self._waiting.append(event)

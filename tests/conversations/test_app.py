@@ -10,7 +10,8 @@ from acp_tui.session.saved import SessionStore
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.confirm_screen import QuitScreen
-from acp_tui.ui.widgets.prompt_bar import PromptArea, PromptBar
+from acp_tui.ui.widgets.prompt_area import PromptArea
+from acp_tui.ui.widgets.prompt_bar import PromptBar
 from tests.helpers import our_live_processes
 from tests.ui.helpers import all_finished, panes, settings, wait_until
 

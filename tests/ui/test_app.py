@@ -10,7 +10,7 @@ from textual.widgets import Checkbox
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.process.group import group_alive
 from acp_tui.ui.app import SupervisorApp
-from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 from tests.helpers import our_live_processes
 from tests.ui.helpers import (

@@ -91,8 +91,9 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
     among them) and the screens not shown come with the first round, or when opened; `acp-tui`
     alone opens without the command line's parser (click) nor any of its subcommands; the runs'
     vocabulary (`core.model`, `core.events`), the policies, the agents' questions and the
-    slash-command menu wait until one is needed; so do the core's config of a run, the settings
-    file's own tables, the log (routed after the frame) and the spares' keeper."""
+    slash-command menu wait until one is needed, the prompt's text box until right after the frame;
+    so do the core's config of a run, the settings file's own tables, the log (routed after the
+    frame) and the spares' keeper."""
     found = first_frame(tmp_path)
     modules = found["modules"]
     assert [name for name in modules if name.startswith(("acp_tui.cli", "click"))] == []
@@ -123,7 +124,11 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "acp_tui.settings.logs",
         "logging.handlers",
         "acp_tui.session.warm",
+        "acp_tui.ui.widgets.prompt_area",  # the prompt's text box: its stand-in draws the first frame
+        "textual.widgets._text_area",
+        "textual.document",
     )
     assert [name for name in modules if name.startswith(later)] == []
     # Nor the CSS of what it does not show (the menu), nor all of Button's for one button.
-    assert [name for name in found["css"] if name in ("CommandMenu.DEFAULT_CSS", "Button.DEFAULT_CSS")] == []
+    shown_later = ("CommandMenu.DEFAULT_CSS", "Button.DEFAULT_CSS", "TextArea.DEFAULT_CSS")
+    assert [name for name in found["css"] if name in shown_later] == []

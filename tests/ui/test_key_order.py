@@ -11,7 +11,7 @@ from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.widgets.answer_document import AnswerDocument
 from acp_tui.ui.widgets.key_footer import KeyFooter
-from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 from tests.ui.helpers import all_finished, demo_preset, pane_lines, scripted_preset, settings, wait_until
 

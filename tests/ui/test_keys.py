@@ -16,7 +16,7 @@ from acp_tui.ui.screens.board_screen import COLUMNS as board_columns
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.confirm_screen import ConfirmScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
-from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 from acp_tui.ui.widgets.status_badge import LIVE_PHASES, STATE_COLOURS
 from tests.ui.helpers import (

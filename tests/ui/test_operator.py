@@ -30,7 +30,8 @@ from acp_tui.ui.screens.policy_screen import AgentsScreen
 from acp_tui.ui.summary import ending_note, format_amount
 from acp_tui.ui.widgets.answer_view import AnswerView
 from acp_tui.ui.widgets.fitted_table import FittedTable, fitted_widths
-from acp_tui.ui.widgets.prompt_bar import PromptArea, PromptBar
+from acp_tui.ui.widgets.prompt_area import PromptArea
+from acp_tui.ui.widgets.prompt_bar import PromptBar
 from acp_tui.ui.widgets.round_box import RoundBox
 from acp_tui.ui.widgets.run_pane import RunPane
 from acp_tui.ui.widgets.toggle import Toggle

@@ -279,7 +279,7 @@ async def test_the_apps_process_collects_its_young_objects_every_fifty_thousand_
         monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
         monkeypatch.setattr(gc, "enable", lambda: calls.append("enable"))
         monkeypatch.setattr(gc, "set_threshold", lambda *threshold: calls.append(threshold))
-        app.on_ready()
+        await app.on_ready()
         monkeypatch.undo()
     young = (app_module.YOUNG_GENERATION, *gc.get_threshold()[1:])
     assert young in calls and calls.index(young) < calls.index("enable")

@@ -18,7 +18,7 @@ from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import PolicyScreen
-from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.prompt_area import PromptArea
 from tests.ui.helpers import panes, scripted_preset, settings, wait_until
 from tests.ui.test_untrusted_text import hostile
 

@@ -178,6 +178,19 @@ def test_an_enter_typed_before_the_app_holds_the_terminal_sends_and_the_terminal
         assert termios.tcgetattr(terminal.master) == before  # the terminal's own mode again
 
 
+def test_keys_typed_before_the_prompts_text_box_is_there_type_into_it_in_order(tmp_path: Path) -> None:
+    """The first frame draws the prompt's stand-in; keys typed before the text box replaces it (here
+    before the app even holds the terminal, and at the first frame) wait for the box, then type."""
+    config = agents_file(tmp_path, {"echo": [SCRIPTED_AGENT, "text=said {prompt}"]})
+    config.write_text('prompt = "go"\n' + config.read_text())
+    with app_in_a_pty(config, typed=b"abc") as terminal:
+        terminal.wait_for(lambda: b"send to" in terminal.seen())
+        terminal.type(b"def\r")
+        terminal.wait_for(lambda: b"said goabcdef" in terminal.seen() and b"1 completed" in terminal.seen())
+        terminal.type(b"\x03")
+        terminal.process.wait(timeout=20)
+
+
 def test_sigterm_is_honoured_with_live_runs(tmp_path: Path) -> None:
     config = agents_file(tmp_path, {"steady": [SCRIPTED_AGENT, "forever=1", "delay=0.1"]})
     with app_in_a_pty(config) as terminal:

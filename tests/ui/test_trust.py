@@ -6,7 +6,7 @@ from textual.widgets import Button, Static
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.permission_screen import PermissionScreen
-from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
 

@@ -16,7 +16,7 @@ from textual.widgets import Button, Checkbox, Static
 from acp_tui.settings import paths
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen, CompareScreen
-from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 from acp_tui.workspace.worktrees import Isolation, find_origin
 from tests.helpers import git, our_live_processes

@@ -95,7 +95,13 @@ class MainScreen(GridScreen):
         self._header = Header()
         yield self._header
         # `--agent NAME` checks exactly the presets it named; no `--agent`, every one.
-        yield PromptBar(app.next_runs.policies, app.settings.prompt, app.settings.selected or None)
+        # On a terminal, the first frame draws the prompt's stand-in (its text box comes after).
+        yield PromptBar(
+            app.next_runs.policies,
+            app.settings.prompt,
+            app.settings.selected or None,
+            stand_in=not self.app.is_headless,
+        )
         yield RunsGrid(welcome(app.settings))
         yield KeyFooter()
 

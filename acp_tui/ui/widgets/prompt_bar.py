@@ -23,87 +23,22 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import Button, Label, TextArea
+from textual.widgets import Button, Label
 
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.widgets.flow import Flow
+from acp_tui.ui.widgets.prompt_stand_in import PromptStandIn
 from acp_tui.ui.widgets.toggle import Toggle
 
 if TYPE_CHECKING:
+    from textual.widgets import TextArea
+
     from acp_tui.core.model import CommandInfo
-    from acp_tui.ui.widgets.command_menu import CommandMenu
-
-
-class PromptArea(TextArea):
-    """A TextArea where Enter sends and history lives at the edges.
-
-    What a key does here is done before the next key is routed (`ui.key_order`): Enter sends the
-    round and moves the focus to it, escape leaves follow-up mode, before this returns.
-    """
-
-    def __init__(self, value: str, *, id: str | None = None) -> None:
-        super().__init__(
-            value, id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True
-        )
-        self.sent: list[str] = []  # the prompts of this session
-        self.follow_up_mode = False  # set by the bar: escape leaves it
-        self.menu: CommandMenu | None = None  # the bar's slash commands, made at the first `/`
-        self._walk: int | None = None  # index in history while walking it
-        self._draft = ""
-
-    async def on_key(self, event: events.Key) -> None:
-        """Ours before the text box's: a key handled here never reaches it (`prevent_default`)."""
-        key, row = event.key, self.cursor_location[0]
-        menu = self.menu
-        if menu is not None and menu.shown and key in ("tab", "enter", "up", "down", "escape"):
-            self._pick_command(menu, key)
-        elif key == "enter":
-            await self.app.run_action("screen.send_prompt")
-        elif key == "escape" and self.follow_up_mode:
-            await self.app.run_action("screen.leave_follow_up")
-        elif key in ("ctrl+j", "shift+enter", "newline"):
-            start, end = self.selection
-            self.replace("\n", start, end, maintain_selection_offset=False)
-        elif key == "up" and row == 0 and self.sent:
-            self._step_history(-1)
-        elif key == "down" and row == self.document.line_count - 1 and self._walk is not None:
-            self._step_history(+1)
-        else:
-            return
-        event.stop()
-        event.prevent_default()
-
-    def _pick_command(self, menu: CommandMenu, key: str) -> None:
-        chosen = menu.chosen
-        if key in ("up", "down"):
-            menu.move(-1 if key == "up" else +1)
-            return
-        menu.show([])
-        if key != "escape" and chosen is not None:
-            self.text = chosen.completion
-            self.move_cursor(self.document.end)
-
-    def _step_history(self, step: int) -> None:
-        if self._walk is None:
-            self._draft = self.text
-            self._walk = len(self.sent)
-        self._walk = max(0, self._walk + step)
-        if self._walk >= len(self.sent):
-            self._walk = None
-            self.text = self._draft
-        else:
-            self.text = self.sent[self._walk]
-        self.move_cursor(self.document.end)
-
-    def remember(self, prompt: str) -> None:
-        if not self.sent or self.sent[-1] != prompt:
-            self.sent.append(prompt)
-        self._walk = None
+    from acp_tui.ui.widgets.prompt_area import PromptArea
 
 
 class SendTo(Flow):
@@ -173,10 +108,9 @@ class PromptBar(Vertical):
         margin: 0 1;
         border: round $primary;
         border-title-color: $text-primary;
-        &:focus-within { border: round $accent; }
-        &.-follow-up { border: round $warning; border-title-color: $text-warning; }
+        &.-follow-up { border-title-color: $text-warning; }
         #prompt-row { height: auto; }
-        #prompt { width: 1fr; height: auto; max-height: 6; min-height: 1; }
+        #prompt, PromptStandIn { width: 1fr; height: auto; max-height: 6; min-height: 1; }
         #run { margin-left: 1; }
         #targets Toggle { width: auto; border: none; padding: 0 1 0 0; background: transparent; }
         #targets Label { padding: 0 1 0 0; color: $text-muted; }
@@ -184,9 +118,15 @@ class PromptBar(Vertical):
     """
 
     def __init__(
-        self, policies: Mapping[str, str], prompt: str = "", checked: Collection[str] | None = None
+        self,
+        policies: Mapping[str, str],
+        prompt: str = "",
+        checked: Collection[str] | None = None,
+        *,
+        stand_in: bool = False,
     ) -> None:
-        """`checked`: the agents checked at first (None: every one)."""
+        """`checked`: the agents checked at first (None: every one). `stand_in`: the first frame's
+        bar, whose text box comes after that frame (`make_prompt`)."""
         super().__init__()
         self.policies = dict(policies)  # agent -> policy, in display order
         self.suggested = prompt
@@ -194,9 +134,41 @@ class PromptBar(Vertical):
         self.follow_up: Attempt | None = None
         # The slash commands each agent offers (the app's, as its runs and probes learn them).
         self.commands: Mapping[str, Sequence[CommandInfo]] = {}
+        # The first frame's prompt, until its text box is there (`make_prompt`).
+        self.stand_in = PromptStandIn(prompt) if stand_in and PromptStandIn.can_draw(prompt) else None
 
     def on_mount(self) -> None:
         self.show_hints()
+        self.show_border()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show_border())
+
+    def show_border(self) -> None:
+        """Its colour, set inline: a `:focus-within` rule (or a class) would restyle every widget of
+        the bar at each focus change, the first frame's among them."""
+        colour = "warning" if self.follow_up is not None else "accent" if self.has_focus_within else "primary"
+        self.styles.border = ("round", self.app.theme_variables[colour])
+
+    def on_descendant_focus(self) -> None:
+        self.show_border()
+
+    def on_descendant_blur(self) -> None:
+        self.show_border()
+
+    async def make_prompt(self) -> None:
+        """The text box in the place of the first frame's stand-in, with its text, and the focus if
+        the stand-in had it."""
+        stand_in = self.stand_in
+        if stand_in is None:
+            return
+        from acp_tui.ui.widgets.prompt_area import PromptArea
+
+        area = PromptArea(stand_in.text, id="prompt")
+        with self.app.batch_update():  # no frame shows both, nor neither
+            await self.query_one("#prompt-row").mount(area, before=stand_in)
+            self.stand_in = None
+            if stand_in.has_focus:
+                self.focus_prompt()
+            await stand_in.remove()
 
     async def on_text_area_changed(self, event: TextArea.Changed) -> None:
         """The slash commands that complete what is typed, for the agents it goes to. The menu is
@@ -221,7 +193,12 @@ class PromptBar(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="prompt-row"):
-            yield PromptArea(self.suggested, id="prompt")
+            if self.stand_in is not None:
+                yield self.stand_in
+            else:
+                from acp_tui.ui.widgets.prompt_area import PromptArea
+
+                yield PromptArea(self.suggested, id="prompt")
             yield RunButton("Run", id="run")
         with SendTo(id="targets"):
             yield Toggle("worktree (ctrl+g)", value=False, id="worktree", compact=True)
@@ -238,11 +215,14 @@ class PromptBar(Vertical):
 
     @property
     def area(self) -> PromptArea:
+        """The text box (there from right after the first frame: `make_prompt`)."""
+        from acp_tui.ui.widgets.prompt_area import PromptArea
+
         return self.query_one("#prompt", PromptArea)
 
     @property
     def value(self) -> str:
-        return self.area.text
+        return self.stand_in.text if self.stand_in is not None else self.area.text
 
     def selected(self) -> list[str]:
         return [box.name for box in self.query_one(SendTo).agents() if box.value and box.name]
@@ -271,6 +251,7 @@ class PromptBar(Vertical):
         self.border_title = text.markup("follow up: $agent $label", agent=attempt.agent, label=attempt.label)
         self.border_subtitle = "enter: send to this agent · escape: leave follow-up mode"
         self.add_class("-follow-up")
+        self.show_border()
         self.area.text = ""
         self.focus_prompt()
 
@@ -278,6 +259,7 @@ class PromptBar(Vertical):
         self.follow_up = None
         self.area.follow_up_mode = False
         self.remove_class("-follow-up")
+        self.show_border()
         self.show_hints()
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -293,7 +275,7 @@ class PromptBar(Vertical):
             self.notify("Type a prompt first.", severity="warning")
             return None
         if self.follow_up is not None:
-            self.area.remember(prompt)
+            self._remember(prompt)
             submission = Submission(prompt, [self.follow_up.agent], follow_up=self.follow_up)
             self.leave_follow_up()
             return submission
@@ -301,7 +283,7 @@ class PromptBar(Vertical):
         if not agents:
             self.notify("Select at least one agent.", severity="warning")
             return None
-        self.area.remember(prompt)
+        self._remember(prompt)
         return Submission(prompt, agents, self.worktree, self.sandbox)
 
     def show_policies(self, policies: Mapping[str, str]) -> None:
@@ -309,9 +291,16 @@ class PromptBar(Vertical):
             if box.name is not None and box.name in policies:
                 box.label = self._label(box.name, policies[box.name])
 
+    def _remember(self, prompt: str) -> None:
+        if self.stand_in is None:  # (the Run button clicked before the text box was there)
+            self.area.remember(prompt)
+
     def focus_prompt(self) -> None:
         """The prompt has the focus, its cursor at the end of the text (nothing selected: a key would
         replace it): typing goes on from there, ctrl+u clears it."""
+        if self.stand_in is not None:  # its cursor is at the end
+            self.screen.set_focus(self.stand_in)
+            return
         area = self.area
         self.screen.set_focus(area)  # now: the key typed next goes to it
         area.move_cursor(area.document.end)
