@@ -92,7 +92,8 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
     alone opens without the command line's parser (click) nor any of its subcommands; the runs'
     vocabulary (`core.model`, `core.events`), the policies, the agents' questions and the
     slash-command menu wait until one is needed; so do the core's config of a run, the settings
-    file's own tables, the log (routed after the frame) and the spares' keeper."""
+    file's own tables, the log (routed after the frame) and the spares' keeper. The check boxes are
+    ours, not Textual's Checkbox (its module and CSS wait for a dialog that asks for one)."""
     found = first_frame(tmp_path)
     modules = found["modules"]
     assert [name for name in modules if name.startswith(("acp_tui.cli", "click"))] == []
@@ -125,5 +126,7 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "acp_tui.session.warm",
     )
     assert [name for name in modules if name.startswith(later)] == []
+    assert "textual.widgets._toggle_button" not in modules
     # Nor the CSS of what it does not show (the menu), nor all of Button's for one button.
-    assert [name for name in found["css"] if name in ("CommandMenu.DEFAULT_CSS", "Button.DEFAULT_CSS")] == []
+    not_shown = ("CommandMenu.DEFAULT_CSS", "Button.DEFAULT_CSS", "ToggleButton.DEFAULT_CSS")
+    assert [name for name in found["css"] if name in not_shown] == []
