@@ -134,7 +134,7 @@ async def test_unchecking_an_agent_disposes_its_spare(tmp_path: Path) -> None:
         spares = app.driver.spares
         assert spares is not None
         await wait_until(pilot, lambda: len(spares._spares) == 2)
-        box = next(box for box in app.query("#targets Checkbox") if box.name == "b")
+        box = next(box for box in app.query("#targets Toggle") if box.name == "b")
         box.value = False
         await wait_until(pilot, lambda: [s.wanted.config.name for s in spares._spares] == ["a"])
 

@@ -8,13 +8,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from textual.widgets import Checkbox
 
 from acp_tui.settings.schema import AgentPreset
 from acp_tui.ui import keys
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.widgets.prompt_bar import PromptBar
+from acp_tui.ui.widgets.toggle import Toggle
 from tests.helpers import git
 from tests.sandbox.procs import alive, by_command_line
 from tests.sandbox.support import TRYING_AGENT, need_bwrap, outcomes, tries
@@ -40,7 +40,7 @@ async def test_ctrl_b_confines_every_agent_of_the_next_round_and_the_pane_and_re
     assert ("ctrl+b", "sandbox on / off: every agent of the next rounds confined by bubblewrap") in rows
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.press("ctrl+b")
-        assert app.query_one("#sandbox", Checkbox).value
+        assert app.query_one("#sandbox", Toggle).value
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))
         for pane in panes(app).values():
@@ -58,7 +58,7 @@ async def test_f2_confines_one_agent_and_not_the_other(tmp_path: Path) -> None:
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, PolicyScreen))
-        app.screen.query_one("#sandbox-1", Checkbox).value = True
+        app.screen.query_one("#sandbox-1", Toggle).value = True
         app.screen.query_one("#apply").press()
         await wait_until(pilot, lambda: not isinstance(app.screen, PolicyScreen))
         app.main_screen.query_one(PromptBar).focus_prompt()

@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import signal
 
-from textual.widgets import Checkbox
-
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.process.group import group_alive
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
+from acp_tui.ui.widgets.toggle import Toggle
 from tests.helpers import our_live_processes
 from tests.ui.helpers import (
     all_finished,
@@ -166,7 +165,7 @@ async def test_a_crashing_child_shows_exit_code_and_last_stderr_line() -> None:
 async def test_only_the_selected_agents_receive_the_prompt() -> None:
     app = SupervisorApp(settings(scripted_preset("one"), scripted_preset("two")))
     async with app.run_test(size=SIZE) as pilot:
-        boxes = {box.name: box for box in app.query(Checkbox)}
+        boxes = {box.name: box for box in app.query(Toggle)}
         boxes["two"].value = False
         app.main_screen.action_focus_prompt()
         await pilot.press("enter")

@@ -93,7 +93,8 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
     vocabulary (`core.model`, `core.events`), the policies, the agents' questions and the
     slash-command menu wait until one is needed, the prompt's text box until right after the frame;
     so do the core's config of a run, the settings file's own tables, the log (routed after the
-    frame) and the spares' keeper."""
+    frame) and the spares' keeper. The check boxes are ours, not Textual's Checkbox (its module and
+    CSS wait for a dialog that asks for one)."""
     found = first_frame(tmp_path)
     modules = found["modules"]
     assert [name for name in modules if name.startswith(("acp_tui.cli", "click"))] == []
@@ -129,6 +130,12 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "textual.document",
     )
     assert [name for name in modules if name.startswith(later)] == []
-    # Nor the CSS of what it does not show (the menu), nor all of Button's for one button.
-    shown_later = ("CommandMenu.DEFAULT_CSS", "Button.DEFAULT_CSS", "TextArea.DEFAULT_CSS")
+    assert "textual.widgets._toggle_button" not in modules
+    # Nor the CSS of what it does not show (the menu, the text box), nor all of Button's for one button.
+    shown_later = (
+        "CommandMenu.DEFAULT_CSS",
+        "Button.DEFAULT_CSS",
+        "TextArea.DEFAULT_CSS",
+        "ToggleButton.DEFAULT_CSS",
+    )
     assert [name for name in found["css"] if name in shown_later] == []

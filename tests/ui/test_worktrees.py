@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button, Checkbox, Static
+from textual.widgets import Button, Static
 
 from acp_tui.settings import paths
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.compare_screen import ApplyConfirmScreen, CompareScreen
 from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
+from acp_tui.ui.widgets.toggle import Toggle
 from acp_tui.workspace.worktrees import Isolation, find_origin
 from tests.helpers import git, our_live_processes
 from tests.ui.helpers import all_finished, click_cancel, demo_preset, panes, settings, wait_until
@@ -71,7 +72,7 @@ def worktree_line(pane: RunPane) -> str:
 
 async def isolated_round(pilot: Pilot[None], app: SupervisorApp) -> dict[str, RunPane]:
     await pilot.press("ctrl+g")
-    assert app.query_one("#worktree", Checkbox).value
+    assert app.query_one("#worktree", Toggle).value
     await pilot.press("enter")
     await wait_until(pilot, all_finished(app))
     return panes(app)

@@ -313,7 +313,7 @@ class MainScreen(GridScreen):
             presets = [replace(preset, sandbox="workspace") for preset in presets]
         return [(preset, bar.worktree or preset.isolation == "worktree") for preset in presets]
 
-    def on_checkbox_changed(self) -> None:
+    def on_toggle_changed(self) -> None:
         self.supervisor.want_spares()  # an agent checked or unchecked, a box turned on or off
 
     def action_toggle_box(self, name: Literal["sandbox", "worktree"]) -> None:

@@ -83,14 +83,14 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         & .agent { height: auto; margin-top: 1; border-left: blank; }
         /* Where the keys are: the row's edge, and the choice itself in the cursor's colours. */
         & .agent:focus-within { border-left: thick $accent; background: $boost; }
-        & Select:focus > SelectCurrent, & Toggle:focus > .toggle--label {
+        & Select:focus > SelectCurrent {
             background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold;
         }
         & .agent-line { height: 1; }
         & .agent-name { width: 18; text-style: bold; }
         & .policy { width: 24; }
         & .probe { margin-left: 2; min-width: 7; }
-        & .sandbox { width: auto; margin-left: 2; border: none; padding: 0; background: transparent; }
+        & Toggle.sandbox { margin-left: 2; background: transparent; }
         /* The options below, two a line: an agent may offer more than fit beside its policy. */
         & .options {
             layout: grid; grid-size: 2; grid-columns: 1fr; grid-rows: 1; grid-gutter: 0 1;
@@ -171,11 +171,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
                         compact=True,
                     )
                     yield Toggle(
-                        "sandbox",
-                        value=row.sandbox == "workspace",
-                        id=f"sandbox-{i}",
-                        classes="sandbox",
-                        compact=True,
+                        "sandbox", value=row.sandbox == "workspace", id=f"sandbox-{i}", classes="sandbox"
                     )
                     probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
                     probe.can_focus = False  # `p` probes the focused row
@@ -202,7 +198,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             value = row.options.get(option.id, option.current)
             if option.type == "boolean":  # a switch beside the selects: on or off
                 label = text.line(option.category or option.name or option.id, 30)
-                widgets.append(Toggle(label, value=value == "true", name=f"option-{i}-{j}", compact=True))
+                widgets.append(Toggle(label, value=value == "true", name=f"option-{i}-{j}"))
                 continue
             values = list(option.values) if value in option.values else [value, *option.values]
             widgets.append(

@@ -112,7 +112,7 @@ class PromptBar(Vertical):
         #prompt-row { height: auto; }
         #prompt, PromptStandIn { width: 1fr; height: auto; max-height: 6; min-height: 1; }
         #run { margin-left: 1; }
-        #targets Toggle { width: auto; border: none; padding: 0 1 0 0; background: transparent; }
+        #targets Toggle { padding: 0 1 0 0; background: transparent; }
         #targets Label { padding: 0 1 0 0; color: $text-muted; }
     }
     """
@@ -201,13 +201,11 @@ class PromptBar(Vertical):
                 yield PromptArea(self.suggested, id="prompt")
             yield RunButton("Run", id="run")
         with SendTo(id="targets"):
-            yield Toggle("worktree (ctrl+g)", value=False, id="worktree", compact=True)
-            yield Toggle("sandbox (ctrl+b)", value=False, id="sandbox", compact=True)
+            yield Toggle("worktree (ctrl+g)", value=False, id="worktree")
+            yield Toggle("sandbox (ctrl+b)", value=False, id="sandbox")
             yield Label("· send to:")
             for agent, policy in self.policies.items():
-                yield Toggle(
-                    self._label(agent, policy), value=agent in self.checked, name=agent, compact=True
-                )
+                yield Toggle(self._label(agent, policy), value=agent in self.checked, name=agent)
 
     @staticmethod
     def _label(agent: str, policy: str) -> Content:
