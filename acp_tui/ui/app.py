@@ -79,7 +79,7 @@ class SupervisorApp(App[None]):
         self,
         settings: Settings,
         *,
-        store: SessionStore | None = None,
+        store: SessionStore | Callable[[], SessionStore] | None = None,
         reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
         after_first_frame: Callable[[], object] | None = None,
     ) -> None:
@@ -522,7 +522,7 @@ def _preload_protocol_sdk() -> None:
 def make_app(
     settings: Settings,
     *,
-    store: SessionStore | None = None,
+    store: SessionStore | Callable[[], SessionStore] | None = None,
     reopened: tuple[SavedSession, list[dict[str, Any]]] | None = None,
     after_first_frame: Callable[[], object] | None = None,
 ) -> SupervisorApp:

@@ -8,6 +8,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.app import App
 
     from acp_tui.session.attempts import Attempt, Session
@@ -18,14 +20,15 @@ if TYPE_CHECKING:
 
 
 class KeptSession:
-    """`store`: where sessions are kept (None: this one is not); `reopened`: a saved session and its
+    """`store`: where sessions are kept, or how to open it at the first record kept (its module is
+    not the first frame's); None: this one is not kept. `reopened`: a saved session and its
     records, to show again."""
 
     def __init__(
         self,
         app: App[Any],
         session: Session,
-        store: SessionStore | None,
+        store: SessionStore | Callable[[], SessionStore] | None,
         reopened: tuple[SavedSession, list[dict[str, Any]]] | None,
     ) -> None:
         self.app = app
@@ -43,6 +46,8 @@ class KeptSession:
         if self.store is None:
             return True
         try:
+            if callable(self.store):
+                self.store = self.store()
             if self.saved is None:
                 self.saved = self.store.new(os.getcwd())
             self.saved.append(attempt.record(numbered=True))

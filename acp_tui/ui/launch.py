@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
+    from acp_tui.session.saved import SessionStore
     from acp_tui.settings.schema import Settings
     from acp_tui.ui.app import SupervisorApp
 
@@ -42,10 +43,17 @@ def supervisor(settings_of: Callable[[], Settings], session_id: str | None) -> S
 
         route_logging(secrets_of(settings.presets), held=held.records)
 
-    from acp_tui.session.saved import SessionStore
+    def sessions() -> SessionStore:
+        from acp_tui.session.saved import SessionStore
 
-    store = SessionStore(paths.sessions_dir(), keep=settings.keep_sessions)
-    reopened = store.open(session_id) if session_id is not None else None
+        return SessionStore(paths.sessions_dir(), keep=settings.keep_sessions)
+
+    # A session reopened is read before the app starts; a new one is made at its first record.
+    store: SessionStore | Callable[[], SessionStore] = sessions
+    reopened = None
+    if session_id is not None:
+        store = sessions()
+        reopened = store.open(session_id)
     from acp_tui.ui.app import make_app
 
     return make_app(settings, store=store, reopened=reopened, after_first_frame=route_logs)

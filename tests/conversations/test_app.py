@@ -142,7 +142,8 @@ async def test_unchecking_an_agent_disposes_its_spare(tmp_path: Path) -> None:
 async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     preset = kept("kept", tmp_path / "s")
-    app = SupervisorApp(settings(preset, prompt="remember blue"), store=store)
+    # As `acp-tui` starts: the store is opened at the first record kept, not before the first frame.
+    app = SupervisorApp(settings(preset, prompt="remember blue"), store=lambda: store)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         await wait_until(pilot, all_finished(app))

@@ -93,8 +93,8 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
     vocabulary (`core.model`, `core.events`), the policies, the agents' questions and the
     slash-command menu wait until one is needed, the prompt's text box until right after the frame;
     so do the core's config of a run, the settings file's own tables, the log (routed after the
-    frame) and the spares' keeper. The check boxes are ours, not Textual's Checkbox (its module and
-    CSS wait for a dialog that asks for one)."""
+    frame), the spares' keeper and the sessions' store. The check boxes are ours, not Textual's
+    Checkbox (its module and CSS wait for a dialog that asks for one)."""
     found = first_frame(tmp_path)
     modules = found["modules"]
     assert [name for name in modules if name.startswith(("acp_tui.cli", "click"))] == []
@@ -125,6 +125,7 @@ def test_the_first_frame_imports_no_pane_nor_markdown_nor_a_screen_it_does_not_s
         "acp_tui.settings.logs",
         "logging.handlers",
         "acp_tui.session.warm",
+        "acp_tui.session.saved",  # the sessions kept: opened at the first record
         "acp_tui.ui.widgets.prompt_area",  # the prompt's text box: its stand-in draws the first frame
         "textual.widgets._text_area",
         "textual.document",
