@@ -38,6 +38,7 @@ from acp_tui.compat import ExitNoticingProtocol, process_of
 from acp_tui.process.watchdog import (
     SUPERVISOR_MARK,
     Proc,
+    children,
     process_table,
     read_environ,
     read_proc,
@@ -342,9 +343,9 @@ def _reap_adopted(child: Child) -> None:
     itself, nor for any process we did not adopt: asyncio waits for those."""
     if not sys.platform.startswith("linux"):
         return
-    me = os.getpid()
-    for pid, proc in process_table().items():
-        if not proc.zombie or proc.ppid != me or pid == child.pid:
+    for pid in children(os.getpid()):  # ours alone, not every process of the machine
+        proc = read_proc(pid)
+        if proc is None or not proc.zombie or pid == child.pid:
             continue
         ours = child.found.get(pid) == proc.started or child.pid in (proc.group, proc.session)
         if ours:
@@ -421,8 +422,9 @@ async def _terminate(
         # What outlives the leader may be going by itself (a sandbox's init reports the agent's exit
         # before its own): the same grace for all.
         deadline = loop.time() + exit_grace
-        if await child.wait_exit(exit_grace) is not None:
-            await wait_all_gone(child, deadline - loop.time())
+        exited = await child.wait_exit(exit_grace) is not None
+        if exited and await wait_all_gone(child, deadline - loop.time()):
+            return "exit"  # (its last scan found nothing: no second one)
     left = survivors(child)
     if child.process.returncode is not None and not left:
         return "exit"

@@ -75,6 +75,22 @@ async def test_the_dead_we_adopted_from_a_run_are_reaped_when_it_ends() -> None:
     assert set(zombie_children()) <= before
 
 
+async def test_a_run_that_ends_by_itself_scans_the_machines_processes_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its end is checked by one scan of /proc (nothing of the run left), and what we adopted is
+    looked for among our own children: at 64 runs ending together, each scan of every process of
+    the machine (which the other runs fill) made ending cost more per run the more runs there were."""
+    from acp_tui.process import group
+
+    scans: list[int] = []
+    table = group.process_table
+    monkeypatch.setattr(group, "process_table", lambda: scans.append(1) or table())
+    run = await AcpSubagentProvider(scripted(text="done")).start(SubagentRequest("go"))
+    assert (await run.result()).stop_reason is S.COMPLETED
+    assert len(scans) == 1
+
+
 async def test_reaping_never_takes_the_exit_status_of_a_child_someone_else_waits_for(tmp_path: Path) -> None:
     """Children in sessions of their own that are not the run's (a program hosting the core may
     have some) keep their exit status for their owner: one dead and not yet waited for, one live."""
