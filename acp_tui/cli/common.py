@@ -28,6 +28,7 @@ class PositiveNumber(click.FloatRange):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return number
 
+
 AGENT_HELP = "An agent: a preset NAME, or 'NAME=COMMAND ARGS' for a new one. Repeatable."
 CONFIG_HELP = "Agent presets (TOML). Default: agents.toml in the user config dir, else the demo agents."
 

@@ -57,6 +57,16 @@ class _Spare:
         return self.handshake.failure is None
 
 
+def _identity(item: Wanted) -> tuple[int, str, bool]:
+    return id(item.config), item.cwd, item.follow_up
+
+
+def _among(item: Wanted, by_identity: dict[tuple[int, str, bool], Wanted], items: Sequence[Wanted]) -> bool:
+    """Whether `item` is one of `items`: at once where its config is the same object, else compared
+    (configs hold dicts: compared, never hashed)."""
+    return _identity(item) in by_identity or item in items
+
+
 class Spares:
     def __init__(self, *, idle: float = WARM_IDLE) -> None:
         self.idle = idle
@@ -66,17 +76,26 @@ class Spares:
         self._closed = False
 
     def want(self, wanted: Sequence[Wanted]) -> None:
-        """Keep one spare ready for each of `wanted` (started in the background); dispose the rest."""
+        """Keep one spare ready for each of `wanted` (started in the background); dispose the rest.
+        The owner asks again at each run's end: a config it hands again unchanged is the same object,
+        found at once (64 runs ending compared every spare with every config wanted, each time)."""
         if self._closed:
             return
+        asked = {_identity(item): item for item in wanted}
         # A spare whose agent exited while it waited is replaced, not kept counting as ready.
-        gone = [s for s in self._spares if s.wanted not in wanted or (s.handshake and s.handshake.done())]
+        gone = [
+            spare
+            for spare in self._spares
+            if (spare.handshake and spare.handshake.done()) or not _among(spare.wanted, asked, wanted)
+        ]
         for spare in gone:
             self._retire(spare)
         have = [spare.wanted for spare in self._spares]
+        held = {_identity(item): item for item in have}
         for item in wanted:
-            if item not in have:  # configs hold dicts: compared, never hashed
+            if not _among(item, held, have):
                 have.append(item)
+                held[_identity(item)] = item
                 self._start(item)
 
     def take(self, config: AcpProviderConfig, cwd: str, *, follow_up: bool) -> AcpHandshake | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
@@ -311,10 +311,11 @@ class Settings:
         return policy_names(self.policies)
 
     def preset(self, name: str) -> AgentPreset:
-        for preset in self.presets:
-            if preset.name == name:
-                return preset
-        raise KeyError(name)
+        return self._by_name[name]
+
+    @cached_property
+    def _by_name(self) -> dict[str, AgentPreset]:
+        return {preset.name: preset for preset in reversed(self.presets)}  # the first of a name
 
     def selected_presets(self) -> tuple[AgentPreset, ...]:
         if not self.selected:

@@ -31,6 +31,9 @@ class NextRuns:
         self.offered: dict[str, tuple[ConfigOptionInfo, ...]] = {}  # per preset: last session's or a probe's
         self.commands: dict[str, tuple[CommandInfo, ...]] = {}  # per preset: last session's or a probe's
         self.trace_dir: str | None = None  # set: runs started from now on write protocol traces
+        # The last config made per agent and policy, with what it was made of: the same object is
+        # handed again while none of that changed (the spares wanted find theirs at once).
+        self._made: dict[tuple[str, str], tuple[Settings, AgentPreset, str | None, AcpProviderConfig]] = {}
 
     def preset(self, agent: str) -> AgentPreset:
         """The preset as its next run gets it: the config file's, with the options and the sandbox
@@ -44,10 +47,15 @@ class NextRuns:
     def config_for(self, preset: AgentPreset, policy: str) -> AcpProviderConfig:
         """The core's config for a run of `preset` with `policy`: `ask` and the agent's questions
         answered by a person, the tracing of now."""
-        config = self.settings().provider_config(
+        settings, made = self.settings(), self._made.get((preset.name, policy))
+        if made is not None and made[0] is settings and made[2] == self.trace_dir and made[1] == preset:
+            return made[3]
+        config = settings.provider_config(
             preset, policy_override=policy, ask_handler=self.asks.ask, trace_dir=self.trace_dir
         )
-        return replace(config, question_handler=self.asks.question)
+        config = replace(config, question_handler=self.asks.question)
+        self._made[preset.name, policy] = (settings, preset, self.trace_dir, config)
+        return config
 
     def seen(self, attempt: Attempt) -> None:
         """What an attempt's session offered, kept for F2 and the prompt's `/`."""

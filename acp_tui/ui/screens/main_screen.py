@@ -308,7 +308,8 @@ class MainScreen(GridScreen):
         """The presets the next round goes to (the checked agents, as F2 and the boxes make them),
         each with whether it runs in a worktree."""
         app, bar = self.supervisor, self.query_one(PromptBar)
-        presets = [app.next_runs.preset(agent) for agent in bar.selected() if agent in app.settings.names]
+        names = set(app.settings.names)
+        presets = [app.next_runs.preset(agent) for agent in bar.selected() if agent in names]
         if bar.sandbox:
             presets = [replace(preset, sandbox="workspace") for preset in presets]
         return [(preset, bar.worktree or preset.isolation == "worktree") for preset in presets]
