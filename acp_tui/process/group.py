@@ -344,8 +344,10 @@ def _reap_adopted(child: Child) -> None:
     if not sys.platform.startswith("linux"):
         return
     for pid in children(os.getpid()):  # ours alone, not every process of the machine
+        if pid == child.pid or pid in _leaders:  # runs' children: asyncio waits for them
+            continue
         proc = read_proc(pid)
-        if proc is None or not proc.zombie or pid == child.pid:
+        if proc is None or not proc.zombie:
             continue
         ours = child.found.get(pid) == proc.started or child.pid in (proc.group, proc.session)
         if ours:
