@@ -48,6 +48,17 @@ def wrap_offsets(line: str, width: int) -> list[int]:
     return compute_wrap_offsets(line, width, tab_size=4)
 
 
+def hand_on_focus_kept_over_blur(app: App[Any], old: Widget, new: Widget) -> None:
+    """`App._last_focused_on_app_blur`: the widget Textual focuses again when the terminal (or the
+    browser's tab) has the focus back, if it was `old`, made `new`.
+    Why: the prompt's stand-in is replaced by its text box (`PromptBar.make_prompt`) while the app
+    may be blurred (a page not yet focused, a terminal window behind another): the focus must come
+    back to the text box, not to nothing (Enter then sent nothing).
+    Retired by: a public way to say which widget takes the focus when the app's comes back."""
+    if app._last_focused_on_app_blur is old:
+        app._last_focused_on_app_blur = new
+
+
 def forget_painted_lines(widget: Widget) -> None:
     """`Widget._styles_cache.clear()`: Textual's cache of the lines it painted of `widget`.
     Why: the answer view (line API) changes while out of sight; the cached lines are then stale and

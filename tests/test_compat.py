@@ -297,3 +297,26 @@ def test_a_strip_divided_whole_is_kept_in_its_own_cache_by_textual_and_not_by_us
     assert [part.text for part in fresh.divide([1, 3])] == ["a", "bc"]  # a strip cut: Textual's own
     compat.strips_divided_without_cycles()  # made once
     assert Strip.divide.__wrapped__ is textuals  # type: ignore[attr-defined]
+
+
+async def test_textual_still_gives_the_focus_back_to_the_widget_it_kept_over_an_app_blur() -> None:
+    from textual import events
+    from textual.app import App, ComposeResult
+    from textual.widgets import Input
+
+    class Two(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Input(id="old")
+            yield Input(id="new")
+
+    app = Two()
+    async with app.run_test() as pilot:
+        old, new = app.query_one("#old"), app.query_one("#new")
+        old.focus()
+        app.post_message(events.AppBlur())
+        await pilot.pause()
+        assert app.focused is None
+        compat.hand_on_focus_kept_over_blur(app, old, new)
+        app.post_message(events.AppFocus())
+        await pilot.pause()
+        assert app.focused is new

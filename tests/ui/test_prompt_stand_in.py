@@ -5,6 +5,7 @@ reach it in the order typed (`KeyOrder.hold`)."""
 from __future__ import annotations
 
 import pytest
+from textual import events
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
@@ -94,3 +95,24 @@ async def test_the_text_box_replaces_the_stand_in_with_its_text_and_the_keys_hel
         await pilot.pause()
         assert bar.stand_in is None and not app.query(PromptStandIn)
         assert app.focused is bar.area and bar.value == "hello world"
+
+
+async def test_the_text_box_replacing_the_stand_in_while_the_app_is_blurred_gets_the_focus_back() -> None:
+    """A browser's page not yet focused, a terminal window behind another: Textual takes the focus
+    away and gives it back to the widget that had it, which must then be the text box."""
+    app = SupervisorApp(settings(scripted_preset("one"), prompt="hello"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        bar = app.query_one(PromptBar)
+        await bar.area.remove()
+        bar.stand_in = PromptStandIn("hello")
+        await bar.query_one("#prompt-row").mount(bar.stand_in, before=0)
+        bar.focus_prompt()
+        app.post_message(events.AppBlur())
+        await pilot.pause()
+        assert app.focused is None
+        await bar.make_prompt()
+        app.post_message(events.AppFocus())
+        await pilot.pause()
+        assert app.focused is bar.area
+        await pilot.press("enter")
+        assert app.query("RunPane")  # Enter sent the round

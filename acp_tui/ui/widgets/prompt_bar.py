@@ -28,6 +28,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Label
 
+from acp_tui import compat
 from acp_tui.session.attempts import Attempt
 from acp_tui.ui import keys, text
 from acp_tui.ui.widgets.flow import Flow
@@ -168,6 +169,9 @@ class PromptBar(Vertical):
             self.stand_in = None
             if stand_in.has_focus:
                 self.focus_prompt()
+            else:  # the app blurred: its focus comes back to the text box
+                compat.hand_on_focus_kept_over_blur(self.app, stand_in, area)
+                area.move_cursor(area.document.end)
             await stand_in.remove()
 
     async def on_text_area_changed(self, event: TextArea.Changed) -> None:
