@@ -4,12 +4,17 @@ JSON-RPC 2.0, fails a request whose answer is malformed at once, and joins runs 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
+from acp_tui.acp import transport as transport_module
 from acp_tui.acp.transport import MALFORMED, StdioTransport
 from tests.helpers import SCRIPTED_AGENT, read_trace
 
@@ -191,6 +196,68 @@ async def test_a_fast_stream_arrives_whole_and_in_order_in_fewer_pieces() -> Non
     assert (result.stop_reason, result.output) == (SubagentStopReason.COMPLETED, text)
     assert "".join(deltas) == text
     assert len(deltas) < 3000  # joined: the SDK did not pay for every one of them
+
+
+async def piped() -> tuple[StdioTransport, asyncio.ReadTransport, int]:
+    """A transport reading a real pipe (paused while it holds text); the pipe's end to write."""
+    read_end, write_end = os.pipe()
+    stdout = asyncio.StreamReader()
+    pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(read_end, "rb", 0)
+    )
+    assert isinstance(pipe, asyncio.ReadTransport)
+    transport = StdioTransport(
+        stdout,
+        cast(Any, _Sink()),
+        max_line_bytes=1 << 20,
+        on_note=lambda what, line: None,
+        on_lost=lambda: None,
+        stdout_pipe=pipe,
+    )
+    return transport, pipe, write_end
+
+
+async def test_a_stream_a_few_words_at_a_time_reaches_the_sdk_a_few_chunks_at_a_time() -> None:
+    """After a short read of text alone, the pipe is left unread a moment (TEXT_HOLD): the chunks
+    written meanwhile reach the SDK as one notification, not one each."""
+    transport, pipe, write_end = await piped()
+    os.write(write_end, chunk("one ") + b"\n")
+    messages = [await transport.receive()]
+    receiving = asyncio.ensure_future(transport.receive())
+    await asyncio.sleep(0)  # its first step: the text is held, the pipe not read
+    assert not pipe.is_reading()
+    for word in ("two ", "three ", "four "):
+        os.write(write_end, chunk(word) + b"\n")
+    messages.append(await receiving)
+    assert texts(cast(Any, messages)) == [("s1", "one "), ("s1", "two three four ")]  # 4 chunks, 2 handed on
+    assert pipe.is_reading()
+    pipe.close()
+    os.close(write_end)
+
+
+async def test_only_text_is_held_and_what_we_send_ends_the_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request from the agent is followed by no pause; nor is an answer to what we just sent
+    (the hold is an hour here: only our message can end it)."""
+    monkeypatch.setattr(transport_module, "TEXT_HOLD", 3600.0)
+    transport, pipe, write_end = await piped()
+    await transport.send({"jsonrpc": "2.0", "id": 0, "method": "session/prompt", "params": {}})
+    asking = {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {}}
+    os.write(write_end, json.dumps(asking).encode() + b"\n")
+    assert await transport.receive() == asking
+    receiving = asyncio.ensure_future(transport.receive())
+    await asyncio.sleep(0)
+    assert pipe.is_reading()  # not held: waiting for what comes
+    os.write(write_end, chunk("text") + b"\n")
+    await receiving
+    receiving = asyncio.ensure_future(transport.receive())
+    await asyncio.sleep(0)
+    assert not pipe.is_reading()  # held after text
+    await transport.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
+    answer = {"jsonrpc": "2.0", "id": 0, "result": {"stopReason": "cancelled"}}
+    os.write(write_end, json.dumps(answer).encode() + b"\n")
+    assert await receiving == answer
+    pipe.close()
+    os.close(write_end)
 
 
 async def test_a_traced_run_records_the_frames_as_the_child_sent_them(tmp_path: Path) -> None:
