@@ -198,6 +198,21 @@ async def test_a_fast_stream_arrives_whole_and_in_order_in_fewer_pieces() -> Non
     assert len(deltas) < 3000  # joined: the SDK did not pay for every one of them
 
 
+async def test_frames_are_parsed_without_a_decoder_made_for_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+    make = json.JSONDecoder.__init__
+
+    def counted(decoder: json.JSONDecoder, *args: Any, **kwargs: Any) -> None:
+        made.append(decoder)
+        make(decoder, *args, **kwargs)
+
+    monkeypatch.setattr(json.JSONDecoder, "__init__", counted)
+    response = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {}}).encode()
+    chunks = (chunk(str(i), f"s{i % 2}") for i in range(100))  # two sessions in turn: none joined
+    messages, notes = await received(*chunks, response, asked={3: "session/prompt"})
+    assert (len(messages), notes, made) == (101, [], [])
+
+
 async def piped() -> tuple[StdioTransport, asyncio.ReadTransport, int]:
     """A transport reading a real pipe (paused while it holds text); the pipe's end to write."""
     read_end, write_end = os.pipe()
