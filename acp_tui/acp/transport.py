@@ -181,6 +181,7 @@ class StdioTransport:
         self._since_yield = 0
         self._hold = False  # the last read was short and text chunks only: the next waits first
         self._holding: asyncio.Future[None] | None = None  # the wait, while the pipe is left unread
+        self._stopping = False  # we asked the agent to stop: its end is read as it comes
         self.eof = asyncio.Event()  # the child's stdout is closed (by every holder)
 
     @classmethod
@@ -208,7 +209,10 @@ class StdioTransport:
     # The SDK's side ----------------------------------------------------------------------------
 
     async def send(self, message: Message) -> None:
-        _release(self._holding)  # what the child says next may answer this: read it as it comes
+        # What the child says next may answer this: read as it comes. Once it is asked to stop,
+        # nothing is held: its end (its answer, its stdout's close once it is killed) is awaited.
+        self._stopping = self._stopping or message.get("method") == "session/cancel"
+        _release(self._holding)
         if "method" in message and "id" in message:
             self._pending[message["id"]] = message["method"]
             if type(message["id"]) is int:
@@ -261,7 +265,8 @@ class StdioTransport:
             else:
                 self._take(piece)
         ready = self._ready
-        self._hold = len(chunk) < READ_SIZE and bool(ready) and all(text_chunk(message) for message in ready)
+        short = len(chunk) < READ_SIZE and not self._stopping
+        self._hold = short and bool(ready) and all(text_chunk(message) for message in ready)
         if not self._discarding:
             self._partial += chunk[start:]
             if len(self._partial) > self._max_line_bytes:

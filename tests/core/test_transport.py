@@ -250,27 +250,33 @@ async def test_a_stream_a_few_words_at_a_time_reaches_the_sdk_a_few_chunks_at_a_
     os.close(write_end)
 
 
-async def test_only_text_is_held_and_what_we_send_ends_the_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A request from the agent is followed by no pause; nor is an answer to what we just sent
-    (the hold is an hour here: only our message can end it)."""
+async def test_only_text_is_held_what_we_send_ends_the_hold_and_a_cancel_ends_holding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request from the agent is followed by no pause; an answer to what we just sent is not
+    held; and once we asked the agent to stop, nothing is (its end is awaited). The hold is an hour
+    here: only our message can end it."""
     monkeypatch.setattr(transport_module, "TEXT_HOLD", 3600.0)
     transport, pipe, write_end = await piped()
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}
+
+    async def next_message(written: bytes, *, held: bool) -> dict[str, Any] | None:
+        receiving = asyncio.ensure_future(transport.receive())
+        await asyncio.sleep(0)  # its first step: held, or reading
+        assert pipe.is_reading() is not held
+        if held:
+            await transport.send(cancel)
+        os.write(write_end, written + b"\n")
+        return await receiving
+
     await transport.send({"jsonrpc": "2.0", "id": 0, "method": "session/prompt", "params": {}})
     asking = {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {}}
-    os.write(write_end, json.dumps(asking).encode() + b"\n")
-    assert await transport.receive() == asking
-    receiving = asyncio.ensure_future(transport.receive())
-    await asyncio.sleep(0)
-    assert pipe.is_reading()  # not held: waiting for what comes
-    os.write(write_end, chunk("text") + b"\n")
-    await receiving
-    receiving = asyncio.ensure_future(transport.receive())
-    await asyncio.sleep(0)
-    assert not pipe.is_reading()  # held after text
-    await transport.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
+    assert await next_message(json.dumps(asking).encode(), held=False) == asking
+    await next_message(chunk("text"), held=False)  # after a request: not held
     answer = {"jsonrpc": "2.0", "id": 0, "result": {"stopReason": "cancelled"}}
-    os.write(write_end, json.dumps(answer).encode() + b"\n")
-    assert await receiving == answer
+    assert await next_message(json.dumps(answer).encode(), held=True) == answer  # after text: held
+    await next_message(chunk("more"), held=False)
+    await next_message(chunk("and more"), held=False)  # after text, but asked to stop
     pipe.close()
     os.close(write_end)
 
