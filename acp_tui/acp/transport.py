@@ -14,9 +14,10 @@ the SDK malformed:
   so the call fails at once ("the agent sent a malformed response to session/prompt: ...") instead
   of waiting forever for an answer that already came;
 - runs of plain text chunks for one session are joined into one notification: a child streaming
-  flat out sends thousands a second, and the SDK spends a task and a validation on each; and a
-  short read of text chunks only is followed by a pause (`TEXT_HOLD`, the pipe not read meanwhile),
-  so that a model's stream, a few words at a time, comes joined a few chunks at a time too;
+  flat out sends thousands a second, and the SDK spends a task and a validation on each; and while
+  text streams (short reads of text chunks only, one after another), each read is followed by a
+  pause (`TEXT_HOLD`, the pipe not read meanwhile), so that a model's stream, a few words at a time,
+  comes joined a few chunks at a time too;
 - the trace, when on, records every frame in and out as it crossed the pipe (before any joining),
   so tracing never changes what the SDK is fed.
 
@@ -43,11 +44,12 @@ READ_SIZE = 1 << 16
 # Messages handed to the SDK between two yields to the event loop: a child streaming as fast as its
 # pipe allows must not keep other runs, the screen and key presses waiting.
 MESSAGES_PER_YIELD = 32
-# After a short read of text chunks only, the pipe is left unread this long: a model streams a few
-# words at a time, dozens of chunks a second, and each chunk handed on alone costs a wake-up of the
-# loop, a task, a validation and a span in the SDK, and an event at every hop after it (sixteen
-# agents at 60 chunks/s: 31 % of a core; 11 % held). What came meanwhile is read at once, joined.
-# Nothing waits longer than this: a screen shows text a few tens of times a second at most.
+# While text streams (a short read of text chunks only, after another), the pipe is left unread
+# this long after each read: a model streams a few words at a time, dozens of chunks a second, and
+# each chunk handed on alone costs a wake-up of the loop, a task, a validation and a span in the SDK,
+# and an event at every hop after it (sixteen agents at 60 chunks/s: 31 % of a core; 10 % held).
+# What came meanwhile is read at once, joined. Nothing waits longer than this (a screen shows text a
+# few tens of times a second at most), and an answer of one chunk not at all.
 TEXT_HOLD = 0.05
 MALFORMED = "acp-tui:malformed-response"  # marks the error that stands in for a malformed response
 
@@ -179,7 +181,8 @@ class StdioTransport:
         self._pending: dict[int | str, str] = {}  # our requests awaiting an answer: id -> method
         self._highest_id = -1
         self._since_yield = 0
-        self._hold = False  # the last read was short and text chunks only: the next waits first
+        self._text_read = False  # the last read was short and text chunks only
+        self._hold = False  # ...and the one before it too: the next read waits first (TEXT_HOLD)
         self._holding: asyncio.Future[None] | None = None  # the wait, while the pipe is left unread
         self._stopping = False  # we asked the agent to stop: its end is read as it comes
         self.eof = asyncio.Event()  # the child's stdout is closed (by every holder)
@@ -265,8 +268,9 @@ class StdioTransport:
             else:
                 self._take(piece)
         ready = self._ready
-        short = len(chunk) < READ_SIZE and not self._stopping
-        self._hold = short and bool(ready) and all(text_chunk(message) for message in ready)
+        text_read = len(chunk) < READ_SIZE and bool(ready) and all(text_chunk(message) for message in ready)
+        self._hold = text_read and self._text_read and not self._stopping
+        self._text_read = text_read
         if not self._discarding:
             self._partial += chunk[start:]
             if len(self._partial) > self._max_line_bytes:

@@ -233,18 +233,22 @@ async def piped() -> tuple[StdioTransport, asyncio.ReadTransport, int]:
 
 
 async def test_a_stream_a_few_words_at_a_time_reaches_the_sdk_a_few_chunks_at_a_time() -> None:
-    """After a short read of text alone, the pipe is left unread a moment (TEXT_HOLD): the chunks
-    written meanwhile reach the SDK as one notification, not one each."""
+    """While text streams (a short read of text alone, after another), the pipe is left unread a
+    moment after each read (TEXT_HOLD): the chunks written meanwhile reach the SDK as one
+    notification, not one each."""
     transport, pipe, write_end = await piped()
-    os.write(write_end, chunk("one ") + b"\n")
-    messages = [await transport.receive()]
+    messages = []
+    for word in ("one ", "two "):
+        os.write(write_end, chunk(word) + b"\n")
+        messages.append(await transport.receive())
     receiving = asyncio.ensure_future(transport.receive())
     await asyncio.sleep(0)  # its first step: the text is held, the pipe not read
     assert not pipe.is_reading()
-    for word in ("two ", "three ", "four "):
+    for word in ("three ", "four ", "five "):
         os.write(write_end, chunk(word) + b"\n")
     messages.append(await receiving)
-    assert texts(cast(Any, messages)) == [("s1", "one "), ("s1", "two three four ")]  # 4 chunks, 2 handed on
+    # 5 chunks, 3 handed on
+    assert texts(cast(Any, messages)) == [("s1", "one "), ("s1", "two "), ("s1", "three four five ")]
     assert pipe.is_reading()
     pipe.close()
     os.close(write_end)
@@ -253,8 +257,9 @@ async def test_a_stream_a_few_words_at_a_time_reaches_the_sdk_a_few_chunks_at_a_
 async def test_only_text_is_held_what_we_send_ends_the_hold_and_a_cancel_ends_holding(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A request from the agent is followed by no pause; an answer to what we just sent is not
-    held; and once we asked the agent to stop, nothing is (its end is awaited). The hold is an hour
+    """Only text that streams is held: not after a request from the agent, nor after a first read
+    of text (an answer in one chunk: its end follows); an answer to what we just sent is not held;
+    and once we asked the agent to stop, nothing is (its end is awaited). The hold is an hour
     here: only our message can end it."""
     monkeypatch.setattr(transport_module, "TEXT_HOLD", 3600.0)
     transport, pipe, write_end = await piped()
@@ -273,10 +278,12 @@ async def test_only_text_is_held_what_we_send_ends_the_hold_and_a_cancel_ends_ho
     asking = {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {}}
     assert await next_message(json.dumps(asking).encode(), held=False) == asking
     await next_message(chunk("text"), held=False)  # after a request: not held
+    await next_message(chunk("streams"), held=False)  # after a first read of text: not held
     answer = {"jsonrpc": "2.0", "id": 0, "result": {"stopReason": "cancelled"}}
-    assert await next_message(json.dumps(answer).encode(), held=True) == answer  # after text: held
+    assert await next_message(json.dumps(answer).encode(), held=True) == answer  # text streams: held
     await next_message(chunk("more"), held=False)
-    await next_message(chunk("and more"), held=False)  # after text, but asked to stop
+    await next_message(chunk("and more"), held=False)
+    await next_message(chunk("and more"), held=False)  # text streams, but the agent was asked to stop
     pipe.close()
     os.close(write_end)
 
