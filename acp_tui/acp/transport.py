@@ -175,7 +175,8 @@ class StdioTransport:
         self._on_frame = on_frame  # the agent said something (idle timeouts)
         self._trace = trace
         self._check = check
-        self._ready: deque[Message] = deque()
+        # Messages read, each with what it says as a plain text chunk (`text_chunk`, found once).
+        self._ready: deque[tuple[Message, tuple[str, str] | None]] = deque()
         self._partial = bytearray()
         self._discarding = False
         self._pending: dict[int | str, str] = {}  # our requests awaiting an answer: id -> method
@@ -268,7 +269,7 @@ class StdioTransport:
             else:
                 self._take(piece)
         ready = self._ready
-        text_read = len(chunk) < READ_SIZE and bool(ready) and all(text_chunk(message) for message in ready)
+        text_read = len(chunk) < READ_SIZE and bool(ready) and all(text for _, text in ready)
         self._hold = text_read and self._text_read and not self._stopping
         self._text_read = text_read
         if not self._discarding:
@@ -326,7 +327,7 @@ class StdioTransport:
         if problem is not None:
             self._on_note(f"not a JSON-RPC message ({problem}), dropped", line)
             return
-        self._ready.append(message)
+        self._ready.append((message, text_chunk(message)))
 
     def _check_response(self, message: Message) -> tuple[str | None, Message | None]:
         rid = message["id"]
@@ -343,12 +344,11 @@ class StdioTransport:
 
     def _next(self) -> Message:
         """The next message; a run of plain text chunks for one session comes as one."""
-        message = self._ready.popleft()
-        chunk = text_chunk(message)
+        message, chunk = self._ready.popleft()
         if chunk is None or not self._ready:
             return message
         texts = [chunk[1]]
-        while self._ready and (following := text_chunk(self._ready[0])) and following[0] == chunk[0]:
+        while self._ready and (following := self._ready[0][1]) and following[0] == chunk[0]:
             texts.append(following[1])
             self._ready.popleft()
         return message if len(texts) == 1 else _joined_chunk(chunk[0], texts)

@@ -198,19 +198,28 @@ async def test_a_fast_stream_arrives_whole_and_in_order_in_fewer_pieces() -> Non
     assert len(deltas) < 3000  # joined: the SDK did not pay for every one of them
 
 
-async def test_frames_are_parsed_without_a_decoder_made_for_each(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_each_frame_is_parsed_with_no_decoder_made_for_it_and_looked_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Per frame: one parse by a decoder made once, one look at whether it is a plain text chunk."""
     made: list[object] = []
-    make = json.JSONDecoder.__init__
+    looked: list[object] = []
+    make, look = json.JSONDecoder.__init__, transport_module.text_chunk
 
-    def counted(decoder: json.JSONDecoder, *args: Any, **kwargs: Any) -> None:
+    def counted_make(decoder: json.JSONDecoder, *args: Any, **kwargs: Any) -> None:
         made.append(decoder)
         make(decoder, *args, **kwargs)
 
-    monkeypatch.setattr(json.JSONDecoder, "__init__", counted)
+    def counted_look(message: dict[str, Any]) -> tuple[str, str] | None:
+        looked.append(message)
+        return look(message)
+
+    monkeypatch.setattr(json.JSONDecoder, "__init__", counted_make)
+    monkeypatch.setattr(transport_module, "text_chunk", counted_look)
     response = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {}}).encode()
-    chunks = (chunk(str(i), f"s{i % 2}") for i in range(100))  # two sessions in turn: none joined
+    chunks = [chunk(str(i), f"s{i // 10}") for i in range(100)]  # runs of ten: joined
     messages, notes = await received(*chunks, response, asked={3: "session/prompt"})
-    assert (len(messages), notes, made) == (101, [], [])
+    assert (len(messages), notes, made, len(looked)) == (11, [], [], 101)
 
 
 async def piped() -> tuple[StdioTransport, asyncio.ReadTransport, int]:
