@@ -278,8 +278,8 @@ class PaneView(Widget):
 
     def _frame(self) -> None:
         """The frame's style and scrollbar, made at its first row painted: Textual asks every pane
-        for its lines at each frame that paints any, and keeps those that did not change (most of
-        them: the pane's are not made for nothing)."""
+        of the grid for its lines at each frame that paints any of them, and most panes keep all
+        theirs (nothing is made for those)."""
         self._framed = True
         self._line_style = self.rich_style  # once a frame: it walks every ancestor
         content = self._content
