@@ -97,6 +97,7 @@ class AcpHandshake:
             on_lost=self.updates.lose,
             on_frame=self._heard_from_agent,
             trace=self.trace,
+            stdout_pipe=self.child.stdout_pipe,
         )
         import_acp()
         import acp

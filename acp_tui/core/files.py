@@ -57,19 +57,24 @@ def _finite(text: str) -> float:
     return value
 
 
+# Made once: `json.loads` with options makes a decoder (and its scanner) at every call, and the
+# transport parses every frame an agent writes (dozens a second each).
+_strict = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+
+
 def parse_json(text: str) -> Any:
     """`json.loads`, strictly: no `NaN` / `Infinity` (nor a number too large for a float), nesting
     at most MAX_JSON_DEPTH deep. Raises ValueError (with a short reason) for anything else."""
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         # Cheap to rule out first; json's own recursion would give RecursionError far deeper.
         try:
-            value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+            value = _strict.decode(text)
         except RecursionError:
             raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}") from None
         if json_depth(value) > MAX_JSON_DEPTH:
             raise ValueError(f"nested deeper than {MAX_JSON_DEPTH}")
         return value
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    return _strict.decode(text)
 
 
 class JsonError(ValueError):

@@ -172,6 +172,12 @@ class ChildProcess:
         """Its stdout and stdin, for the protocol's transport."""
         return self.leader.stdout, self.leader.stdin
 
+    @property
+    def stdout_pipe(self) -> asyncio.ReadTransport | None:
+        """The pipe its stdout is read from (to pause its reading)."""
+        pipe = self.leader.transport.get_pipe_transport(1)
+        return pipe if isinstance(pipe, asyncio.ReadTransport) else None
+
     async def started_in(self, cwd: str) -> str:
         """Where the agent works: `cwd`; beyond a link, where the far side says once the agent
         runs there (FAR_HOME: its login's home), else ChildStartError saying why it never will."""

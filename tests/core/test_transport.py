@@ -4,12 +4,17 @@ JSON-RPC 2.0, fails a request whose answer is malformed at once, and joins runs 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
 from acp_tui import AcpProviderConfig, AcpSubagentProvider, OutputDelta, SubagentRequest, SubagentStopReason
+from acp_tui.acp import transport as transport_module
 from acp_tui.acp.transport import MALFORMED, StdioTransport
 from tests.helpers import SCRIPTED_AGENT, read_trace
 
@@ -191,6 +196,105 @@ async def test_a_fast_stream_arrives_whole_and_in_order_in_fewer_pieces() -> Non
     assert (result.stop_reason, result.output) == (SubagentStopReason.COMPLETED, text)
     assert "".join(deltas) == text
     assert len(deltas) < 3000  # joined: the SDK did not pay for every one of them
+
+
+async def test_each_frame_is_parsed_with_no_decoder_made_for_it_and_looked_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Per frame: one parse by a decoder made once, one look at whether it is a plain text chunk."""
+    made: list[object] = []
+    looked: list[object] = []
+    make, look = json.JSONDecoder.__init__, transport_module.text_chunk
+
+    def counted_make(decoder: json.JSONDecoder, *args: Any, **kwargs: Any) -> None:
+        made.append(decoder)
+        make(decoder, *args, **kwargs)
+
+    def counted_look(message: dict[str, Any]) -> tuple[str, str] | None:
+        looked.append(message)
+        return look(message)
+
+    monkeypatch.setattr(json.JSONDecoder, "__init__", counted_make)
+    monkeypatch.setattr(transport_module, "text_chunk", counted_look)
+    response = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {}}).encode()
+    chunks = [chunk(str(i), f"s{i // 10}") for i in range(100)]  # runs of ten: joined
+    messages, notes = await received(*chunks, response, asked={3: "session/prompt"})
+    assert (len(messages), notes, made, len(looked)) == (11, [], [], 101)
+
+
+async def piped() -> tuple[StdioTransport, asyncio.ReadTransport, int]:
+    """A transport reading a real pipe (paused while it holds text); the pipe's end to write."""
+    read_end, write_end = os.pipe()
+    stdout = asyncio.StreamReader()
+    pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(read_end, "rb", 0)
+    )
+    assert isinstance(pipe, asyncio.ReadTransport)
+    transport = StdioTransport(
+        stdout,
+        cast(Any, _Sink()),
+        max_line_bytes=1 << 20,
+        on_note=lambda what, line: None,
+        on_lost=lambda: None,
+        stdout_pipe=pipe,
+    )
+    return transport, pipe, write_end
+
+
+async def test_a_stream_a_few_words_at_a_time_reaches_the_sdk_a_few_chunks_at_a_time() -> None:
+    """While text streams (a short read of text alone, after another), the pipe is left unread a
+    moment after each read (TEXT_HOLD): the chunks written meanwhile reach the SDK as one
+    notification, not one each."""
+    transport, pipe, write_end = await piped()
+    messages = []
+    for word in ("one ", "two "):
+        os.write(write_end, chunk(word) + b"\n")
+        messages.append(await transport.receive())
+    receiving = asyncio.ensure_future(transport.receive())
+    await asyncio.sleep(0)  # its first step: the text is held, the pipe not read
+    assert not pipe.is_reading()
+    for word in ("three ", "four ", "five "):
+        os.write(write_end, chunk(word) + b"\n")
+    messages.append(await receiving)
+    # 5 chunks, 3 handed on
+    assert texts(cast(Any, messages)) == [("s1", "one "), ("s1", "two "), ("s1", "three four five ")]
+    assert pipe.is_reading()
+    pipe.close()
+    os.close(write_end)
+
+
+async def test_only_text_is_held_what_we_send_ends_the_hold_and_a_cancel_ends_holding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only text that streams is held: not after a request from the agent, nor after a first read
+    of text (an answer in one chunk: its end follows); an answer to what we just sent is not held;
+    and once we asked the agent to stop, nothing is (its end is awaited). The hold is an hour
+    here: only our message can end it."""
+    monkeypatch.setattr(transport_module, "TEXT_HOLD", 3600.0)
+    transport, pipe, write_end = await piped()
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}
+
+    async def next_message(written: bytes, *, held: bool) -> dict[str, Any] | None:
+        receiving = asyncio.ensure_future(transport.receive())
+        await asyncio.sleep(0)  # its first step: held, or reading
+        assert pipe.is_reading() is not held
+        if held:
+            await transport.send(cancel)
+        os.write(write_end, written + b"\n")
+        return await receiving
+
+    await transport.send({"jsonrpc": "2.0", "id": 0, "method": "session/prompt", "params": {}})
+    asking = {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {}}
+    assert await next_message(json.dumps(asking).encode(), held=False) == asking
+    await next_message(chunk("text"), held=False)  # after a request: not held
+    await next_message(chunk("streams"), held=False)  # after a first read of text: not held
+    answer = {"jsonrpc": "2.0", "id": 0, "result": {"stopReason": "cancelled"}}
+    assert await next_message(json.dumps(answer).encode(), held=True) == answer  # text streams: held
+    await next_message(chunk("more"), held=False)
+    await next_message(chunk("and more"), held=False)
+    await next_message(chunk("and more"), held=False)  # text streams, but the agent was asked to stop
+    pipe.close()
+    os.close(write_end)
 
 
 async def test_a_traced_run_records_the_frames_as_the_child_sent_them(tmp_path: Path) -> None:

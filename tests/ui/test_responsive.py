@@ -337,3 +337,32 @@ async def test_an_answer_scrolled_to_its_start_is_painted_once_at_its_true_heigh
         await pilot.pause()
         assert repaints == ["answer"]
         assert any("Part 0" in line for line in pane_lines(pane))
+
+
+async def test_a_frame_makes_nothing_for_the_panes_whose_rows_it_does_not_paint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Textual asks every pane of the grid for its lines at each frame that paints any of them, and
+    keeps the rows that did not change: a pane's style of the frame and its scrollbar are made
+    only when one of its rows is painted (sixteen panes, most frames repaint a few)."""
+    text = "A line of the answer that wraps in a narrow pane.\n\n" * 40
+    app = SupervisorApp(settings(*(scripted_preset(f"a{i}", text=text, chunks=4) for i in range(6))))
+    made: list[PaneView] = []
+    scrollbar = PaneView._scrollbar
+
+    def counted(view: PaneView, content: Any) -> Any:
+        made.append(view)
+        return scrollbar(view, content)
+
+    monkeypatch.setattr(PaneView, "_scrollbar", counted)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        await wait_until(pilot, lambda: not any(pane.answer.busy for pane in panes(app).values()))
+        await pilot.pause()
+        made.clear()
+        pane = panes(app)["a1"]
+        pane.action_scroll_answer("home")
+        await pilot.pause()
+        assert any("A line of the answer" in line for line in pane_lines(pane))
+        assert set(made) == {pane}

@@ -11,6 +11,8 @@ import dataclasses
 import time
 from collections.abc import Callable
 
+import pytest
+
 from acp_tui.core.model import (
     AgentInfo,
     Cost,
@@ -117,3 +119,40 @@ async def test_a_remote_agents_pane_says_where_it_runs() -> None:
         await wait_until(pilot, lambda: str(pane.border_title) == "far @ dev@build-1")
         feeder(app, attempt)(SessionStarted(AgentInfo("far-agent", "Far Agent", "1.2.3"), {}))
         await wait_until(pilot, lambda: str(pane.border_title) == "far @ dev@build-1 · Far Agent 1.2.3")
+
+
+async def test_a_tick_that_changes_nothing_asks_nothing_of_the_screen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The screen's clock ticks every pane five times a second, and the clock shows whole seconds:
+    a tick with nothing new to show does not ask whether the pane is in sight (a walk up its
+    ancestors, sixteen panes at a time)."""
+    from acp_tui.ui.widgets import run_pane
+
+    preset = scripted_preset("fed")
+    app = SupervisorApp(settings(preset))
+    asked: list[RunPane] = []
+    in_sight = RunPane.in_sight
+
+    def counted(pane: RunPane) -> bool:
+        asked.append(pane)
+        return in_sight(pane)
+
+    monkeypatch.setattr(RunPane, "in_sight", counted)
+    monkeypatch.setattr(run_pane, "format_seconds", lambda seconds, live=False: "7 s")  # a clock that stays
+    async with app.run_test(size=(150, 40)) as pilot:
+        [attempt] = app.session.new_round("the task", [preset], {"fed": "reject"})
+        pane = RunPane(attempt, app.driver)
+        await app.query_one("#runs").mount(pane)
+        feed = feeder(app, attempt)
+        feed(StatusChanged("prompting"))
+        await wait_until(pilot, lambda: pane.shown("state") == "prompting")
+        pane.tick()
+        assert pane.shown("clock") == "7 s"
+        asked.clear()
+        for _ in range(5):
+            pane.tick()
+        assert asked == []
+        feed(UsageReported(Usage(1234, 200_000, Cost(0.031, "USD"))))
+        pane.tick()  # something new: shown, as the pane is in sight
+        assert (pane.shown("usage").strip(), asked) == ("0.03 USD · 1.2k/200k tok", [pane])

@@ -157,6 +157,7 @@ class PaneView(Widget):
         self._strips: StripCache | None = None
         self.rows = PaneRows(self, full=self.FULL)
         self._stale = False  # changed while out of sight: what Textual kept of it is stale
+        self._framed = False  # this frame's style and scrollbar are made (at its first row painted)
         self._line_style = Style()
         self._bar: list[Segment] = []  # this frame's scrollbar, a cell per answer row
 
@@ -268,15 +269,25 @@ class PaneView(Widget):
         content = self._content
         if content is not None and content.viewer is self:
             content.answer.painted()
-            self._line_style = self.rich_style  # once a frame: it walks every ancestor
-            self._bar = self._scrollbar(content)
+        self._framed = False
         lines = super().render_lines(crop)
-        if content is not None and self._strips is not None:  # the strips near the view are kept
+        if self._framed and content is not None and self._strips is not None:  # strips near the view are kept
             rows = self.rows.layout().answer_rows
             self._strips.keep_near(self._answer_top(content, rows), rows)
         return lines
 
+    def _frame(self) -> None:
+        """The frame's style and scrollbar, made at its first row painted: Textual asks every pane
+        of the grid for its lines at each frame that paints any of them, and most panes keep all
+        theirs (nothing is made for those)."""
+        self._framed = True
+        self._line_style = self.rich_style  # once a frame: it walks every ancestor
+        content = self._content
+        self._bar = self._scrollbar(content) if content is not None and content.viewer is self else []
+
     def render_line(self, y: int) -> Strip:
+        if not self._framed:
+            self._frame()
         width = self.content_region.width
         if self._content is None or self._content.viewer is not self:
             return Strip.blank(width, self._line_style)

@@ -216,21 +216,18 @@ class AttemptFeed:
 
     def tick(self, *, final: bool = False) -> None:
         """The clock, the counters and the stderr, a few times a second, not once per event; only
-        while in sight (a pane out of sight is painted afresh when drawn), or once at the end."""
+        while in sight (a pane out of sight is painted afresh when drawn), or `final`ly: at once
+        (the pane's first paint, the run's end)."""
         content = self.content
-        if not (final or content.viewer.in_sight()):
-            return
         attempt = self.attempt
         head = content.head
-        clock = head.clock
-        if attempt.result is None:
-            now = time.monotonic()
-            clock = format_seconds(now - attempt.started_at, live=True)
-            since = now - (attempt.last_output_at or attempt.started_at)
-            if since >= SILENT_AFTER:
-                clock = f"silent {format_seconds(since, live=True)}"
-        else:
-            clock = format_seconds(attempt.result.duration_s)
+        clock = self._clock()
+        changed = clock != head.clock or bool(self._stderr_unshown) or self.stats_dirty
+        changed = changed or (attempt.usage, attempt.last_usage) != (head.usage, head.gauge)
+        # Most ticks change nothing (the clock shows whole seconds): whether the pane is in sight,
+        # a walk up its ancestors, is asked only when something is to be shown.
+        if not final and not (changed and content.viewer.in_sight()):
+            return
         if self._stderr_unshown:
             content.add_stderr(list(self._stderr_unshown))
             self._stderr_unshown.clear()
@@ -247,6 +244,17 @@ class AttemptFeed:
             failed_part = Part((text.line(failed),), "failed", wrap=True, limit=2) if failed else Part()
             content.show("failed", failed_part)
         content.show_head(replace(head, usage=attempt.usage, gauge=attempt.last_usage, clock=clock))
+
+    def _clock(self) -> str:
+        """The time its run took, or takes so far (or how long its agent has been silent)."""
+        attempt = self.attempt
+        if attempt.result is not None:
+            return format_seconds(attempt.result.duration_s)
+        now = time.monotonic()
+        since = now - (attempt.last_output_at or attempt.started_at)
+        if since >= SILENT_AFTER:
+            return f"silent {format_seconds(since, live=True)}"
+        return format_seconds(now - attempt.started_at, live=True)
 
 
 class RunPane(PaneView, can_focus=True):
@@ -300,6 +308,7 @@ class RunPane(PaneView, can_focus=True):
             self._ended()
         else:
             self.feed.show_worktree()
+            self.feed.tick(final=True)  # its first paint has its counters: not a row more a tick later
             self.follow()
 
     # Following the attempt --------------------------------------------------------------------
