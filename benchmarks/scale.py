@@ -4,13 +4,17 @@
 
 Every measurement is a fresh worker process (this script with --worker), so the RSS is the app's
 own. The worker imports everything first, then:
-- app: `SupervisorApp` headless (`run_test`, 200x60) with N presets of echo_agent.py; press Enter and
+- app: `SupervisorApp` headless (`run_test`, 200x60) with N presets of echo_agent.py and no spares
+  (`warm = false`: every run starts its child, the same work as the bare fan-out); press Enter and
   time until every pane has its result (each must be `completed` with the exact answer); then quit
   the way the user does (`action_quit`, which disposes every run) and report its peak RSS (VmHWM).
+- warm: the same with spares (the default), Enter pressed once every spare is ready, as after a
+  person has typed the prompt: each run takes a child already booted.
 - bare: the reference, in one asyncio process like the app's: N children spawned at once, each
   driven with the SDK (initialize, session/new, prompt), timed until every answer is in.
 After each worker exits the script checks that no process it started is left (children, watchdog).
-Rounds rotate over every (kind, N). Targets: all complete, app RSS < 200 MB at 32, zero left.
+Rounds rotate over every (kind, N). Targets: all complete, app RSS < 200 MB at the largest N, zero
+left, and app/bare at the largest N no more than at the one before it (the app's cost linear).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ def peak_rss_mb() -> float:
     return float("nan")
 
 
-async def app_worker(n: int) -> dict[str, object]:
+async def app_worker(n: int, warm: bool = False) -> dict[str, object]:
     from pathlib import Path
 
     import acp_tui.acp.client  # noqa: F401  (the app preloads the SDK after its first frame)
@@ -55,10 +59,12 @@ async def app_worker(n: int) -> dict[str, object]:
     from acp_tui.ui.app import SupervisorApp
 
     presets = tuple(AgentPreset(f"a{i:02d}", PY, (ECHO_AGENT,)) for i in range(n))
-    app = SupervisorApp(Settings(presets=presets, prompt=PROMPT))
+    app = SupervisorApp(Settings(presets=presets, prompt=PROMPT, warm=warm))
     app.CSS_PATH = str(Path(sys.modules[SupervisorApp.__module__].__file__ or "").with_name("app.tcss"))
     async with app.run_test(size=(200, 60)) as pilot:
         await pilot.pause(0.2)
+        while warm and not spares_ready(app, n):  # as long as a person takes to type the prompt
+            await pilot.pause(0.05)
         start = time.perf_counter()
         press_key(app, "enter")
         while True:
@@ -77,6 +83,12 @@ async def app_worker(n: int) -> dict[str, object]:
         shown = sum(p.answer.text == PROMPT for p in panes)
         await app.action_quit()
     return {"elapsed": elapsed, "completed": completed, "exact": min(exact, shown), "rss": peak_rss_mb()}
+
+
+def spares_ready(app: object, n: int) -> bool:
+    spares = app.driver.spares  # type: ignore[attr-defined]
+    ready = [s for s in spares._spares if s.handshake and s.handshake.ready.is_set()] if spares else []
+    return len(ready) == n
 
 
 async def bare_worker(n: int) -> dict[str, object]:
@@ -150,31 +162,33 @@ def main() -> int:
     args = parser.parse_args()
     if args.worker:
         kind, n = args.worker[0], int(args.worker[1])
-        record = asyncio.run(app_worker(n) if kind == "app" else bare_worker(n))
+        record = asyncio.run(bare_worker(n) if kind == "bare" else app_worker(n, warm=kind == "warm"))
         print(json.dumps(record), flush=True)
         return 0
 
     header("Scale: concurrent runs of a standard-library agent in the app, vs a bare SDK fan-out")
     sizes = [int(s) for s in args.sizes.split(",")]
-    cells = [(kind, n) for n in sizes for kind in ("app", "bare")]
+    kinds = ("app", "warm", "bare")
+    cells = [(kind, n) for n in sizes for kind in kinds]
     records: dict[tuple[str, int], list[dict[str, float]]] = {cell: [] for cell in cells}
     failures: list[str] = []
-    for cell in cells[:2]:
+    for cell in cells[: len(kinds)]:
         measure(*cell, failures)  # warm-up
     for i in range(args.pairs):
-        shift = (i * 2) % len(cells)
+        shift = (i * len(kinds)) % len(cells)
         for cell in cells[shift:] + cells[:shift]:
             records[cell].append(measure(*cell, failures))
         progress(f"scale round {i + 1}/{args.pairs}")
     end_progress()
 
-    base = {kind: median([r["elapsed"] for r in records[(kind, sizes[0])]]) for kind in ("app", "bare")}
-    rows = []
+    base = {kind: median([r["elapsed"] for r in records[(kind, sizes[0])]]) for kind in kinds}
+    rows, ratios = [], []
     for n in sizes:
-        app, bare = records[("app", n)], records[("bare", n)]
+        app, warm, bare = records[("app", n)], records[("warm", n)], records[("bare", n)]
         app_t = median([r["elapsed"] for r in app])
         bare_t = median([r["elapsed"] for r in bare])
         ratio = median([a["elapsed"] / b["elapsed"] for a, b in zip(app, bare, strict=True)])
+        ratios.append(ratio)
         rows.append(
             [
                 n,
@@ -184,9 +198,10 @@ def main() -> int:
                 bare_t,
                 f"{bare_t / base['bare']:.2f}x",
                 ratio,
-                f"{max(r['rss'] for r in app):.0f}",
+                median([r["elapsed"] for r in warm]),
+                f"{max(r['rss'] for r in app + warm):.0f}",
                 f"{max(r['rss'] for r in bare):.0f}",
-                sum(int(r["left"]) for r in app),
+                sum(int(r["left"]) for r in app + warm),
             ]
         )
     print(
@@ -199,6 +214,7 @@ def main() -> int:
                 "bare s",
                 f"bare vs {sizes[0]}",
                 "app/bare",
+                "warm s",
                 "app peak RSS MB",
                 "bare peak RSS MB",
                 "left",
@@ -206,12 +222,19 @@ def main() -> int:
             rows,
         )
     )
-    top = records[("app", sizes[-1])]
+    top = records[("app", sizes[-1])] + records[("warm", sizes[-1])]
     rss_ok = max(r["rss"] for r in top) < 200
     all_ok = not failures
     print(
-        f"\nwall: Enter to every result (app), spawn to every answer (bare); medians of {args.pairs} rounds"
+        f"\nwall: Enter to every result (app: no spares; warm: every spare ready at Enter), spawn to"
+        f" every answer (bare); medians of {args.pairs} rounds"
     )
+    if len(sizes) > 1:
+        linear = ratios[-1] <= ratios[-2] * 1.05  # within the rounds' spread
+        print(
+            f"app/bare at {sizes[-1]} runs no more than at {sizes[-2]} (within 5 %): {verdict(linear)}"
+            f" ({ratios[-1]:.2f} vs {ratios[-2]:.2f})"
+        )
     print(f"all complete and exact, zero processes left: {verdict(all_ok)}")
     print(
         f"app peak RSS at {sizes[-1]} runs < 200 MB: {verdict(rss_ok)} ({max(r['rss'] for r in top):.0f} MB)"

@@ -48,6 +48,7 @@ Phase: TypeAlias = Literal[
     "waiting", "preparing", "spawning", "initializing", "prompting", "cancelling", "ended"
 ]
 LIVE_PHASES: tuple[Phase, ...] = ("waiting", "preparing", "spawning", "initializing", "prompting")
+STARTING_PHASES: tuple[Phase, ...] = LIVE_PHASES[:-1]  # before its prompt is sent
 
 
 # What the driver tells an attempt's watcher besides the run's own events ---------------------------
@@ -240,6 +241,11 @@ class Attempt:
     @property
     def live(self) -> bool:
         return self.result is None
+
+    @property
+    def starting(self) -> bool:
+        """Its agent is not yet prompted: booting, or waiting to."""
+        return self.result is None and self.phase in STARTING_PHASES
 
     @property
     def permissions(self) -> list[PermissionRecord]:

@@ -402,6 +402,8 @@ class SessionDriver:
         elif isinstance(event, StatusChanged):
             if event.status in ("spawning", "initializing", "prompting") and attempt.phase != "cancelling":
                 attempt.phase = event.status
+                if event.status == "prompting":  # started: what waits for the runs starting goes on
+                    self._changed(attempt)
             elif event.status == "cancelling":
                 attempt.phase = "cancelling"
         elif isinstance(event, Stopping):

@@ -75,10 +75,11 @@ class Spares:
         self._tasks = TaskHost("acp-tui spares")
         self._closed = False
 
-    def want(self, wanted: Sequence[Wanted]) -> None:
-        """Keep one spare ready for each of `wanted` (started in the background); dispose the rest.
-        The owner asks again at each run's end: a config it hands again unchanged is the same object,
-        found at once (64 runs ending compared every spare with every config wanted, each time)."""
+    def want(self, wanted: Sequence[Wanted], *, start: bool = True) -> None:
+        """Keep one spare ready for each of `wanted` (started in the background, unless not
+        `start` yet); dispose the rest. The owner asks again at each run's end: a config it hands
+        again unchanged is the same object, found at once (64 runs ending compared every spare with
+        every config wanted, each time)."""
         if self._closed:
             return
         asked = {_identity(item): item for item in wanted}
@@ -90,6 +91,8 @@ class Spares:
         ]
         for spare in gone:
             self._retire(spare)
+        if not start:
+            return
         have = [spare.wanted for spare in self._spares]
         held = {_identity(item): item for item in have}
         for item in wanted:

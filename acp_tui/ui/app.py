@@ -95,6 +95,7 @@ class SupervisorApp(App[None]):
         self.kept = KeptSession(self, self.session, store, reopened)
         # Choices for the next runs: F2's policy, options and sandbox per preset, tracing.
         self.next_runs = NextRuns(lambda: self.settings, self.driver.asks)
+        self._spares_deferred = False  # spares wanted wait for the runs starting (`want_spares`)
         # ctrl+s writes here: the config's `export_dir`, else a folder of ours, never the user's checkout.
         self.export_dir = settings.export_dir or paths.exports_dir()
         # The bell, desktop notifications and toasts when a run errors, ends or needs the user.
@@ -236,7 +237,10 @@ class SupervisorApp(App[None]):
         works in its own directory (not a worktree: its cwd is not known yet), its session open;
         and one for each conversation in view whose turn has ended (the follow-up mode's first),
         taken through `initialize` only, so that `f` a few seconds later is warm. Their keeper is
-        made the first time (the first frame's `on_ready`: its module is not the first frame's)."""
+        made the first time (the first frame's `on_ready`: its module is not the first frame's).
+        New spares wait while a run is starting: booting beside it, they would take the cores from
+        it (64 runs ending one by one started 64 spares among the last runs' boots: 1.6x the time);
+        the last run to get its prompt asks again (`_attempt_changed`)."""
         if not self.screen_stack:
             return
         from acp_tui.session.warm import Spares, Wanted
@@ -265,7 +269,8 @@ class SupervisorApp(App[None]):
                     config = confined_to(previous.worktree, config)
                 if preset.spared and previous.cwd:
                     wanted.append(Wanted(config, config.cwd_for(previous.cwd), follow_up=True))
-        spares.want(wanted)
+        self._spares_deferred = any(attempt.starting for attempt in self.session.attempts)
+        spares.want(wanted, start=not self._spares_deferred)
 
     # Following the attempts -------------------------------------------------------------------
 
@@ -284,6 +289,8 @@ class SupervisorApp(App[None]):
         if ended and result is not None:
             self.calls.ended(attempt, result)
             self.want_spares()  # its follow-up's, while the person reads the answer
+        elif self._spares_deferred and not attempt.starting:
+            self.want_spares()  # maybe the last run to start: the spares waited for it
 
     def action_answer_permission(self) -> None:
         """`a`: the oldest request or question waiting (`ui.waiting`)."""

@@ -13,7 +13,7 @@ from acp_tui.ui.screens.confirm_screen import QuitScreen
 from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 from tests.helpers import our_live_processes
-from tests.ui.helpers import all_finished, panes, settings, wait_until
+from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
 
 AGENT = str(Path(__file__).resolve().parent.parent / "sessions_agent.py")
 SIZE = (140, 40)
@@ -137,6 +137,28 @@ async def test_unchecking_an_agent_disposes_its_spare(tmp_path: Path) -> None:
         box = next(box for box in app.query("#targets Toggle") if box.name == "b")
         box.value = False
         await wait_until(pilot, lambda: [s.wanted.config.name for s in spares._spares] == ["a"])
+
+
+async def test_new_spares_wait_while_a_run_is_starting(tmp_path: Path) -> None:
+    """Booting beside a run that is starting, a spare would take the cores from it: the spares wanted
+    when `a`'s turn ends wait for `h`, whose agent never answers `initialize`, and start once it
+    no longer starts (here: cancelled)."""
+    app = SupervisorApp(
+        settings(kept("a", tmp_path / "s"), scripted_preset("h", hang="initialize"), warm=True)
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        spares = app.driver.spares
+        assert spares is not None
+        await wait_until(pilot, lambda: len(spares._spares) == 2)
+        first = list(spares._spares)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panes(app)["a"].attempt.finished)
+        hung = panes(app)["h"].attempt
+        assert hung.starting and all(spare in first for spare in spares._spares)  # none new
+        await app.driver.cancel(hung)
+        await wait_until(pilot, lambda: any(spare not in first for spare in spares._spares))
+        await wait_until(pilot, lambda: len([s for s in spares._spares if s.wanted.config.name == "a"]) == 2)
+        assert {s.wanted.follow_up for s in spares._spares if s.wanted.config.name == "a"} == {False, True}
 
 
 async def test_a_saved_session_reopens_with_its_panes_and_follow_ups_continue(tmp_path: Path) -> None:

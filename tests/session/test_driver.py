@@ -81,6 +81,17 @@ async def test_a_finished_attempts_provider_is_dropped() -> None:
     await driver.aclose()
 
 
+async def test_the_watcher_hears_when_a_run_has_started() -> None:
+    """What waits for the runs starting (the app's next spares) hears the end of each start."""
+    driver, [attempt] = driver_for(agent("one"))
+    phases: list[str] = []
+    driver.on_change = lambda changed: phases.append(changed.phase)
+    driver.start(attempt)
+    await asyncio.wait_for(driver.wait(attempt), 20)
+    assert phases == ["preparing", "prompting", "ended"]
+    await driver.aclose()
+
+
 async def test_closing_a_live_isolated_attempt_records_its_change_once_then_removes_it(repo: Path) -> None:
     driver, [attempt] = driver_for(agent("writer", repo, forever=1))
     attempt.isolated = True

@@ -283,3 +283,64 @@ async def test_a_description_naming_another_program_is_refused_in_one_line() -> 
         own = os.path.basename(sys.executable)
         assert hint == f'login refused: the agent names "opencode" to run, not its own program "{own}"'
         assert pane.check_action("login", ()) is False
+
+
+async def test_f2_with_many_agents_shows_the_first_rows_at_once_and_the_rest_after_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Thirty agents are some six hundred widgets: the first frame has the rows that fit, the rest
+    come a few a frame after it. Reopened, the screen finds its rows without querying the screen."""
+    from textual.dom import DOMNode
+
+    from acp_tui.ui.screens import policy_screen
+
+    names = [f"agent{i:02d}" for i in range(30)]
+    app = SupervisorApp(settings(*(scripted_preset(name) for name in names)))
+    async with app.run_test(size=SIZE) as pilot:
+        first_frame: list[int] = []
+        more = policy_screen.PolicyScreen._mount_more_rows
+
+        async def counted(screen: AgentsScreen) -> None:
+            first_frame.append(len(screen.query(".agent")))
+            await more(screen)
+
+        monkeypatch.setattr(policy_screen.PolicyScreen, "_mount_more_rows", counted)
+        await pilot.press("f2")
+        screen = app.screen
+        assert isinstance(screen, AgentsScreen)
+        await wait_until(pilot, lambda: len(screen.query(".agent")) == len(names))
+        assert first_frame[0] == policy_screen.FIRST_ROWS and len(first_frame) > 1
+        shown = [str(row.query_one(".agent-name", Static).visual) for row in screen.query(".agent")]
+        assert shown == names
+        await pilot.press("escape")
+        queried: list[str] = []
+        query_one = DOMNode.query_one
+        monkeypatch.setattr(
+            DOMNode, "query_one", lambda node, *a, **k: queried.append(str(a[0])) or query_one(node, *a, **k)
+        )
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert [q for q in queried if "agent" in q or "sandbox" in q] == []
+
+
+async def test_applying_before_every_row_is_made_keeps_the_rows_not_made_as_they_were(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from acp_tui.ui.screens import policy_screen
+
+    names = [f"agent{i:02d}" for i in range(20)]
+    app = SupervisorApp(settings(*(scripted_preset(name, policy="allow") for name in names)))
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def never(screen: AgentsScreen) -> None:  # Enter came before the later rows
+            return None
+
+        monkeypatch.setattr(policy_screen.PolicyScreen, "_mount_more_rows", never)
+        await pilot.press("f2")
+        screen = app.screen
+        assert isinstance(screen, AgentsScreen)
+        assert len(screen.query(".agent")) == policy_screen.FIRST_ROWS
+        screen.query_one("#agent-0 .policy", Select).value = "reject"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
+        assert app.next_runs.policies == {"agent00": "reject", **{name: "allow" for name in names[1:]}}

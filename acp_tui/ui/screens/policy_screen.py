@@ -38,6 +38,11 @@ from acp_tui.ui.widgets.toggle import Toggle
 Prober = Callable[[str], Awaitable[tuple[tuple[ConfigOptionInfo, ...], str | None]]]
 Lister = Callable[[str], Awaitable[Listed]]  # an agent's own sessions (`acp.agent_sessions`)
 
+# Sixty-four agents are over a thousand widgets (a menu is five): the first frame has the rows that
+# fit in it, the rest come a few a frame after it, keys typed meanwhile handled in between.
+FIRST_ROWS = 12
+ROWS_A_FRAME = 8
+
 
 @dataclass(frozen=True)
 class AgentRow:
@@ -56,6 +61,16 @@ class AgentsChoice:
     options: dict[str, dict[str, str]]  # preset -> option id -> value id, for the next runs
     sandboxes: dict[str, SandboxMode] = field(default_factory=dict)  # preset -> its sandbox
     session: tuple[str, AgentSessionInfo] | None = None  # an agent's own session to continue
+
+
+@dataclass(frozen=True)
+class _RowControls:
+    """A row's widgets, kept: found again without a query of the screen's thousand widgets."""
+
+    policy: Select[str]
+    sandbox: Toggle
+    probe: Button
+    options: Grid
 
 
 def offered_of(record: Mapping[str, Any]) -> tuple[ConfigOptionInfo, ...]:
@@ -127,6 +142,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         self.lister = lister
         self._shown_policy = self.rows[0].policy if self.rows else ""
         self._opened = False
+        self._controls: list[_RowControls] = []  # the rows made so far, in order
 
     def shows_the_same(self, other: PolicyScreen) -> bool:
         """Whether `other` would show what this one shows (then this one is opened again)."""
@@ -137,11 +153,12 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         back to what the next runs get, as a new screen shows it, the focus on the first row."""
         if not self._opened:
             self._opened = True
+            if len(self.rows) > len(self._controls):
+                self.call_after_refresh(self._mount_more_rows)
             return
-        for i, row in enumerate(self.rows):
-            select = self.query_one(f"#agent-{i} .policy", Select)
-            select.value = row.policy if row.policy in self.policies else Select.NULL
-            self.query_one(f"#sandbox-{i}", Toggle).value = row.sandbox == "workspace"
+        for i, (row, controls) in enumerate(zip(self.rows, self._controls, strict=False)):
+            controls.policy.value = row.policy if row.policy in self.policies else Select.NULL
+            controls.sandbox.value = row.sandbox == "workspace"
             for j, option in enumerate(row.offered):
                 widget = self._option_widget(i, j)
                 value = row.options.get(option.id, option.current)
@@ -150,34 +167,16 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
                 elif isinstance(widget, Select):
                     widget.value = value
         self.query_one("#status", Static).update("")
-        if self.rows:
-            self.query_one("#agent-0 .policy", Select).focus()
+        if self._controls:
+            self._controls[0].policy.focus()
 
     def compose_dialog(self) -> ComposeResult:
         yield Static(
             text.markup("[b]Agents[/b]: policy, sandbox and options used by the next runs of each agent"),
             id="title",
         )
-        for i, row in enumerate(self.rows):
-            with Vertical(classes="agent", id=f"agent-{i}"):
-                with Horizontal(classes="agent-line"):
-                    yield Static(text.line(row.name, 17), classes="agent-name")
-                    yield Select(
-                        [(text.line(name), name) for name in self.policies],
-                        value=row.policy if row.policy in self.policies else Select.NULL,
-                        allow_blank=row.policy not in self.policies,
-                        name=f"policy-{i}",
-                        classes="policy",
-                        compact=True,
-                    )
-                    yield Toggle(
-                        "sandbox", value=row.sandbox == "workspace", id=f"sandbox-{i}", classes="sandbox"
-                    )
-                    probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
-                    probe.can_focus = False  # `p` probes the focused row
-                    yield probe
-                with Grid(classes="options", id=f"options-{i}"):
-                    yield from self._option_widgets(i, row)
+        for i, row in enumerate(self.rows[:FIRST_ROWS]):
+            yield self._row(i, row)
         yield Static("", id="status")
         yield Static(self._rules_text(), id="rules")
         with Horizontal(id="buttons"):
@@ -188,6 +187,35 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             " · ctrl+r reloads the config",
             classes="hint",
         )
+
+    def _row(self, i: int, row: AgentRow) -> Vertical:
+        """Row `i`'s widgets, its controls kept (`_controls[i]`)."""
+        policy: Select[str] = Select(
+            [(text.line(name), name) for name in self.policies],
+            value=row.policy if row.policy in self.policies else Select.NULL,
+            allow_blank=row.policy not in self.policies,
+            name=f"policy-{i}",
+            classes="policy",
+            compact=True,
+        )
+        sandbox = Toggle("sandbox", value=row.sandbox == "workspace", id=f"sandbox-{i}", classes="sandbox")
+        probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
+        probe.can_focus = False  # `p` probes the focused row
+        options = Grid(*self._option_widgets(i, row), classes="options", id=f"options-{i}")
+        self._controls.append(_RowControls(policy, sandbox, probe, options))
+        name = Static(text.line(row.name, 17), classes="agent-name")
+        line = Horizontal(name, policy, sandbox, probe, classes="agent-line")
+        return Vertical(line, options, classes="agent", id=f"agent-{i}")
+
+    async def _mount_more_rows(self) -> None:
+        """The next rows after the first frame's, a few a frame, until every row is there."""
+        start = len(self._controls)
+        rows = [self._row(i, self.rows[i]) for i in range(start, min(start + ROWS_A_FRAME, len(self.rows)))]
+        status = self.query_one("#status", Static)
+        if rows and isinstance(status.parent, Widget):
+            await status.parent.mount_all(rows, before=status)
+        if len(self._controls) < len(self.rows):
+            self.call_after_refresh(self._mount_more_rows)
 
     def _option_widgets(self, i: int, row: AgentRow) -> list[Widget]:
         if not row.offered:
@@ -234,7 +262,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
     def _show_rules_of_row(self, i: int | None) -> None:
         if i is None:
             return
-        policy = self.query_one(f"#agent-{i} .policy", Select).value
+        policy = self._controls[i].policy.value
         if isinstance(policy, str) and policy != self._shown_policy:
             self._shown_policy = policy
             self.query_one("#rules", Static).update(self._rules_text())
@@ -259,11 +287,11 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
 
     @work(group="probe", exit_on_error=False)
     async def probe(self, i: int) -> None:
-        if self.prober is None or not 0 <= i < len(self.rows):
+        if self.prober is None or not 0 <= i < len(self._controls):
             return
         row = self.rows[i]
         status = self.query_one("#status", Static)
-        button = self.query_one(f"#probe-{i}", Button)
+        button = self._controls[i].probe
         button.disabled = True
         status.update(text.line(f"probing {row.name}…"))
         try:
@@ -278,7 +306,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             status.update("")
         if offered:
             row = replace(row, options=self._chosen_options(i), offered=offered)
-            options = self.query_one(f"#options-{i}", Grid)
+            options = self._controls[i].options
             await options.remove_children()
             await options.mount_all(self._option_widgets(i, row))
             self.rows[i] = row  # once its selects are there: Apply reads them by this row
@@ -317,29 +345,42 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         return chosen
 
     def _option_widget(self, i: int, j: int) -> Widget | None:
-        """The select (or, for a boolean option, the switch) of row `i`'s option `j`."""
+        """The select (or, for a boolean option, the switch) of row `i`'s option `j` (None for a row
+        not made yet: its values are the row's)."""
         name = f"option-{i}-{j}"
-        return next((w for w in self.query_one(f"#options-{i}", Grid).children if w.name == name), None)
+        options = self._controls[i].options.children if i < len(self._controls) else ()
+        return next((w for w in options if w.name == name), None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "apply":  # Enter picks in an open menu, and presses a focused button
-            return not isinstance(self.focused, Button) and not any(s.expanded for s in self.query(Select))
+            return not isinstance(self.focused, Button) and not any(
+                select.expanded for select in self._selects()
+            )
         return True
+
+    def _selects(self) -> list[Select[str]]:
+        return [
+            select
+            for controls in self._controls
+            for select in (controls.policy, *controls.options.children)
+            if isinstance(select, Select)
+        ]
 
     @on(Button.Pressed, "#apply")
     def action_apply(self) -> None:
         self._apply()
 
     def _apply(self, session: tuple[str, AgentSessionInfo] | None = None) -> None:
-        policies = {}
+        policies: dict[str, str] = {}
+        sandboxes: dict[str, SandboxMode] = {}
         for i, row in enumerate(self.rows):
-            value = self.query_one(f"#agent-{i} .policy", Select).value
+            if i >= len(self._controls):  # a row not made yet: as it came
+                policies[row.name], sandboxes[row.name] = row.policy, row.sandbox
+                continue
+            value = self._controls[i].policy.value
             policies[row.name] = value if isinstance(value, str) else row.policy
+            sandboxes[row.name] = "workspace" if self._controls[i].sandbox.value else "none"
         options = {row.name: self._chosen_options(i) for i, row in enumerate(self.rows)}
-        sandboxes: dict[str, SandboxMode] = {
-            row.name: "workspace" if self.query_one(f"#sandbox-{i}", Toggle).value else "none"
-            for i, row in enumerate(self.rows)
-        }
         self.dismiss(AgentsChoice(policies, options, sandboxes, session))
 
     @on(Button.Pressed, "#cancel")
