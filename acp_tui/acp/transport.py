@@ -47,10 +47,11 @@ MESSAGES_PER_YIELD = 32
 # While text streams (a short read of text chunks only, after another), the pipe is left unread
 # this long after each read: a model streams a few words at a time, dozens of chunks a second, and
 # each chunk handed on alone costs a wake-up of the loop, a task, a validation and a span in the SDK,
-# and an event at every hop after it (sixteen agents at 60 chunks/s: 31 % of a core; 10 % held).
-# What came meanwhile is read at once, joined. Nothing waits longer than this (a screen shows text a
-# few tens of times a second at most), and an answer of one chunk not at all.
-TEXT_HOLD = 0.05
+# and an event at every hop after it (sixteen agents at 60 chunks/s: 31 % of a core; 10 % held;
+# sixty-four at 15 chunks/s, each chunk alone at a 50 ms hold: 55 %, 46 % at this one).
+# What came meanwhile is read at once, joined. Nothing waits longer than a pane waits to draw it
+# anyway (`ui.widgets.answer_document.FLUSH_INTERVAL`), and an answer of one chunk not at all.
+TEXT_HOLD = 1 / 15
 MALFORMED = "acp-tui:malformed-response"  # marks the error that stands in for a malformed response
 
 Message = dict[str, Any]

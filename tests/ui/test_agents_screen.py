@@ -285,61 +285,71 @@ async def test_a_description_naming_another_program_is_refused_in_one_line() -> 
         assert pane.check_action("login", ()) is False
 
 
-async def test_f2_with_many_agents_shows_the_first_rows_at_once_and_the_rest_after_in_order(
+async def test_f2_with_many_agents_makes_the_rows_the_focus_or_the_scroll_comes_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Thirty agents are some six hundred widgets: the first frame has the rows that fit, the rest
-    come a few a frame after it. Reopened, the screen finds its rows without querying the screen."""
+    """Thirty agents are some six hundred widgets, laid out at each opening: the screen has the rows
+    that fit, and makes the next ones, in order, as tab or the scroll nears the last made. Reopened,
+    it finds its rows' controls without querying the screen."""
     from textual.dom import DOMNode
 
-    from acp_tui.ui.screens import policy_screen
+    from acp_tui.ui.screens.policy_screen import FIRST_ROWS
 
     names = [f"agent{i:02d}" for i in range(30)]
     app = SupervisorApp(settings(*(scripted_preset(name) for name in names)))
     async with app.run_test(size=SIZE) as pilot:
-        first_frame: list[int] = []
-        more = policy_screen.PolicyScreen._mount_more_rows
-
-        async def counted(screen: AgentsScreen) -> None:
-            first_frame.append(len(screen.query(".agent")))
-            await more(screen)
-
-        monkeypatch.setattr(policy_screen.PolicyScreen, "_mount_more_rows", counted)
         await pilot.press("f2")
         screen = app.screen
         assert isinstance(screen, AgentsScreen)
-        await wait_until(pilot, lambda: len(screen.query(".agent")) == len(names))
-        assert first_frame[0] == policy_screen.FIRST_ROWS and len(first_frame) > 1
+        await pilot.pause()
+        assert len(screen.query(".agent")) == FIRST_ROWS
+        for _ in range(10 * len(names)):  # tab walks every row's choices, the last row's too
+            if "agent-29" in {node.id for node in (app.focused.ancestors if app.focused else [])}:
+                break
+            await pilot.press("tab")
+        else:
+            raise AssertionError("tab never reached the last agent")
         shown = [str(row.query_one(".agent-name", Static).visual) for row in screen.query(".agent")]
         assert shown == names
         await pilot.press("escape")
         queried: list[str] = []
         query_one = DOMNode.query_one
-        monkeypatch.setattr(
-            DOMNode, "query_one", lambda node, *a, **k: queried.append(str(a[0])) or query_one(node, *a, **k)
-        )
+
+        def counted(node: DOMNode, *args: object, **kwargs: object) -> object:
+            queried.append(str(args[0]))
+            return query_one(node, *args, **kwargs)  # type: ignore[call-overload]
+
+        monkeypatch.setattr(DOMNode, "query_one", counted)
         await pilot.press("f2")
         await wait_until(pilot, lambda: app.screen is screen)
         assert [q for q in queried if "agent" in q or "sandbox" in q] == []
 
 
-async def test_applying_before_every_row_is_made_keeps_the_rows_not_made_as_they_were(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from acp_tui.ui.screens import policy_screen
+async def test_f2_scrolled_to_its_end_makes_the_next_rows() -> None:
+    from textual.containers import VerticalScroll
+
+    from acp_tui.ui.screens.policy_screen import FIRST_ROWS
+
+    app = SupervisorApp(settings(*(scripted_preset(f"agent{i:02d}") for i in range(30))))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        screen = app.screen
+        assert isinstance(screen, AgentsScreen)
+        await pilot.pause()
+        screen.query_one("#dialog", VerticalScroll).scroll_end(animate=False)
+        await wait_until(pilot, lambda: len(screen.query(".agent")) > FIRST_ROWS)
+
+
+async def test_applying_keeps_the_rows_not_made_as_they_were() -> None:
+    from acp_tui.ui.screens.policy_screen import FIRST_ROWS
 
     names = [f"agent{i:02d}" for i in range(20)]
     app = SupervisorApp(settings(*(scripted_preset(name, policy="allow") for name in names)))
     async with app.run_test(size=SIZE) as pilot:
-
-        async def never(screen: AgentsScreen) -> None:  # Enter came before the later rows
-            return None
-
-        monkeypatch.setattr(policy_screen.PolicyScreen, "_mount_more_rows", never)
         await pilot.press("f2")
         screen = app.screen
         assert isinstance(screen, AgentsScreen)
-        assert len(screen.query(".agent")) == policy_screen.FIRST_ROWS
+        assert len(screen.query(".agent")) == FIRST_ROWS
         screen.query_one("#agent-0 .policy", Select).value = "reject"
         await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))

@@ -9,7 +9,8 @@ the config file is literal text on one line.
 By keyboard: tab walks the choices (the focused one and its agent's row are highlighted), space or
 up/down opens a choice, Enter applies them all (on a button, it presses that button), escape leaves
 without applying. `s` lists the sessions the focused row's agent keeps (`session/list`): the one
-chosen is continued (the choices applied, the prompt bar in follow-up mode on it).
+chosen is continued (the choices applied, the prompt bar in follow-up mode on it). With many agents,
+the rows below the first screenful are made as tab or the scroll comes near them.
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ from acp_tui.ui.widgets.toggle import Toggle
 Prober = Callable[[str], Awaitable[tuple[tuple[ConfigOptionInfo, ...], str | None]]]
 Lister = Callable[[str], Awaitable[Listed]]  # an agent's own sessions (`acp.agent_sessions`)
 
-# Sixty-four agents are over a thousand widgets (a menu is five): the first frame has the rows that
-# fit in it, the rest come a few a frame after it, keys typed meanwhile handled in between.
+# Sixty-four agents are over a thousand widgets (a menu is five), all laid out at each opening: the
+# screen has the rows that fit in it, and makes more as the focus or the scroll comes near its last.
 FIRST_ROWS = 12
-ROWS_A_FRAME = 8
+ROWS_AHEAD = 8
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         self._shown_policy = self.rows[0].policy if self.rows else ""
         self._opened = False
         self._controls: list[_RowControls] = []  # the rows made so far, in order
+        self._making = False  # more rows are being mounted
 
     def shows_the_same(self, other: PolicyScreen) -> bool:
         """Whether `other` would show what this one shows (then this one is opened again)."""
@@ -153,8 +155,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         back to what the next runs get, as a new screen shows it, the focus on the first row."""
         if not self._opened:
             self._opened = True
-            if len(self.rows) > len(self._controls):
-                self.call_after_refresh(self._mount_more_rows)
+            self.watch(self.query_one("#dialog"), "scroll_y", self._scrolled, init=False)
             return
         for i, (row, controls) in enumerate(zip(self.rows, self._controls, strict=False)):
             controls.policy.value = row.policy if row.policy in self.policies else Select.NULL
@@ -207,15 +208,26 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         line = Horizontal(name, policy, sandbox, probe, classes="agent-line")
         return Vertical(line, options, classes="agent", id=f"agent-{i}")
 
+    def _scrolled(self, y: float) -> None:
+        dialog = self.query_one("#dialog")
+        if y >= dialog.max_scroll_y - 2:  # near the end of the rows made
+            self._make_more_rows()
+
+    def _make_more_rows(self) -> None:
+        if not self._making and len(self._controls) < len(self.rows):
+            self._making = True
+            self.call_later(self._mount_more_rows)
+
     async def _mount_more_rows(self) -> None:
-        """The next rows after the first frame's, a few a frame, until every row is there."""
+        """The next ROWS_AHEAD rows, under the last made."""
         start = len(self._controls)
-        rows = [self._row(i, self.rows[i]) for i in range(start, min(start + ROWS_A_FRAME, len(self.rows)))]
+        rows = [self._row(i, self.rows[i]) for i in range(start, min(start + ROWS_AHEAD, len(self.rows)))]
         status = self.query_one("#status", Static)
-        if rows and isinstance(status.parent, Widget):
-            await status.parent.mount_all(rows, before=status)
-        if len(self._controls) < len(self.rows):
-            self.call_after_refresh(self._mount_more_rows)
+        try:
+            if isinstance(status.parent, Widget):
+                await status.parent.mount_all(rows, before=status)
+        finally:
+            self._making = False
 
     def _option_widgets(self, i: int, row: AgentRow) -> list[Widget]:
         if not row.offered:
@@ -268,7 +280,10 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             self.query_one("#rules", Static).update(self._rules_text())
 
     def on_descendant_focus(self, event: object) -> None:
-        self._show_rules_of_row(self._row_of(self.focused))
+        i = self._row_of(self.focused)
+        self._show_rules_of_row(i)
+        if i is not None and i >= len(self._controls) - ROWS_AHEAD // 2:  # tab comes to them next
+            self._make_more_rows()
 
     @on(Select.Changed, ".policy")
     def policy_changed(self, event: Select.Changed) -> None:
