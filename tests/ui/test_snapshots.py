@@ -37,6 +37,8 @@ def freeze_clocks(app: SupervisorApp) -> None:
     if app.main_screen.ticker is not None:  # the panes' clocks (there once the screen is mounted)
         app.main_screen.ticker.pause()
     for pane in panes(app).values():
+        # Set, and kept when a pane's first paint reads its clock (under a dialog, maybe only now).
+        pane.feed._clock = lambda: "1.0 s"  # type: ignore[method-assign]
         pane.feed.content.show_head(replace(pane.feed.content.head, clock="1.0 s"))
     app.query_one(PromptArea).cursor_blink = False
 
