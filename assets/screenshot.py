@@ -7,7 +7,7 @@ from pathlib import Path
 
 from acp_tui.settings.load import load_settings
 from acp_tui.ui.app import make_app
-from acp_tui.ui.widgets.prompt_bar import PromptArea
+from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
 
 OUT = Path(__file__).with_name("acp-tui.svg")
