@@ -521,6 +521,7 @@ def _preload_protocol_sdk() -> None:
     from acp_tui.session.driver import preload_backend
 
     preload_backend()
+    import acp_tui.ui.screens.policy_screen  # F2's menus: a tenth of its first opening
     import acp_tui.ui.widgets.run_pane  # noqa: F401
 
     gc.freeze()
