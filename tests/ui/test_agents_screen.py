@@ -325,10 +325,26 @@ async def test_f2_with_many_agents_makes_the_rows_the_focus_or_the_scroll_comes_
         assert [q for q in queried if "agent" in q or "sandbox" in q] == []
 
 
-async def test_f2_scrolled_to_its_end_makes_the_next_rows() -> None:
+async def test_tab_held_down_in_f2_goes_into_the_rows_made_as_it_comes_not_past_them() -> None:
+    from textual import events
+
+    app = SupervisorApp(settings(*(scripted_preset(f"agent{i:02d}") for i in range(30))))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f2")
+        screen = app.screen
+        assert isinstance(screen, AgentsScreen)
+        await pilot.pause()
+        for _ in range(40):  # a key repeating: all typed before the first is handled
+            app.post_message(events.Key("tab", None))
+        await pilot.pause()  # read: they wait their turn
+        await wait_until(pilot, lambda: not app.key_order.busy)
+        focused = app.focused
+        assert focused is not None and focused.name == "policy-20"  # two choices a row, 40 tabs on
+
+
+async def test_f2_scrolled_to_its_end_makes_every_row_below() -> None:
     from textual.containers import VerticalScroll
 
-    from acp_tui.ui.screens.policy_screen import FIRST_ROWS
 
     app = SupervisorApp(settings(*(scripted_preset(f"agent{i:02d}") for i in range(30))))
     async with app.run_test(size=SIZE) as pilot:
@@ -336,8 +352,14 @@ async def test_f2_scrolled_to_its_end_makes_the_next_rows() -> None:
         screen = app.screen
         assert isinstance(screen, AgentsScreen)
         await pilot.pause()
-        screen.query_one("#dialog", VerticalScroll).scroll_end(animate=False)
-        await wait_until(pilot, lambda: len(screen.query(".agent")) > FIRST_ROWS)
+        # The rows not made are a blank of their height, saying so: the dialog scrolls to them.
+        assert "18 more agents: tab or scroll to them" in str(screen.query_one("#rest", Static).visual)
+        dialog = screen.query_one("#dialog", VerticalScroll)
+        assert dialog.max_scroll_y >= 18 * 3 - 1
+        dialog.scroll_end(animate=False)
+        await wait_until(pilot, lambda: len(screen.query(".agent")) == 30 and not screen.query("#rest"))
+        shown = [str(row.query_one(".agent-name", Static).visual) for row in screen.query(".agent")]
+        assert shown == [f"agent{i:02d}" for i in range(30)]
 
 
 async def test_applying_keeps_the_rows_not_made_as_they_were() -> None:

@@ -41,8 +41,10 @@ Lister = Callable[[str], Awaitable[Listed]]  # an agent's own sessions (`acp.age
 
 # Sixty-four agents are over a thousand widgets (a menu is five), all laid out at each opening: the
 # screen has the rows that fit in it, and makes more as the focus or the scroll comes near its last.
+# Until then the rows not made are a blank of their height: the dialog scrolls as if they were there.
 FIRST_ROWS = 12
 ROWS_AHEAD = 8
+ROW_LINES = 3  # a row without options: its margin, its line, the line of its options' hint
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold;
         }
         & .agent-line { height: 1; }
+        & #rest { color: $text-muted; padding-left: 18; }
         & .agent-name { width: 18; text-style: bold; }
         & .policy { width: 24; }
         & .probe { margin-left: 2; min-width: 7; }
@@ -145,6 +148,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         self._opened = False
         self._controls: list[_RowControls] = []  # the rows made so far, in order
         self._making = False  # more rows are being mounted
+        self._rest: Static | None = None  # where the rows not made yet will be
 
     def shows_the_same(self, other: PolicyScreen) -> bool:
         """Whether `other` would show what this one shows (then this one is opened again)."""
@@ -178,6 +182,10 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         )
         for i, row in enumerate(self.rows[:FIRST_ROWS]):
             yield self._row(i, row)
+        if len(self.rows) > FIRST_ROWS:
+            self._rest = Static(id="rest")
+            self._show_rest(self._rest)
+            yield self._rest
         yield Static("", id="status")
         yield Static(self._rules_text(), id="rules")
         with Horizontal(id="buttons"):
@@ -208,26 +216,41 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         line = Horizontal(name, policy, sandbox, probe, classes="agent-line")
         return Vertical(line, options, classes="agent", id=f"agent-{i}")
 
+    def _show_rest(self, rest: Static) -> None:
+        left = len(self.rows) - len(self._controls)
+        rest.update(f"\n{left} more agent{'s' if left != 1 else ''}: tab or scroll to them")
+        rest.styles.height = left * ROW_LINES
+
     def _scrolled(self, y: float) -> None:
         dialog = self.query_one("#dialog")
-        if y >= dialog.max_scroll_y - 2:  # near the end of the rows made
-            self._make_more_rows()
+        if self._rest is not None and self._rest.virtual_region.y <= y + dialog.size.height:
+            self._make_more_rows()  # the rows not made yet come into sight
 
     def _make_more_rows(self) -> None:
         if not self._making and len(self._controls) < len(self.rows):
-            self._making = True
             self.call_later(self._mount_more_rows)
 
     async def _mount_more_rows(self) -> None:
-        """The next ROWS_AHEAD rows, under the last made."""
-        start = len(self._controls)
-        rows = [self._row(i, self.rows[i]) for i in range(start, min(start + ROWS_AHEAD, len(self.rows)))]
-        status = self.query_one("#status", Static)
+        """The next ROWS_AHEAD rows, under the last made; more while the blank is still in sight."""
+        rest = self._rest
+        if self._making:
+            return
+        self._making = True
         try:
-            if isinstance(status.parent, Widget):
-                await status.parent.mount_all(rows, before=status)
+            if rest is None or not isinstance(rest.parent, Widget):
+                return
+            start = len(self._controls)
+            end = min(start + ROWS_AHEAD, len(self.rows))
+            await rest.parent.mount_all([self._row(i, self.rows[i]) for i in range(start, end)], before=rest)
         finally:
             self._making = False
+        if len(self._controls) < len(self.rows):
+            self._show_rest(rest)
+            dialog = self.query_one("#dialog")
+            self.call_after_refresh(lambda: self._scrolled(dialog.scroll_y))
+        else:
+            self._rest = None
+            await rest.remove()
 
     def _option_widgets(self, i: int, row: AgentRow) -> list[Widget]:
         if not row.offered:
@@ -279,11 +302,13 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             self._shown_policy = policy
             self.query_one("#rules", Static).update(self._rules_text())
 
-    def on_descendant_focus(self, event: object) -> None:
+    async def on_descendant_focus(self, event: object) -> None:
         i = self._row_of(self.focused)
         self._show_rules_of_row(i)
-        if i is not None and i >= len(self._controls) - ROWS_AHEAD // 2:  # tab comes to them next
-            self._make_more_rows()
+        if i is not None and i >= len(self._controls) - ROWS_AHEAD // 2:
+            # Made before the next key is routed (the keys wait for this screen to handle the
+            # focus), so tab held down goes on into them, not past them to the buttons.
+            await self._mount_more_rows()
 
     @on(Select.Changed, ".policy")
     def policy_changed(self, event: Select.Changed) -> None:
