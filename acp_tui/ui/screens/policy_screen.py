@@ -218,7 +218,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
 
     def _show_rest(self, rest: Static) -> None:
         left = len(self.rows) - len(self._controls)
-        rest.update(f"\n{left} more agent{'s' if left != 1 else ''}: tab or scroll to them")
+        rest.update(Content(f"\n{left} more agent{'s' if left != 1 else ''}: tab or scroll to them"))
         rest.styles.height = left * ROW_LINES
 
     def _scrolled(self, y: float) -> None:
