@@ -224,21 +224,15 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
     def _scrolled(self, y: float) -> None:
         dialog = self.query_one("#dialog")
         if self._rest is not None and self._rest.virtual_region.y <= y + dialog.size.height:
-            self._make_more_rows()  # the rows not made yet come into sight
-
-    def _make_more_rows(self) -> None:
-        if not self._making and len(self._controls) < len(self.rows):
-            self.call_later(self._mount_more_rows)
+            self.call_later(self._mount_more_rows)  # the rows not made yet come into sight
 
     async def _mount_more_rows(self) -> None:
         """The next ROWS_AHEAD rows, under the last made; more while the blank is still in sight."""
-        rest = self._rest
-        if self._making:
+        rest = self._rest  # None once every row is made
+        if rest is None or self._making or not isinstance(rest.parent, Widget):
             return
         self._making = True
         try:
-            if rest is None or not isinstance(rest.parent, Widget):
-                return
             start = len(self._controls)
             end = min(start + ROWS_AHEAD, len(self.rows))
             await rest.parent.mount_all([self._row(i, self.rows[i]) for i in range(start, end)], before=rest)
