@@ -240,11 +240,11 @@ class PaneView(Widget):
         repainted widget that is out of sight, and under a dialog it renders the dimmed screen)."""
         if not self.is_mounted:
             return
-        if not self.in_sight():
+        if self.region.area and not self.in_sight():  # (one not placed yet is asked to paint: it will)
             self._stale = True
-        elif rows:
+        elif rows and not self._stale:
             self.refresh(Region(0, top, self.content_region.width, rows))
-        else:
+        else:  # all of it: rows changed while out of sight are not painted by a repaint of others
             self.refresh()
 
     def on_resize(self) -> None:
