@@ -74,12 +74,13 @@ async def first_chunk(run: Any) -> None:
 
 
 async def test_the_answer_streams_and_stderr_comes_back(box: Container) -> None:
-    config = in_box(box, "chunks=3", "delay=0.05", "text=one two three", "stderr=hello from the box")
+    config = in_box(box, "chunks=3", "delay=0.2", "text=one two three", "stderr=hello from the box")
     run = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hi"))
     events = [event async for event in run.events()]
     result = await run.result()
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
-    assert [e.text for e in events if isinstance(e, OutputDelta)] == ["one t", "wo th", "ree"]
+    streamed = [e.text for e in events if isinstance(e, OutputDelta)]  # (how many joined: up to timing)
+    assert len(streamed) > 1 and "".join(streamed) == result.output == "one two three"
     assert StderrLine("hello from the box") in events
     assert run.cwd == "/"  # no remote_cwd: the container's working directory, as the shim said
     assert box.last_end() == {"why": "exit", "ended_by": "exit", "code": 0}

@@ -18,7 +18,6 @@ from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
 from acp_tui.core.model import OutputDelta, StderrLine, SubagentStopReason
 from acp_tui.process import shim
 from acp_tui.process.link import HEARTBEAT_EVERY, MISSED_BEATS, SILENCE
-from tests.helpers import SCRIPTED_AGENT
 from tests.remote.support import (
     FAR_CREDENTIAL,
     FarHost,
@@ -72,17 +71,15 @@ def far_file(host: FarHost, name: str) -> Path:
 
 
 async def test_the_answer_streams_and_stderr_comes_back(far_host: FarHost) -> None:
-    options = ("chunks=5", "delay=0.05", "text=one two three four five", "stderr=hello from afar")
-    config = far_config(far_host, *options)
-    local = replace(config, args=[SCRIPTED_AGENT, *options], remote=None, remote_options=())
-    run = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hi"))
+    # Chunks further apart than the transport's TEXT_HOLD: how many arrive joined is up to timing.
+    options = ("chunks=5", "delay=0.2", "text=one two three four five", "stderr=hello from afar")
+    run = await AcpSubagentProvider(far_config(far_host, *options)).start(SubagentRequest(prompt="hi"))
     events = [event async for event in run.events()]
     result = await run.result()
-    here = [e async for e in (await AcpSubagentProvider(local).start(SubagentRequest(prompt="hi"))).events()]
     assert result.stop_reason is SubagentStopReason.COMPLETED, result.error
     assert result.output == "one two three four five"
-    streamed = [e for e in events if isinstance(e, OutputDelta)]
-    assert len(streamed) == 5 and streamed == [e for e in here if isinstance(e, OutputDelta)]
+    streamed = [e.text for e in events if isinstance(e, OutputDelta)]
+    assert len(streamed) > 1 and "".join(streamed) == result.output  # in pieces, as it was sent
     assert StderrLine("hello from afar") in events
     assert result.exit_code == 0 and result.ended_by == "exit"
     assert run.cwd == far_user().pw_dir  # no remote_cwd: the login's home, as the far side said
