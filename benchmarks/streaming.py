@@ -1,4 +1,4 @@
-"""Streaming: core throughput against the bare SDK client, and 16 streaming panes in the app.
+"""Streaming: core throughput against the bare SDK client, and streaming panes (16 unless told) in the app.
 
     python benchmarks/streaming.py [--pairs N] [--chunks N] [--panes N] [--pane-chunks N]
                                    [--only core|app|paced] [--rate R] [--seconds S] [--rounds N] [--after N]
@@ -653,7 +653,8 @@ def main() -> int:
     args = parser.parse_args()
 
     header(
-        "Streaming: core throughput vs the bare SDK client; 16 streaming panes in the app, flat out and paced"
+        f"Streaming: core throughput vs the bare SDK client; {args.panes} streaming panes in the app,"
+        " flat out and paced"
     )
     rows: list[list[object]] = []
     notes: list[str] = []

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import Select, Static
+from textual.widgets import Static
 
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.settings import paths
@@ -20,6 +20,7 @@ from acp_tui.ui.screens.login_screen import LoginConfirmScreen
 from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
 from acp_tui.ui.summary import NEVER_ASKED
+from acp_tui.ui.widgets.choice import Choice
 from acp_tui.ui.widgets.prompt_bar import PromptBar
 from acp_tui.ui.widgets.run_pane import RunPane
 from tests.helpers import SCRIPTED_AGENT
@@ -28,9 +29,9 @@ from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, 
 SIZE = (150, 40)
 
 
-def option_select(screen: AgentsScreen, row: int, option_id: str) -> Select[str]:
+def option_select(screen: AgentsScreen, row: int, option_id: str) -> Choice:
     j = next(j for j, info in enumerate(screen.rows[row].offered) if info.id == option_id)
-    return next(s for s in screen.query(Select) if s.name == f"option-{row}-{j}")
+    return next(s for s in screen.query(Choice) if s.name == f"option-{row}-{j}")
 
 
 def round_panes(app: SupervisorApp, round_no: int) -> list[RunPane]:
@@ -53,7 +54,7 @@ async def test_f2_offers_the_modes_of_the_last_session_and_the_next_run_uses_the
         assert isinstance(screen, AgentsScreen)
         mode = option_select(screen, 0, "mode")
         assert mode.value == "ask"
-        assert [value for _label, value in mode._options] == ["ask", "auto", "read-only"]
+        assert mode.values == ["ask", "auto", "read-only"]
         mode.value = "read-only"
         await pilot.click("#apply")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
@@ -109,7 +110,7 @@ async def test_ctrl_r_reloads_a_good_file_for_the_next_runs_and_keeps_the_old_on
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         assert "1. edits: reject kind edit" in str(app.screen.query_one("#rules", Static).render())
-        app.screen.query_one(".policy", Select).value = "allow"  # another policy picked: its rules
+        app.screen.query_one(".policy", Choice).value = "allow"  # another policy picked: its rules
         await wait_until(
             pilot, lambda: "Policy allow" in str(app.screen.query_one("#rules", Static).render())
         )
@@ -345,7 +346,6 @@ async def test_tab_held_down_in_f2_goes_into_the_rows_made_as_it_comes_not_past_
 async def test_f2_scrolled_to_its_end_makes_every_row_below() -> None:
     from textual.containers import VerticalScroll
 
-
     app = SupervisorApp(settings(*(scripted_preset(f"agent{i:02d}") for i in range(30))))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
@@ -372,7 +372,7 @@ async def test_applying_keeps_the_rows_not_made_as_they_were() -> None:
         screen = app.screen
         assert isinstance(screen, AgentsScreen)
         assert len(screen.query(".agent")) == FIRST_ROWS
-        screen.query_one("#agent-0 .policy", Select).value = "reject"
+        screen.query_one("#agent-0 .policy", Choice).value = "reject"
         await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
         assert app.next_runs.policies == {"agent00": "reject", **{name: "allow" for name in names[1:]}}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Select, Static
+from textual.widgets import DataTable, Static
 
 from acp_tui.core.model import SubagentResult, SubagentStopReason
 from acp_tui.lab.check import Decision, Row, text_table
@@ -29,6 +29,7 @@ from acp_tui.ui.screens.permissions_panel_screen import PermissionsPanelScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
 from acp_tui.ui.summary import ending_note, format_amount
 from acp_tui.ui.widgets.answer_view import AnswerView
+from acp_tui.ui.widgets.choice import Choice
 from acp_tui.ui.widgets.fitted_table import FittedTable, fitted_widths
 from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.prompt_bar import PromptBar
@@ -611,7 +612,7 @@ async def test_f2_by_keyboard_shows_the_focus_and_enter_applies() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         screen = app.screen
         policy = app.focused
-        assert isinstance(policy, Select) and policy.value == "reject"
+        assert isinstance(policy, Choice) and policy.value == "reject"
         assert screen.query_one("#agent-0").has_pseudo_class("focus-within")
         await pilot.press("space")  # opens the menu: Enter there picks, it does not apply
         await wait_until(pilot, lambda: policy.expanded)

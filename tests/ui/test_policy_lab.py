@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.widgets import Log, Select
+from textual.widgets import Log
 
 from acp_tui.core.model import SubagentStopReason
 from acp_tui.reports import records as report
@@ -15,6 +15,7 @@ from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.screens.trace_screen import TraceScreen
+from acp_tui.ui.widgets.choice import Choice
 from tests.ui.helpers import all_finished, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
@@ -82,7 +83,7 @@ async def test_a_policy_picked_before_running_applies_to_the_next_run() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, PolicyScreen))
-        app.screen.query_one(Select).value = "allow"
+        app.screen.query_one(Choice).value = "allow"
         await pilot.click("#apply")
         await wait_until(pilot, lambda: not isinstance(app.screen, PolicyScreen))
         assert app.next_runs.policies == {"agent": "allow"}

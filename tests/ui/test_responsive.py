@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 from textual.screen import Screen
-from textual.widgets import Button, Select
+from textual.widgets import Button
 
 from acp_tui.ui.app import SupervisorApp
 from acp_tui.ui.screens.board_screen import BoardScreen
 from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
+from acp_tui.ui.widgets.choice import Choice
 from acp_tui.ui.widgets.pane_view import PaneView
 from tests.ui.helpers import all_finished, pane_lines, panes, scripted_preset, settings, wait_until
 
@@ -69,7 +70,7 @@ async def test_f2_is_opened_again_as_it_was_left_only_when_nothing_changed() -> 
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         screen = app.screen
         assert isinstance(screen, AgentsScreen)
-        policy = screen.query(Select).first()
+        policy = screen.query(Choice).first()
         assert policy.value == "reject"
         policy.value = "allow"  # changed, then escape: nothing applied
         await pilot.press("escape")
@@ -78,14 +79,14 @@ async def test_f2_is_opened_again_as_it_was_left_only_when_nothing_changed() -> 
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         assert app.screen is screen  # the same screen, not composed again...
-        assert screen.query(Select).first().value == "reject"  # ...showing what the next runs get
+        assert screen.query(Choice).first().value == "reject"  # ...showing what the next runs get
         app.next_runs.policies["first"] = "allow"  # as applying would: what it shows changed
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, AgentsScreen))
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, AgentsScreen))
         assert app.screen is not screen
-        assert app.screen.query(Select).first().value == "allow"
+        assert app.screen.query(Choice).first().value == "allow"
 
 
 async def test_answers_streamed_side_by_side_are_shown_exactly_without_a_resize() -> None:

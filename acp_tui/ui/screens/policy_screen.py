@@ -25,7 +25,7 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Button, Select, Static
+from textual.widgets import Button, Static
 
 from acp_tui.core.model import AgentSessionInfo, ConfigOptionInfo
 from acp_tui.policy.names import BUILTIN
@@ -33,13 +33,14 @@ from acp_tui.settings.provider_config import SandboxMode
 from acp_tui.ui import text
 from acp_tui.ui.screens._dialog import DialogScreen
 from acp_tui.ui.screens.agent_sessions_screen import AgentSessionsScreen, Listed
+from acp_tui.ui.widgets.choice import Choice
 from acp_tui.ui.widgets.toggle import Toggle
 
 # What the screen asks the app for: the options an agent offers, or the one-line error.
 Prober = Callable[[str], Awaitable[tuple[tuple[ConfigOptionInfo, ...], str | None]]]
 Lister = Callable[[str], Awaitable[Listed]]  # an agent's own sessions (`acp.agent_sessions`)
 
-# Sixty-four agents are over a thousand widgets (a menu is five), all laid out at each opening: the
+# Sixty-four agents are over six hundred widgets, all laid out at each opening: the
 # screen has the rows that fit in it, and makes more as the focus or the scroll comes near its last.
 # Until then the rows not made are a blank of their height: the dialog scrolls as if they were there.
 FIRST_ROWS = 12
@@ -70,7 +71,7 @@ class AgentsChoice:
 class _RowControls:
     """A row's widgets, kept: found again without a query of the screen's thousand widgets."""
 
-    policy: Select[str]
+    policy: Choice
     sandbox: Toggle
     probe: Button
     options: Grid
@@ -101,7 +102,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         & .agent { height: auto; margin-top: 1; border-left: blank; }
         /* Where the keys are: the row's edge, and the choice itself in the cursor's colours. */
         & .agent:focus-within { border-left: thick $accent; background: $boost; }
-        & Select:focus > SelectCurrent {
+        & Choice:focus {
             background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold;
         }
         & .agent-line { height: 1; }
@@ -116,7 +117,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             height: auto; padding-left: 18;
         }
         & .options Static { column-span: 2; color: $text-muted; }
-        & .options Select { max-width: 44; }
+        & .options Choice { max-width: 44; }
         & #rules { height: auto; margin: 1 0; border-top: dashed $panel-lighten-2; }
         & #status { height: auto; color: $text-warning; }
         & #buttons { height: auto; margin: 1 0; }
@@ -162,14 +163,14 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             self.watch(self.query_one("#dialog"), "scroll_y", self._scrolled, init=False)
             return
         for i, (row, controls) in enumerate(zip(self.rows, self._controls, strict=False)):
-            controls.policy.value = row.policy if row.policy in self.policies else Select.NULL
+            controls.policy.value = row.policy if row.policy in self.policies else None
             controls.sandbox.value = row.sandbox == "workspace"
             for j, option in enumerate(row.offered):
                 widget = self._option_widget(i, j)
                 value = row.options.get(option.id, option.current)
                 if isinstance(widget, Toggle):
                     widget.value = value == "true"
-                elif isinstance(widget, Select):
+                elif isinstance(widget, Choice):
                     widget.value = value
         self.query_one("#status", Static).update("")
         if self._controls:
@@ -199,13 +200,11 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
 
     def _row(self, i: int, row: AgentRow) -> Vertical:
         """Row `i`'s widgets, its controls kept (`_controls[i]`)."""
-        policy: Select[str] = Select(
+        policy = Choice(
             [(text.line(name), name) for name in self.policies],
-            value=row.policy if row.policy in self.policies else Select.NULL,
-            allow_blank=row.policy not in self.policies,
+            row.policy if row.policy in self.policies else None,
             name=f"policy-{i}",
             classes="policy",
-            compact=True,
         )
         sandbox = Toggle("sandbox", value=row.sandbox == "workspace", id=f"sandbox-{i}", classes="sandbox")
         probe = Button("Probe", id=f"probe-{i}", classes="probe", compact=True)
@@ -258,16 +257,13 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
                 widgets.append(Toggle(label, value=value == "true", name=f"option-{i}-{j}"))
                 continue
             values = list(option.values) if value in option.values else [value, *option.values]
-            widgets.append(
-                Select(
-                    [(text.line(f"{option.category or option.id}: {v}", 30), v) for v in values],
-                    value=value,
-                    allow_blank=False,
-                    name=f"option-{i}-{j}",
-                    compact=True,
-                    tooltip=text.line(option.name),
-                )
+            choice = Choice(
+                [(text.line(f"{option.category or option.id}: {v}", 30), v) for v in values],
+                value,
+                name=f"option-{i}-{j}",
             )
+            choice.tooltip = text.line(option.name)
+            widgets.append(choice)
         return widgets
 
     def _rules_text(self) -> Content:
@@ -304,9 +300,9 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
             # focus), so tab held down goes on into them, not past them to the buttons.
             await self._mount_more_rows()
 
-    @on(Select.Changed, ".policy")
-    def policy_changed(self, event: Select.Changed) -> None:
-        self._show_rules_of_row(self._row_of(event.select))
+    @on(Choice.Changed, ".policy")
+    def policy_changed(self, event: Choice.Changed) -> None:
+        self._show_rules_of_row(self._row_of(event.choice))
 
     # Probing --------------------------------------------------------------------------------------
 
@@ -369,7 +365,7 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
         chosen = dict(row.options)
         for j, option in enumerate(row.offered):
             widget = self._option_widget(i, j)
-            value = widget.value if isinstance(widget, Select) else None
+            value = widget.value if isinstance(widget, Choice) else None
             if isinstance(widget, Toggle):
                 value = "true" if widget.value else "false"
             if not isinstance(value, str):
@@ -388,16 +384,16 @@ class PolicyScreen(DialogScreen[AgentsChoice | None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "apply":  # Enter picks in an open menu, and presses a focused button
             return not isinstance(self.focused, Button) and not any(
-                select.expanded for select in self._selects()
+                choice.expanded for choice in self._choices()
             )
         return True
 
-    def _selects(self) -> list[Select[str]]:
+    def _choices(self) -> list[Choice]:
         return [
-            select
+            choice
             for controls in self._controls
-            for select in (controls.policy, *controls.options.children)
-            if isinstance(select, Select)
+            for choice in (controls.policy, *controls.options.children)
+            if isinstance(choice, Choice)
         ]
 
     @on(Button.Pressed, "#apply")
