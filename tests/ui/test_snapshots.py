@@ -18,8 +18,9 @@ from acp_tui.ui.screens.help_screen import HelpScreen
 from acp_tui.ui.screens.permission_log_screen import PermissionLogScreen
 from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import PolicyScreen
+from acp_tui.ui.widgets.choice import Choice
 from acp_tui.ui.widgets.prompt_area import PromptArea
-from tests.ui.helpers import panes, scripted_preset, settings, wait_until
+from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
 from tests.ui.test_untrusted_text import hostile
 
 SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
@@ -153,6 +154,25 @@ def test_each_dialog_after_the_others_keeps_its_own_style(snap_compare: Any, siz
             await wait_until(pilot, lambda screen=screen: not isinstance(app.screen, screen))  # type: ignore[misc]
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=play)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_f2_with_a_choice_open(snap_compare: Any, size: str) -> None:
+    """F2 after a round: each agent's policy, sandbox and the options its session offered, the mode
+    of the first agent open (its menu under its line, on the current value)."""
+    app = SupervisorApp(settings(demo_preset("pong", "pong"), scripted_preset("plain"), prompt="hi"))
+
+    async def play(pilot: Pilot[None]) -> None:
+        await pilot.press("enter")
+        await wait_until(pilot, all_finished(app))
+        freeze_clocks(app)
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: isinstance(app.screen, PolicyScreen))
+        next(choice for choice in app.screen.query(Choice) if choice.name == "option-0-0").focus()
+        await pilot.press("space")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=play)

@@ -18,6 +18,7 @@ from textual.content import Content, ContentText
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
+from textual.style import Style
 from textual.widget import Widget
 from textual.widgets import OptionList
 
@@ -40,7 +41,7 @@ class Choice(Widget, can_focus=True):
     ALLOW_SELECT = False
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,down,space,up", "open", "Open", show=False),
-        Binding("escape", "close", "Close", show=False),  # only while open (`check_action`)
+        Binding("escape", "close", "Dismiss menu"),  # only while open (`check_action`)
     ]
     DEFAULT_CSS = """
     Choice {
@@ -50,18 +51,13 @@ class Choice(Widget, can_focus=True):
         pointer: pointer;
         &:focus { background-tint: $foreground 5%; }
         &:ansi { background: ansi_default; }
+        /* As a compact Select's: right under the line, as wide, no border. */
         & > ChoiceMenu {
             overlay: screen;
             constrain: none inside;
             offset-y: 1;
             width: 1fr;
-            height: auto;
             max-height: 12;
-            border: tall $border-blurred;
-            background: $surface;
-            color: $foreground;
-            &:focus { background-tint: $foreground 5%; }
-            & > .option-list--option { padding: 0 1; }
         }
     }
     """
@@ -92,7 +88,7 @@ class Choice(Widget, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._labels = {value: Content.from_text(label).first_line for label, value in options}
-        self._prompt = Content(prompt).stylize("dim")
+        self._prompt = Content(prompt)
         self._menu: ChoiceMenu | None = None
         self.set_reactive(Choice.value, self.validate_value(value))  # no Changed for the first value
 
@@ -119,7 +115,7 @@ class Choice(Widget, can_focus=True):
         if self._menu is not None:
             return
         values = self.values
-        self._menu = menu = ChoiceMenu(*self._labels.values())
+        self._menu = menu = ChoiceMenu(*self._labels.values(), compact=True)
         menu.highlighted = values.index(self.value) if self.value in values else 0
         await self.mount(menu)
         menu.focus()
@@ -150,11 +146,11 @@ class Choice(Widget, can_focus=True):
             self.close()
 
     def render(self) -> Content:
-        label = self._labels[self.value] if self.value is not None else self._prompt
+        muted = Style.parse(self.app.theme_variables.get("foreground-muted", ""))  # (with its alpha)
+        label = self._labels[self.value] if self.value is not None else self._prompt.stylize(muted)
         width = max(self.size.width - 2, 1)
-        return Content.assemble(
-            label.truncate(width, ellipsis=True, pad=True), "▲ " if self.expanded else "▼ "
-        )
+        arrow = "▲ " if self.expanded else "▼ "
+        return Content.assemble(label.truncate(width, ellipsis=True, pad=True), (arrow, muted))
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return max((label.cell_length for label in self._labels.values()), default=0) + 2
