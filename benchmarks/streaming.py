@@ -629,6 +629,10 @@ def app_at_model_speed(
             for key, values in keys_p50.items()
         )
     )
+    # After the streams there are few presses of each key: their order says which one was slow.
+    notes.append(
+        "after the streams, in order: " + ", ".join(f"{key} {ms * 1000:.0f}" for key, _, ms in ended)
+    )
     notes.append(
         "app CPU by round (alone; with keys): "
         + ", ".join(f"{a * 100:.0f} %; {c * 100:.0f} %" for a, c in zip(cpus_alone, cpus, strict=True))

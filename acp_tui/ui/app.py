@@ -42,6 +42,7 @@ from acp_tui.settings.schema import ConfigError
 from acp_tui.ui import keys, text
 from acp_tui.ui.agents_dialog import AgentsDialog
 from acp_tui.ui.calls import Calls
+from acp_tui.ui.collector import Collector
 from acp_tui.ui.config_reload import ConfigReload
 from acp_tui.ui.kept_session import KeptSession
 from acp_tui.ui.key_order import KeyOrder
@@ -63,11 +64,6 @@ TERMINAL_LOST_DEADLINE = 2.5  # seconds from a lost terminal to the end of the p
 # The app's own tasks, whose failure is a toast (a pane's own worker says so in the pane).
 FAILS_IN_A_TOAST = frozenset({"reopen", "compare", "close", "apply", "login", "reload"})
 EXPORT_NAME = "acp-tui-%Y%m%d-%H%M%S"  # strftime: one per second, `-2`, `-3`, ... after that
-# Allocations between two collections of the young objects (Python's default: 700). A frame of
-# sixteen streaming panes makes tens of thousands of short-lived objects; collected every 700, many
-# were still in use and moved to the old generation, whose full passes (0.2 to 0.8 s, every two
-# seconds or so) were most of the keys' worst latencies. At 50,000 they die young.
-YOUNG_GENERATION = 50_000
 
 
 class SupervisorApp(App[None]):
@@ -109,6 +105,7 @@ class SupervisorApp(App[None]):
         self._quitting = False
         self._terminal_gone = False
         self.key_order = KeyOrder(self, super().on_event)
+        self.collector = Collector(self, self.key_order)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.Paste):
@@ -116,6 +113,7 @@ class SupervisorApp(App[None]):
                 return
             if not event.is_forwarded:  # from the terminal: after the keys before it have done their work
                 await self.key_order.typed(event)
+                self.collector.key_typed()
                 return
         await super().on_event(event)
 
@@ -185,8 +183,8 @@ class SupervisorApp(App[None]):
         compat.strips_divided_without_cycles()  # no strip painted is left to the collector
         if not gc.isenabled():  # `acp-tui` paused it for the start-up, whose objects all live on
             gc.freeze()  # the start-up heap lives as long as the app: full passes skip it
-            gc.set_threshold(YOUNG_GENERATION, *gc.get_threshold()[1:])
             gc.enable()
+        self.collector.start()
 
     def _on_terminate_signal(self, sig: signal.Signals) -> None:
         if sig == signal.SIGHUP:
@@ -473,6 +471,7 @@ class SupervisorApp(App[None]):
         loop = asyncio.get_running_loop()
         for sig in TERMINATING_SIGNALS:
             loop.remove_signal_handler(sig)
+        self.collector.stop()
         await self._close_driver()
 
 
@@ -521,7 +520,7 @@ def _preload_protocol_sdk() -> None:
     from acp_tui.session.driver import preload_backend
 
     preload_backend()
-    import acp_tui.ui.screens.policy_screen  # F2's menus: a tenth of its first opening
+    import acp_tui.ui.screens.policy_screen  # F2, its menus' option list with it: not at its opening
     import acp_tui.ui.widgets.run_pane  # noqa: F401
 
     gc.freeze()

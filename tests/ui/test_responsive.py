@@ -263,29 +263,6 @@ async def test_the_help_is_one_widget_of_lines_whatever_the_number_of_keys() -> 
         assert all(len(line) <= width for line in lines)
 
 
-async def test_the_apps_process_collects_its_young_objects_every_fifty_thousand_allocations(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Once `acp-tui`'s start-up is painted, the collector comes back on with a young generation of
-    50,000 allocations: at Python's 700 a frame's short-lived objects reached the old generation,
-    whose full passes were most of the keys' worst latencies while panes stream."""
-    import gc
-
-    from acp_tui.ui import app as app_module
-
-    calls: list[object] = []
-    app = two_agents()
-    async with app.run_test(size=SIZE):
-        monkeypatch.setattr(gc, "isenabled", lambda: False)  # as `acp-tui` leaves it until then
-        monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
-        monkeypatch.setattr(gc, "enable", lambda: calls.append("enable"))
-        monkeypatch.setattr(gc, "set_threshold", lambda *threshold: calls.append(threshold))
-        await app.on_ready()
-        monkeypatch.undo()
-    young = (app_module.YOUNG_GENERATION, *gc.get_threshold()[1:])
-    assert young in calls and calls.index(young) < calls.index("enable")
-
-
 async def test_the_permission_dialog_is_made_once_and_filled_anew_for_each_request() -> None:
     """One dialog for every request (a new one composed and styled its widgets each time): filled
     with the next request, its focus on a refusal, its options as many as the request's."""
