@@ -63,7 +63,12 @@ class Collector:
             self.collect_due()
 
     def collect_due(self) -> None:
-        """The oldest generation whose pass Python would have started by now, if any."""
+        """The oldest generation whose pass Python would have started by now, if any. None before
+        `start`, nor while the collector is paused (the SDK's import, in a thread, right after the
+        first frame): an explicit pass runs all the same, through a heap not yet set aside, with
+        the runs a key just started waiting for it."""
+        if self._thresholds is None or not gc.isenabled():
+            return
         _, young_passes, middle_passes = gc.get_count()
         if middle_passes >= OLDER_EVERY:
             gc.collect(2)

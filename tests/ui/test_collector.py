@@ -92,3 +92,23 @@ async def test_passes_that_are_due_run_when_no_key_comes(
         passes.seen.clear()
         await wait_until(pilot, lambda: bool(passes.older()))
         assert passes.older()[0] == (2, False)
+
+
+async def test_no_pass_runs_while_the_collector_is_paused(
+    passes: Passes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the SDK's import pauses it, in a thread, right after the first frame: a pass then would go
+    through all that import made, the runs a key started waiting for it."""
+    monkeypatch.setattr(collector, "QUIET", 3600.0)
+    async with passes.app.run_test() as pilot:
+        await pilot.pause()
+        passes.seen.clear()
+        young_passes(passes, collector.OLDER_EVERY)
+        gc.disable()
+        try:
+            passes.app.collector.collect_due()
+        finally:
+            gc.enable()
+        assert passes.older() == []
+        passes.app.collector.collect_due()
+        assert passes.older() == [(1, False)]

@@ -3,7 +3,7 @@ menu, which picks with enter or a click and closes with escape or when the focus
 
 Ours, not a `Select`, for F2's rows (a choice or more per agent): a Select is five widgets, its line a
 container of three and its menu an option list made with it and kept hidden, all styled, laid out
-and painted at each opening of F2 (sixty-four agents: a third of F2's first frame, half of its
+and painted at each opening of F2 (sixty-four agents: a fifth of its first opening, a third of its
 reopening). Here the line is the widget itself, and the menu is made when it opens, gone once it
 closes."""
 
