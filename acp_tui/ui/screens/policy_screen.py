@@ -69,7 +69,7 @@ class AgentsChoice:
 
 @dataclass(frozen=True)
 class _RowControls:
-    """A row's widgets, kept: found again without a query of the screen's thousand widgets."""
+    """A row's widgets, kept: found again without a query of the screen's hundreds of widgets."""
 
     policy: Choice
     sandbox: Toggle
