@@ -265,7 +265,7 @@ class SessionDriver:
             await self.subagents.register(name, provider_for(attempt.preset.provider, config))
             request = SubagentRequest(prompt=attempt.prompt, cwd=cwd, session_id=continuing)
             attempt.spawned_at = time.monotonic()
-            run: SubagentRun | None = self._warm_run(attempt, name, request)
+            run: SubagentRun | None = await self._warm_run(attempt, name, request)
             if run is None:
                 run = await self.subagents.start(name, request)
         except _Cancelled:
@@ -304,13 +304,13 @@ class SessionDriver:
                 await self.subagents.unregister(name)  # the run is over: its provider goes too
         return await run.result()
 
-    def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> SubagentRun | None:
+    async def _warm_run(self, attempt: Attempt, name: str, request: SubagentRequest) -> SubagentRun | None:
         """The spare made for exactly this run, taken (after the seam's capability check), if any."""
         if self.spares is None or attempt.config is None or not attempt.preset.spared:
             return None
         self.subagents.check(name, request)  # refused: the spare stays one
         cwd = attempt.config.cwd_for(request.cwd)
-        spare = self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
+        spare = await self.spares.take(attempt.config, cwd, follow_up=request.session_id is not None)
         if spare is None:
             return None
         try:

@@ -101,18 +101,23 @@ class Spares:
                 held[_identity(item)] = item
                 self._start(item)
 
-    def take(self, config: AcpProviderConfig, cwd: str, *, follow_up: bool) -> AcpHandshake | None:
-        """The spare for a run of `config` in `cwd`, if one is up (it is no longer a spare then:
-        `take` it to make the run)."""
+    async def take(self, config: AcpProviderConfig, cwd: str, *, follow_up: bool) -> AcpHandshake | None:
+        """The spare for a run of `config` in `cwd`, if there is one (it is no longer a spare then:
+        `take` it to make the run). One still being spawned is waited for, a moment: a run that
+        started cold beside it had two agents boot at once (Enter at the first frame: four agents
+        booting for three runs on two cores)."""
         wanted = Wanted(config, cwd, follow_up)
-        for spare in self._spares:
-            if spare.wanted == wanted and spare.handshake is not None and not spare.handshake.done():
-                self._spares.remove(spare)
-                if spare.idle is not None:
-                    spare.idle.cancel()
-                self._taken = [p for p in self._taken if p.live] + [spare.provider]
-                return spare.handshake
-        return None
+        spare = next((spare for spare in self._spares if spare.wanted == wanted), None)
+        if spare is None:
+            return None
+        await spare.started.wait()
+        if spare not in self._spares or spare.handshake is None or spare.handshake.done():
+            return None  # taken meanwhile, retired, failed or ended: the run starts cold
+        self._spares.remove(spare)
+        if spare.idle is not None:
+            spare.idle.cancel()
+        self._taken = [p for p in self._taken if p.live] + [spare.provider]
+        return spare.handshake
 
     async def aclose(self) -> None:
         """Every spare disposed, and every run taken from one."""

@@ -286,7 +286,9 @@ class SupervisorApp(App[None]):
             self.run_worker(self.main_screen.diffs.follow(attempt), group="compare", exit_on_error=False)
         if ended and result is not None:
             self.calls.ended(attempt, result)
-            self.want_spares()  # its follow-up's, while the person reads the answer
+            # Its follow-up's, while the person reads the answer: once its pane is placed (a warm
+            # turn may end before its pane's first layout, and only a pane in sight gets one).
+            self.call_after_refresh(self.want_spares)
         elif self._spares_deferred and not attempt.starting:
             self.want_spares()  # maybe the last run to start: the spares waited for it
 

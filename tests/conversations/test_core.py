@@ -106,9 +106,28 @@ async def test_a_spare_whose_agent_exited_while_waiting_is_replaced(tmp_path: Pa
         [second] = spares._spares
         assert second is not first
         assert await asyncio.wait_for(second.ready(), 20)
-        spare = spares.take(wanted[0].config, str(tmp_path), follow_up=False)
+        spare = await spares.take(wanted[0].config, str(tmp_path), follow_up=False)
         assert spare is second.handshake and spare is not None
         run = spare.take(SubagentRequest(prompt="warm", cwd=str(tmp_path)))
+        assert (await asyncio.wait_for(run.result(), 20)).output == "turn 1: warm"
+    finally:
+        await asyncio.wait_for(spares.aclose(), 20)
+
+
+async def test_a_run_that_comes_while_its_spare_is_spawning_takes_it(tmp_path: Path) -> None:
+    """Enter at the first frame: the spares were asked for a moment before. The run waits for its
+    spare's spawn instead of starting cold beside it (two agents booting for one run)."""
+    from acp_tui.session.warm import Spares, Wanted
+
+    spares = Spares()
+    wanted = [Wanted(agent(tmp_path / "sessions"), str(tmp_path))]
+    try:
+        spares.want(wanted)
+        [spare] = spares._spares
+        assert spare.handshake is None  # not spawned yet
+        taken = await spares.take(wanted[0].config, str(tmp_path), follow_up=False)
+        assert taken is not None and taken is spare.handshake and spares._spares == []
+        run = taken.take(SubagentRequest(prompt="warm", cwd=str(tmp_path)))
         assert (await asyncio.wait_for(run.result(), 20)).output == "turn 1: warm"
     finally:
         await asyncio.wait_for(spares.aclose(), 20)
