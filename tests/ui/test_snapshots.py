@@ -21,7 +21,7 @@ from acp_tui.ui.screens.policy_screen import PolicyScreen
 from acp_tui.ui.widgets.choice import Choice
 from acp_tui.ui.widgets.prompt_area import PromptArea
 from tests.ui.helpers import all_finished, demo_preset, panes, scripted_preset, settings, wait_until
-from tests.ui.test_untrusted_text import hostile
+from tests.ui.test_untrusted_text import hostile, screen_text
 
 SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
 
@@ -221,10 +221,12 @@ def test_the_ask_dialog_opens_at_its_top(snap_compare: Any, size: str) -> None:
     async def play(pilot: Pilot[None]) -> None:
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(app.asks))
+        # Before the dialog: under it is the grid's last frame (dimmed once), its clock as it was then.
+        freeze_clocks(app)
+        await wait_until(pilot, lambda: "1.0 s" in screen_text(app))
         await pilot.press("a")
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
         app.clear_notifications()
-        freeze_clocks(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=play)

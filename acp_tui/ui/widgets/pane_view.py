@@ -224,8 +224,8 @@ class PaneView(Widget):
         """A section says something else: its rows are repainted, or the pane if it has more or
         fewer rows now (a layout of its own rows, not of the screen)."""
         rows = self.rows.changed(name)
-        if rows is not None:
-            self._repaint(*rows)
+        # Not laid out (not painted yet, or resized since): all of it, at its next paint.
+        self._repaint(*(rows or (0, 0)))
 
     def answer_changed(self) -> None:
         layout = self.rows.laid_out
