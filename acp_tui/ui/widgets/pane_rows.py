@@ -102,12 +102,13 @@ class PaneRows:
         self._sections.clear()
         self._layout = None
 
-    def changed(self, name: str) -> tuple[int, int] | None:
+    def changed(self, name: str) -> tuple[int, int]:
         """Section `name` says something else: the rows to repaint as (top, count), (0, 0) for the
-        whole pane (it has more or fewer rows now), None for none (not laid out yet)."""
+        whole pane (it has more or fewer rows now, or is not laid out: not painted yet, or resized
+        since, when a change repainting nothing left its rows as they were)."""
         before = self._sections.pop(name, None)
         if self._layout is None or self.content is None:
-            return None
+            return (0, 0)
         if before is None or len(self.section(name)) != len(before[1]):
             self._layout = None
             return (0, 0)

@@ -223,9 +223,7 @@ class PaneView(Widget):
     def part_changed(self, name: str) -> None:
         """A section says something else: its rows are repainted, or the pane if it has more or
         fewer rows now (a layout of its own rows, not of the screen)."""
-        rows = self.rows.changed(name)
-        # Not laid out (not painted yet, or resized since): all of it, at its next paint.
-        self._repaint(*(rows or (0, 0)))
+        self._repaint(*self.rows.changed(name))
 
     def answer_changed(self) -> None:
         layout = self.rows.laid_out
