@@ -55,5 +55,10 @@ def panes(app: SupervisorApp) -> dict[str, RunPane]:
     return {pane.agent: pane for pane in app.query(RunPane)}
 
 
+def ended(pane: RunPane) -> bool:
+    """The pane has shown its run's end (the run's result is set before the pane's worker takes it)."""
+    return pane.attempt.result is not None and not pane.ticking
+
+
 def all_finished(app: SupervisorApp) -> Callable[[], bool]:
-    return lambda: bool(app.query(RunPane)) and all(p.attempt.result is not None for p in app.query(RunPane))
+    return lambda: bool(app.query(RunPane)) and all(ended(p) for p in app.query(RunPane))

@@ -17,7 +17,7 @@ from acp_tui.ui.screens.permission_screen import PermissionScreen
 from acp_tui.ui.screens.policy_screen import AgentsScreen
 from acp_tui.ui.widgets.choice import Choice
 from acp_tui.ui.widgets.pane_view import PaneView
-from tests.ui.helpers import all_finished, pane_lines, panes, scripted_preset, settings, wait_until
+from tests.ui.helpers import all_finished, ended, pane_lines, panes, scripted_preset, settings, wait_until
 
 SIZE = (150, 40)
 
@@ -303,7 +303,7 @@ async def test_an_answer_scrolled_to_its_start_is_painted_once_at_its_true_heigh
         await pilot.press("enter")
         await wait_until(pilot, lambda: [p.answer.text for p in panes(app).values()] == [answer])
         [pane] = panes(app).values()
-        await wait_until(pilot, lambda: not pane.answer.busy and pane.attempt.result is not None)
+        await wait_until(pilot, lambda: not pane.answer.busy and ended(pane))
         await pilot.pause()
         repaints: list[str] = []
         changed = PaneView.answer_changed

@@ -291,8 +291,6 @@ class AnswerDocument:
             self.host.answer_changed()
         if self._backlog:
             self.want_step()
-        elif self._finished:
-            self.host.answer_changed()
 
     # Rendering -------------------------------------------------------------------------------
 

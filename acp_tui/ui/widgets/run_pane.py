@@ -342,7 +342,14 @@ class RunPane(PaneView, can_focus=True):
             error = event.worker.error
             message = f"the pane failed: {type(error).__name__}: {error}"
             self.feed.show_error(message, failed=True)
-            self.run_worker(self.driver.fail(self.attempt, message), exit_on_error=False)
+            self.run_worker(self._fail(message), exit_on_error=False)
+
+    async def _fail(self, message: str) -> None:
+        """End the run `error` and show its end here: the worker that would have shown it is gone."""
+        await self.driver.fail(self.attempt, message)
+        await self.driver.wait(self.attempt)
+        self.show_state()
+        self._ended()
 
     def show_state(self) -> None:
         """The attempt's state on the badge and the border (the driver moved it)."""
