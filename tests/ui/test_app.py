@@ -16,6 +16,7 @@ from tests.ui.helpers import (
     all_finished,
     click_cancel,
     demo_preset,
+    ended,
     pane_lines,
     panes,
     scripted_preset,
@@ -82,7 +83,7 @@ async def test_cancel_on_one_slow_run_aborts_only_that_one() -> None:
         slow, steady = panes(app)["slow"], panes(app)["steady"]
         await wait_until(pilot, lambda: slow.answer.text.startswith("partial"))
         await click_cancel(pilot, slow)
-        await wait_until(pilot, lambda: slow.attempt.result is not None)
+        await wait_until(pilot, lambda: ended(slow))
         assert slow.attempt.result is not None
         assert slow.attempt.result.stop_reason is SubagentStopReason.ABORTED
         assert slow.shown("state") == "cancelled"  # aborted in the data
@@ -107,7 +108,7 @@ async def test_keys_cancel_the_focused_run_and_toggle_its_stderr() -> None:
         await pilot.press("e")
         await wait_until(pilot, lambda: any("diagnostic line" in line for line in pane_lines(pane)))
         await pilot.press("c")
-        await wait_until(pilot, lambda: pane.attempt.result is not None)
+        await wait_until(pilot, lambda: ended(pane))
         assert pane.shown("state") == "cancelled"
 
 

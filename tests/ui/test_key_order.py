@@ -13,7 +13,15 @@ from acp_tui.ui.widgets.answer_document import AnswerDocument
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.prompt_area import PromptArea
 from acp_tui.ui.widgets.run_pane import RunPane
-from tests.ui.helpers import all_finished, demo_preset, pane_lines, scripted_preset, settings, wait_until
+from tests.ui.helpers import (
+    all_finished,
+    demo_preset,
+    ended,
+    pane_lines,
+    scripted_preset,
+    settings,
+    wait_until,
+)
 
 SIZE = (150, 40)
 NAMED = {"enter": "\r", "space": " ", "slash": "/"}
@@ -156,7 +164,7 @@ async def test_an_answer_fits_its_pane_again_after_a_zoom_while_another_run_stre
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("enter")
         long = pane_list(app)[0]
-        await wait_until(pilot, lambda: long.attempt.result is not None)
+        await wait_until(pilot, lambda: ended(long))
         await pilot.press("z")
         await wait_until(pilot, lambda: long.answer.width > 70)
         await pilot.press("z")

@@ -22,6 +22,7 @@ from acp_tui.ui.widgets.status_badge import LIVE_PHASES, STATE_COLOURS
 from tests.ui.helpers import (
     all_finished,
     border_colour,
+    ended,
     pane_lines,
     panes,
     scripted_preset,
@@ -57,7 +58,7 @@ async def test_c_after_enter_cancels_the_first_pane_and_leaves_the_prompt_unchan
         assert area.text == "the task" and area.selected_text == ""
         await wait_until(pilot, lambda: first.attempt.run is not None and first.answer.text != "")
         await pilot.press("c")
-        await wait_until(pilot, lambda: first.attempt.result is not None)
+        await wait_until(pilot, lambda: ended(first))
         assert first.attempt.state == "cancelled" and str(first.attempt.result.stop_reason) == "aborted"  # type: ignore[union-attr]
         assert area.text == "the task"
         assert [p.attempt.live for p in pane_list(app)[1:]] == [True, True]
@@ -414,7 +415,7 @@ async def test_every_state_has_its_colour_on_the_badge_and_the_border() -> None:
             assert pane.shown("state") == state
         live.focus()
         await pilot.press("c")
-        await wait_until(pilot, lambda: live.attempt.result is not None)
+        await wait_until(pilot, lambda: ended(live))
         assert border_colour(live) == STATE_COLOURS["cancelled"] and live.shown("state") == "cancelled"
         assert (
             "1 completed" in app.sub_title and "1 error" in app.sub_title and "1 cancelled" in app.sub_title
