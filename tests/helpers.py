@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui import AcpProviderConfig
+from acp_tui.process.watchdog import read_environ, read_proc
 
 HERE = Path(__file__).parent
 SCRIPTED_AGENT = str(HERE / "scripted_agent.py")
@@ -87,18 +89,14 @@ def our_live_processes() -> list[tuple[int, str]]:
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+        pid = int(entry.name)
+        environ, proc = read_environ(pid), read_proc(pid)  # (as the watchdog reads them)
+        if environ is None or proc is None or proc.dead or mark not in environ:
             continue
-        state = stat[stat.rfind(b")") + 2 :].split()[0]
-        if mark in environ and state not in (b"Z", b"X"):
-            found.append((int(entry.name), cmdline))
+        cmdline = ""
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        found.append((pid, cmdline))
     return found
 
 

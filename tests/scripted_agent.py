@@ -86,8 +86,10 @@ Trust options (tests/hostile/test_trust.py):
                       (a string where JSON-RPC wants an object)
   deep=N              after the first chunk of the answer, one frame nested N deep (then the rest)
   daemon=HOW          at start, leave a grandchild behind that escapes our process group (HOW:
-                      setsid, a double fork and a new session; setpgid, a group of its own) and
-                      sleeps, holding our pipes; its pid goes to `daemon_pid=PATH`
+                      setsid, a double fork and a new session; setpgid, a group of its own;
+                      leaderless, setsid's daemon that ignores SIGTERM and whose main thread exits
+                      while another thread runs on: /proc shows its pid as a zombie) and sleeps,
+                      holding our pipes; its pid goes to `daemon_pid=PATH`
   early_bulk=N        before answering session/new, N characters of answer in 1 MiB chunks
   invalid_flood=N     before the answer, N session/update frames the SDK's schema rejects
   read_parent_env=PATH  at start, copy /proc/<parent pid>/environ to PATH (what a child could read)
@@ -458,7 +460,7 @@ def leave_a_daemon(how: str) -> None:
         if how == "setsid":
             os.wait()  # the middle process exits at once: the grandchild is reparented
         return
-    if how == "setsid":
+    if how in ("setsid", "leaderless"):
         os.setsid()
         if os.fork() != 0:
             os._exit(0)
@@ -466,6 +468,12 @@ def leave_a_daemon(how: str) -> None:
         os.setpgid(0, 0)
     with open(opt("daemon_pid"), "w") as f:
         f.write(str(os.getpid()))
+    if how == "leaderless":
+        import ctypes
+
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        threading.Thread(target=time.sleep, args=(3600,)).start()
+        ctypes.CDLL(None).pthread_exit(None)  # the process lives on in the other thread
     time.sleep(3600)
     os._exit(0)
 

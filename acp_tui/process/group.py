@@ -288,7 +288,7 @@ def survivors(child: Child) -> list[int]:
     entry = f"{RUN_MARK}={child.mark}".encode()
     found = []
     for pid, proc in table.items():
-        if proc.zombie or pid == me or not _of_the_run(child, pid, proc, table, owners, entry):
+        if proc.dead or pid == me or not _of_the_run(child, pid, proc, table, owners, entry):
             continue
         found.append(pid)
         child.found[pid] = proc.started
@@ -347,7 +347,7 @@ def _reap_adopted(child: Child) -> None:
         if pid == child.pid or pid in _leaders:  # runs' children: asyncio waits for them
             continue
         proc = read_proc(pid)
-        if proc is None or not proc.zombie:
+        if proc is None or not proc.dead:
             continue
         ours = child.found.get(pid) == proc.started or child.pid in (proc.group, proc.session)
         if ours:
@@ -356,10 +356,10 @@ def _reap_adopted(child: Child) -> None:
 
 
 def group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies do not count: they are dead)."""
+    """Whether any process of the group still runs (zombies do not count)."""
     if not sys.platform.startswith("linux"):
         return _group_signalable(pgid)
-    return any(proc.group == pgid and not proc.zombie for proc in process_table().values())
+    return any(proc.group == pgid and not proc.dead for proc in process_table().values())
 
 
 def _group_signalable(pgid: int) -> bool:

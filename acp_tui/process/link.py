@@ -50,7 +50,7 @@ LINK_MARGIN = 1.0  # what a word to the far side and its answer may take, beyond
 SHIM_SOURCE = Path(__file__).with_name("shim.py")
 # The far side scrubs its own environment by our rule and says a failed start in our words, with
 # our code; the sandbox is ours too.
-ALWAYS = ("acp_tui.process.environment", "acp_tui.process.exit_cause")
+ALWAYS = ("acp_tui.process.environment", "acp_tui.process.exit_cause", "acp_tui.process.watchdog")
 CONFINING = ("acp_tui.process.sandbox", "acp_tui.process.network")
 FAR_HOST_LIST = (
     "sandbox: a list of hosts (sandbox_network) needs acp-tui's proxy, which does not run on the "

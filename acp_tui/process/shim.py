@@ -296,22 +296,18 @@ def _write_all(writes: queue.Queue[bytes | None], pipe: Any) -> None:
 
 
 def _marked(nonce: bytes) -> list[int]:
-    """Live processes carrying the run's mark (Linux; those of our user whose environment we read)."""
+    """Live processes carrying the run's mark (Linux; those of our user whose environment we read),
+    told live and read as the watchdog does at home (a process whose main thread exited too)."""
+    from acp_tui.process.watchdog import read_environ, read_proc
+
     entry = SHIM_MARK.encode() + b"=" + nonce
     found = []
     with contextlib.suppress(OSError):
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) == os.getpid():
                 continue
-            try:
-                with open(f"/proc/{name}/environ", "rb") as f:
-                    if entry not in f.read().split(b"\0"):
-                        continue
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            if stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+            proc = read_proc(int(name))
+            if proc is not None and not proc.dead and entry in (read_environ(int(name)) or ()):
                 found.append(int(name))
     return found
 

@@ -99,7 +99,7 @@ class Proc(NamedTuple):
     group: int
     session: int
     started: int  # clock ticks since boot
-    zombie: bool
+    dead: bool  # a zombie (or being reaped): nothing of it runs
 
 
 def read_proc(pid: int) -> Proc | None:
@@ -119,12 +119,14 @@ def read_proc(pid: int) -> Proc | None:
     fields = stat[stat.rfind(b")") + 2 :].split()
     if len(fields) < 20:
         return None
-    zombie = fields[0] in (b"Z", b"X")
-    return Proc(int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), zombie)
+    # /proc says Z of a process whose main thread exited while its other threads run on: that one
+    # is alive (it ignores what a zombie cannot), and only the thread count tells it apart.
+    dead = fields[0] in (b"Z", b"X") and int(fields[17]) <= 1
+    return Proc(int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), dead)
 
 
 def process_table() -> dict[int, Proc]:
-    """Every process of the machine now, zombies included (they are dead: `zombie` says so)."""
+    """Every process of the machine now, zombies included (`dead` says so)."""
     table = {}
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
@@ -134,10 +136,22 @@ def process_table() -> dict[int, Proc]:
 
 
 def read_environ(pid: int) -> list[bytes] | None:
-    """Its environment entries, or None when it is not ours to read (or gone)."""
+    """Its environment entries, or None when it is not ours to read (or gone). A process whose main
+    thread exited has none of its own in /proc (an error, or nothing): its other threads have it."""
+    data = _read(f"/proc/{pid}/environ")
+    if not data:
+        with contextlib.suppress(OSError):
+            for task in os.scandir(f"/proc/{pid}/task"):
+                data = _read(f"{task.path}/environ") or data
+                if data:
+                    break
+    return None if data is None else data.split(b"\0")
+
+
+def _read(path: str) -> bytes | None:
     try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return f.read().split(b"\0")
+        with open(path, "rb") as f:
+            return f.read()
     except OSError:
         return None
 
@@ -174,7 +188,7 @@ def _ours(token: str, groups: set[int], known: dict[int, int]) -> dict[int, int]
     roots = groups | {pid for pid, started in known.items() if pid in table and table[pid].started == started}
     found = {}
     for pid, proc in table.items():
-        if proc.zombie or pid == os.getpid():
+        if proc.dead or pid == os.getpid():
             continue
         if (
             proc.group in groups

@@ -24,17 +24,9 @@ from acp_tui.process.watchdog import SUPERVISOR_MARK, watchdog
 from acp_tui.runs import trace as trace_module
 from tests.helpers import SCRIPTED_AGENT, scripted
 from tests.hostile.support import MB, eventually, fd_count, peak_rss
+from tests.sandbox.procs import alive, main_thread_exited
 
 S = SubagentStopReason
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
 async def run_to_end(config: AcpProviderConfig, prompt: str = "go") -> object:
@@ -69,7 +61,7 @@ async def test_a_deeply_nested_frame_is_dropped_and_the_answer_goes_on() -> None
 # Grandchildren that leave the process group --------------------------------------------------------
 
 
-@pytest.mark.parametrize("how", ["setsid", "setpgid"])
+@pytest.mark.parametrize("how", ["setsid", "setpgid", "leaderless"])
 @pytest.mark.parametrize("ending", ["completed", "disposed"])
 async def test_a_grandchild_that_leaves_the_group_is_ended_and_keeps_no_descriptor(
     tmp_path: Path, how: str, ending: str
@@ -251,6 +243,31 @@ def test_sigkill_of_acp_tui_run_while_agents_start_leaves_none_running(tmp_path:
         finally:
             if supervisor.poll() is None:
                 supervisor.kill()
+
+
+def test_sigkill_of_acp_tui_run_ends_a_daemon_whose_main_thread_exited(tmp_path: Path) -> None:
+    """/proc calls such a process a zombie while its other threads run on: the watchdog, the only
+    one left to end it, must not take it for dead."""
+    pid_file = tmp_path / "daemon.pid"
+    agent = f"--agent=a={sys.executable} {SCRIPTED_AGENT} daemon=leaderless daemon_pid={pid_file} forever=1"
+    supervisor = subprocess.Popen(
+        [sys.executable, "-m", "acp_tui", "run", "--prompt", "go", agent],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while not (pid_file.exists() and pid_file.read_text()):  # the test's timeout is the bound
+            time.sleep(0.005)
+        daemon = int(pid_file.read_text())
+        while not (main_thread_exited(daemon) and alive(daemon)):
+            time.sleep(0.005)  # its other thread runs on
+        os.kill(supervisor.pid, signal.SIGKILL)
+        supervisor.wait()
+        while alive(daemon):
+            time.sleep(0.01)
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
 
 
 # A secret anywhere an agent controls text ------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from acp_tui.process.shim import SHIM_LOG, SHIM_MARK
+from acp_tui.process.watchdog import read_environ, read_proc
 from tests.helpers import HERE, SCRIPTED_AGENT
 
 TRYING_AGENT = HERE / "sandbox" / "trying_agent.py"
@@ -292,11 +293,10 @@ def _processes(uid: int) -> list[tuple[int, list[bytes]]]:
         try:
             if entry.stat().st_uid != uid:
                 continue
-            stat = Path(f"/proc/{entry.name}/stat").read_bytes()
-            environ = Path(f"/proc/{entry.name}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+        proc, environ = read_proc(int(entry.name)), read_environ(int(entry.name))
+        if proc is not None and not proc.dead and environ is not None:
             found.append((int(entry.name), [e.partition(b"=")[0] for e in environ]))
     return found
 

@@ -18,6 +18,7 @@ from acp_tui import AcpProviderConfig, AcpSubagentProvider, SubagentRequest
 from acp_tui.core.model import OutputDelta, StderrLine, SubagentStopReason
 from acp_tui.process import shim
 from acp_tui.process.link import HEARTBEAT_EVERY, MISSED_BEATS, SILENCE
+from tests.hostile.support import eventually
 from tests.remote.support import (
     FAR_CREDENTIAL,
     FarHost,
@@ -32,6 +33,7 @@ from tests.remote.support import (
     sigkill_acp_tui_amid,
     silence,
 )
+from tests.sandbox.procs import alive, main_thread_exited
 
 CONTRACT_BOUND = 10.0  # the issue's "within 10 s": the far side's group gone after a crash or a cut
 
@@ -144,6 +146,21 @@ async def test_an_agent_deaf_to_sigterm_is_killed_on_the_far_side(far_host: FarH
     assert result.ended_by == "sigkill"
     assert far_agents() == []
     assert far_host.last_end() == {"why": "kill-line", "ended_by": "sigkill", "code": -signal.SIGKILL}
+
+
+async def test_a_daemon_whose_main_thread_exited_is_ended_on_the_far_side(far_host: FarHost) -> None:
+    """It left the group and looks like a zombie to /proc while its other thread runs: the shim
+    still finds it by its mark, and ends it with the run."""
+    pid_file = far_file(far_host, "daemon.pid")
+    config = far_config(far_host, "forever=1", "daemon=leaderless", f"daemon_pid={pid_file}")
+    run = await AcpSubagentProvider(config).start(SubagentRequest(prompt="hi"))
+    await first_chunk(run)
+    await eventually(lambda: pid_file.exists() and pid_file.read_text() != "", what="the daemon's pid")
+    daemon = int(pid_file.read_text())
+    await eventually(lambda: main_thread_exited(daemon) and alive(daemon), what="its main thread's exit")
+    await run.dispose()
+    assert (await run.result()).stop_reason is SubagentStopReason.ABORTED
+    await eventually(lambda: not alive(daemon), what="its end")  # the shim's SIGKILL: SIGTERM is ignored
 
 
 async def test_a_command_missing_on_the_far_side_says_so(far_host: FarHost) -> None:

@@ -21,13 +21,24 @@ def by_command_line(tag: str) -> list[int]:
     return found
 
 
+def main_thread_exited(pid: int) -> bool:
+    """Its main thread is a zombie: the process too, unless its other threads run (`alive`)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b") ", 1)[1][:1] == b"Z"
+    except OSError:
+        return False
+
+
 def alive(pid: int) -> bool:
+    """Not dead: a zombie is, unless it is a process whose main thread exited while others run."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
         return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[0] not in (b"Z", b"X") or int(fields[17]) > 1  # its threads
 
 
 def zombie_children() -> list[int]:
