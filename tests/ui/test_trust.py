@@ -36,7 +36,7 @@ async def test_a_failure_in_one_pane_stays_in_that_pane() -> None:
         finally:
             RunPane.on_mount = original  # type: ignore[method-assign]
         victim, fine = panes(app)["victim"], panes(app)["fine"]
-        assert victim.attempt.state == "error"
+        assert victim.attempt.state == "error" and victim.shown("state") == "error"  # its badge too
         assert "the pane failed: RuntimeError: [/] a bug in the pane" in victim.shown("error")
         assert fine.attempt.state == "completed"
         assert app.is_running and app.return_code is None
