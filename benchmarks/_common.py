@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from acp_tui.process.watchdog import process_table, read_environ, read_proc
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PY = sys.executable
@@ -150,30 +152,17 @@ def header(title: str) -> None:
 # Processes -----------------------------------------------------------------------------------------
 
 
-def _proc_state(pid: str) -> bytes | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2 :].split()[0]
-
-
 def marked_processes(mark: str = MARK) -> list[tuple[int, str]]:
-    """Live (not zombie) processes carrying our mark, other than this one."""
+    """Live (not zombie) processes carrying our mark, other than this one (read as the watchdog does)."""
     found = []
     needle = mark.encode()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
-        try:
-            with open(f"/proc/{entry.name}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+        if needle in (read_environ(int(entry.name)) or ()) and pid_alive(int(entry.name)):
+            cmdline = ""
+            with contextlib.suppress(OSError), open(f"/proc/{entry.name}/cmdline", "rb") as f:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if needle in environ and _proc_state(entry.name) not in (None, b"Z", b"X"):
             found.append((int(entry.name), cmdline.strip()))
     return found
 
@@ -188,22 +177,11 @@ def wait_no_marked_processes(timeout: float = 3.0) -> list[tuple[int, str]]:
 
 def group_alive(pgid: int) -> bool:
     """Whether any live (non-zombie) process belongs to process group `pgid`."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if fields and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
-            return True
-    return False
+    return any(proc.group == pgid and not proc.dead for proc in process_table().values())
 
 
 def pid_alive(pid: int) -> bool:
-    return _proc_state(str(pid)) not in (None, b"Z", b"X")
+    return (proc := read_proc(pid)) is not None and not proc.dead
 
 
 def kill_marked() -> None:
