@@ -137,7 +137,8 @@ def process_table() -> dict[int, Proc]:
 
 def read_environ(pid: int) -> list[bytes] | None:
     """Its environment entries, or None when it is not ours to read (or gone). A process whose main
-    thread exited has none of its own in /proc (an error, or nothing): its other threads have it."""
+    thread exited has none of its own in /proc: ESRCH, nothing, or EACCES even to its owner (so any
+    failure is tried again through its other threads, which have it)."""
     data = _read(f"/proc/{pid}/environ")
     if not data:
         with contextlib.suppress(OSError):
